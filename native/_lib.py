@@ -1,0 +1,128 @@
+"""The loaded native library, and numpy <-> mlrt_tensor glue.
+
+Everything that touches cffi objects lives here, so the rest of the pipeline deals
+in numpy arrays, shapes and plain Python values.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+from onnx import TensorProto, helper
+
+from .. import distribution
+from .._errors import InvalidArgument, MlrtError, NotImplemented, ResourceExhausted
+
+MAX_RANK = 8
+
+# numpy dtype <-> ONNX element type (the C ABI uses the ONNX numbers)
+_NP_TO_ONNX = {np.dtype(helper.tensor_dtype_to_np_dtype(t)): t for t in (
+    TensorProto.FLOAT, TensorProto.UINT8, TensorProto.INT8, TensorProto.UINT16, TensorProto.INT16,
+    TensorProto.INT32, TensorProto.INT64, TensorProto.BOOL, TensorProto.FLOAT16, TensorProto.DOUBLE,
+    TensorProto.UINT32, TensorProto.UINT64)}
+
+
+def onnx_type(dtype) -> int:
+    """ONNX element type number of a numpy dtype (0 if the C core has no such type)."""
+    return _NP_TO_ONNX.get(np.dtype(dtype), 0)
+
+
+def np_type(onnx_elem_type: int) -> np.dtype:
+    return np.dtype(helper.tensor_dtype_to_np_dtype(onnx_elem_type))
+
+
+@functools.cache
+def runtime():
+    return distribution.current_runtime()
+
+
+def ffi():
+    return runtime().ffi
+
+
+def lib():
+    return runtime().lib
+
+
+def last_error() -> str:
+    return ffi().string(lib().mlrt_last_error()).decode(errors="replace")
+
+
+def raise_status(status: int, where: str = "") -> None:
+    """Turn a non-zero C status into the matching MlrtError."""
+    if status == 0:
+        return
+    msg = last_error() or "unknown native error"
+    if where:
+        msg = f"{where}: {msg}"
+    if status == 1:
+        raise InvalidArgument(msg)
+    if status == 2:
+        raise NotImplemented(msg)
+    if status == 3:
+        raise ResourceExhausted(msg)
+    raise MlrtError(msg)
+
+
+def fill_tensor(desc, dtype, shape, strides=None, data=None) -> None:
+    """Write dtype/shape/strides (elements) and data pointer into an mlrt_tensor."""
+    if len(shape) > MAX_RANK:
+        raise NotImplemented(f"tensor of rank {len(shape)}: the C core supports rank <= {MAX_RANK}")
+    desc.dtype = onnx_type(dtype) if not isinstance(dtype, int) else dtype
+    desc.rank = len(shape)
+    if strides is None:
+        strides = contiguous_strides(shape)
+    for d, (n, s) in enumerate(zip(shape, strides)):
+        desc.shape[d] = int(n)
+        desc.strides[d] = int(s)
+    desc.data = ffi().NULL if data is None else data
+
+
+def contiguous_strides(shape) -> tuple[int, ...]:
+    strides, acc = [], 1
+    for n in reversed(shape):
+        strides.append(acc)
+        acc *= int(n)
+    return tuple(reversed(strides))
+
+
+def array_pointer(a: np.ndarray):
+    return ffi().cast("void *", a.ctypes.data)
+
+
+def pack_params(struct_name: str | None, fields: dict | None):
+    """A params block for the C struct `struct_name` from a dict of its fields.
+
+    Returns (keepalive_cdata, pointer, size).  Lists fill fixed-size array fields."""
+    if struct_name is None:
+        return None, ffi().NULL, 0
+    f = ffi()
+    p = f.new(f"{struct_name} *")
+    for key, value in (fields or {}).items():
+        if isinstance(value, (list, tuple)):
+            arr = getattr(p, key)
+            if len(value) > len(arr):
+                raise NotImplemented(f"{struct_name}.{key}: {len(value)} values, room for {len(arr)}")
+            for i, v in enumerate(value):
+                arr[i] = v
+        else:
+            setattr(p, key, value)
+    return p, p, f.sizeof(struct_name)
+
+
+def kernel_table() -> list[dict]:
+    """The C kernel table as dicts (op_type, domain, since, until, dtypes)."""
+    f, L = ffi(), lib()
+    rows = []
+    for i in range(L.mlrt_kernel_count()):
+        k = L.mlrt_kernel_get(i)
+        rows.append({"index": i, "op_type": f.string(k.op_type).decode(), "domain": f.string(k.domain).decode(),
+                     "since": k.since_version, "until": k.until_version,
+                     "types": [t for t in range(64) if (k.type_mask >> t) & 1]})
+    return rows
+
+
+def find_kernel(domain: str, op_type: str, opset: int, dtype) -> int:
+    t = onnx_type(dtype) if dtype is not None else -1
+    return lib().mlrt_kernel_find(domain.encode(), op_type.encode(), opset, t)

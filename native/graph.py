@@ -1,0 +1,188 @@
+"""Loading and validating a model into the graph the pipeline works on.
+
+The graph is plain Python over onnx's protobuf classes: nodes in topological order,
+initializers as numpy arrays, the opset of each domain, and the declared types of
+inputs and outputs.  onnx parses the bytes (never by hand); external data is read
+only from inside the model's own folder.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import onnx
+from onnx import external_data_helper, numpy_helper
+
+from .._errors import InvalidModel
+
+DEFAULT_OPSET_FLOOR = 7
+
+
+@dataclass
+class ValueType:
+    """Declared type of a graph input or output: ONNX element type and dims (int, str or None)."""
+
+    name: str
+    elem_type: int
+    shape: tuple | None
+    kind: str = "tensor"  # tensor, sequence, map, optional
+
+
+@dataclass
+class Graph:
+    nodes: list                      # onnx NodeProto, topologically ordered
+    initializers: dict               # name -> np.ndarray
+    inputs: list[ValueType]          # graph inputs that are not initializers
+    overridable: list[ValueType]     # graph inputs that have an initializer
+    outputs: list[ValueType]
+    opsets: dict                     # domain -> version
+    value_types: dict = field(default_factory=dict)  # name -> ValueType from shape inference
+    model: onnx.ModelProto | None = None
+
+    def opset(self, domain: str) -> int:
+        domain = "" if domain == "ai.onnx" else domain
+        return self.opsets.get(domain, 1)
+
+    def consumers(self) -> dict[str, list[int]]:
+        out: dict[str, list[int]] = {}
+        for i, node in enumerate(self.nodes):
+            for name in node.input:
+                if name:
+                    out.setdefault(name, []).append(i)
+        return out
+
+
+def value_type(vi: onnx.ValueInfoProto) -> ValueType:
+    t = vi.type
+    which = t.WhichOneof("value")
+    if which == "tensor_type":
+        tt = t.tensor_type
+        shape = None
+        if tt.HasField("shape"):
+            shape = tuple(d.dim_value if d.HasField("dim_value") else (d.dim_param or None) for d in tt.shape.dim)
+        return ValueType(vi.name, tt.elem_type, shape)
+    kind = {"sequence_type": "sequence", "map_type": "map", "optional_type": "optional",
+            "sparse_tensor_type": "sparse_tensor"}.get(which, "unknown")
+    return ValueType(vi.name, 0, None, kind)
+
+
+def _read_model(source) -> tuple[onnx.ModelProto, Path | None]:
+    if isinstance(source, onnx.ModelProto):
+        return source, None
+    if isinstance(source, (bytes, bytearray, memoryview)):
+        try:
+            return onnx.load_model_from_string(bytes(source)), None
+        except Exception as exc:  # protobuf raises DecodeError and friends
+            raise InvalidModel(f"model bytes ({len(source)} bytes) are not an ONNX model: {exc}") from None
+    path = Path(os.fspath(source))
+    if not path.is_file():
+        raise InvalidModel(f"model file {path} does not exist")
+    try:
+        return onnx.load_model(str(path), load_external_data=False), path.parent.resolve()
+    except Exception as exc:
+        raise InvalidModel(f"{path} is not an ONNX model: {exc}") from None
+
+
+def _load_external(model: onnx.ModelProto, base: Path | None) -> None:
+    tensors = [t for t in external_data_helper._get_all_tensors(model)
+               if external_data_helper.uses_external_data(t)]
+    if not tensors:
+        return
+    if base is None:
+        raise InvalidModel("the model refers to external data files but was given as bytes; load it from its path")
+    for t in tensors:
+        info = external_data_helper.ExternalDataInfo(t)
+        target = (base / info.location).resolve()
+        if base not in target.parents:
+            raise InvalidModel(f"initializer '{t.name}': external data '{info.location}' lies outside the model folder")
+        if not target.is_file():
+            raise InvalidModel(f"initializer '{t.name}': external data file {target} is missing")
+        size = target.stat().st_size
+        if info.offset and info.offset > size or info.length and (info.offset or 0) + info.length > size:
+            raise InvalidModel(f"initializer '{t.name}': offset/length run past the end of {target}")
+    try:
+        external_data_helper.load_external_data_for_model(model, str(base))
+    except Exception as exc:
+        raise InvalidModel(f"cannot read external data: {exc}") from None
+
+
+def _toposort(nodes, known: set[str]) -> list:
+    """Kahn's order; InvalidModel names the first input nothing produces, or the cycle."""
+    producers = {}
+    for i, n in enumerate(nodes):
+        for o in n.output:
+            if o:
+                if o in producers or o in known:
+                    raise InvalidModel(f"value '{o}' is produced twice (node '{n.name or n.op_type}')")
+                producers[o] = i
+    pending = [0] * len(nodes)
+    users: list[list[int]] = [[] for _ in nodes]
+    for i, n in enumerate(nodes):
+        for name in n.input:
+            if not name or name in known:
+                continue
+            if name not in producers:
+                raise InvalidModel(f"node '{n.name or n.op_type}' reads '{name}', which no node, input or initializer provides")
+            pending[i] += 1
+            users[producers[name]].append(i)
+    ready = [i for i, p in enumerate(pending) if p == 0]
+    order = []
+    while ready:
+        i = ready.pop(0)
+        order.append(i)
+        for j in users[i]:
+            pending[j] -= 1
+            if pending[j] == 0:
+                ready.append(j)
+    if len(order) != len(nodes):
+        stuck = next(n for i, n in enumerate(nodes) if pending[i] > 0)
+        raise InvalidModel(f"the graph has a cycle through node '{stuck.name or stuck.op_type}'")
+    return [nodes[i] for i in order]
+
+
+def load(source) -> Graph:
+    """Read, check and order a model from a path, bytes or ModelProto."""
+    model, base = _read_model(source)
+    _load_external(model, base)
+    try:
+        onnx.checker.check_model(model)
+    except Exception as exc:
+        raise InvalidModel(f"the model fails the ONNX checker: {str(exc).strip().splitlines()[0]}") from None
+    return from_model(model)
+
+
+def from_model(model: onnx.ModelProto) -> Graph:
+    g = model.graph
+    opsets = {("" if o.domain == "ai.onnx" else o.domain): o.version for o in model.opset_import}
+    try:
+        inits = {t.name: numpy_helper.to_array(t) for t in g.initializer}
+    except Exception as exc:
+        raise InvalidModel(f"an initializer cannot be read: {exc}") from None
+    for t in g.sparse_initializer:
+        raise InvalidModel(f"sparse initializer '{t.values.name}' is not supported")
+    declared = [value_type(vi) for vi in g.input]
+    inputs = [v for v in declared if v.name not in inits]
+    overridable = [v for v in declared if v.name in inits]
+    known = {v.name for v in declared} | set(inits)
+    nodes = _toposort(list(g.node), known)
+    outputs = [value_type(vi) for vi in g.output]
+    produced = {o for n in nodes for o in n.output} | known
+    for o in outputs:
+        if o.name not in produced:
+            raise InvalidModel(f"graph output '{o.name}' is not produced by any node")
+    value_types = {}
+    try:
+        inferred = onnx.shape_inference.infer_shapes(model, strict_mode=False)
+        for vi in list(inferred.graph.value_info) + list(inferred.graph.output):
+            value_types[vi.name] = value_type(vi)
+    except Exception:
+        pass  # shape inference is advisory; the planner computes exact shapes per run
+    return Graph(nodes, inits, inputs, overridable, outputs, opsets, value_types, model)
+
+
+def empty_like_type(vt: ValueType) -> np.dtype:
+    from onnx import helper
+    return np.dtype(helper.tensor_dtype_to_np_dtype(vt.elem_type))

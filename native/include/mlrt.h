@@ -1,0 +1,131 @@
+/* mlrt.h -- the whole C ABI of libmlrt_core.
+ *
+ * This header is read twice: by the C compiler when the core and its kernels are
+ * built, and by cffi (ABI mode) when Python loads the library.  To stay readable by
+ * cffi it uses only plain declarations; preprocessor lines other than
+ * "#define NAME <integer>" are dropped before cffi sees the text.
+ */
+#ifndef MLRT_H
+#define MLRT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define MLRT_ABI_VERSION 1
+#define MLRT_MAX_RANK 8
+
+/* Element types: the numbers are ONNX TensorProto.DataType. */
+enum mlrt_dtype {
+    MLRT_UNDEFINED = 0,
+    MLRT_FLOAT = 1,
+    MLRT_UINT8 = 2,
+    MLRT_INT8 = 3,
+    MLRT_UINT16 = 4,
+    MLRT_INT16 = 5,
+    MLRT_INT32 = 6,
+    MLRT_INT64 = 7,
+    MLRT_STRING = 8,
+    MLRT_BOOL = 9,
+    MLRT_FLOAT16 = 10,
+    MLRT_DOUBLE = 11,
+    MLRT_UINT32 = 12,
+    MLRT_UINT64 = 13,
+    MLRT_BFLOAT16 = 16
+};
+
+/* Status codes returned by every fallible call; details in mlrt_last_error(). */
+enum mlrt_status {
+    MLRT_OK = 0,
+    MLRT_ERR_INVALID_ARGUMENT = 1,
+    MLRT_ERR_NOT_IMPLEMENTED = 2,
+    MLRT_ERR_OUT_OF_MEMORY = 3,
+    MLRT_ERR_INTERNAL = 4
+};
+
+/* A tensor as kernels see it.  Strides count elements (not bytes) and may be 0
+ * (a broadcast view).  An absent optional input has dtype MLRT_UNDEFINED. */
+typedef struct mlrt_tensor {
+    int32_t dtype;
+    int32_t rank;
+    int64_t shape[8];
+    int64_t strides[8];
+    void *data;
+} mlrt_tensor;
+
+typedef struct mlrt_threadpool mlrt_threadpool;
+
+/* What a kernel receives besides its tensors. */
+typedef struct mlrt_context {
+    mlrt_threadpool *pool;
+} mlrt_context;
+
+typedef int (*mlrt_kernel_fn)(const mlrt_context *ctx,
+                              const mlrt_tensor *inputs, int32_t n_inputs,
+                              mlrt_tensor *outputs, int32_t n_outputs,
+                              const void *params, size_t params_size);
+
+/* One row of the kernel table.  type_mask has bit (1 << dtype) set for every
+ * element type of the operator's first input that the kernel accepts. */
+typedef struct mlrt_kernel_def {
+    const char *op_type;
+    const char *domain;
+    int32_t since_version;
+    int32_t until_version;
+    uint64_t type_mask;
+    mlrt_kernel_fn run;
+} mlrt_kernel_def;
+
+/* Where a plan finds a tensor's bytes: base -1 is an absent optional value, 0 the
+ * run's arena, k >= 1 the (k-1)th external pointer passed to mlrt_plan_run. */
+typedef struct mlrt_slot {
+    int32_t base;
+    int64_t offset;
+} mlrt_slot;
+
+/* One node of a plan.  The descriptors give dtype, shape and strides; their data
+ * fields are ignored and filled from the slots at run time. */
+typedef struct mlrt_node_record {
+    int32_t kernel;
+    int32_t n_inputs;
+    int32_t n_outputs;
+    const mlrt_tensor *inputs;
+    const mlrt_slot *input_slots;
+    mlrt_tensor *outputs;
+    const mlrt_slot *output_slots;
+    const void *params;
+    size_t params_size;
+    const char *name;
+} mlrt_node_record;
+
+typedef struct mlrt_plan mlrt_plan;
+
+/* version and errors */
+int32_t mlrt_abi_version(void);
+const char *mlrt_version(void);
+const char *mlrt_build_info(void);
+const char *mlrt_last_error(void);
+void mlrt_clear_error(void);
+
+/* kernel table */
+int32_t mlrt_kernel_count(void);
+const mlrt_kernel_def *mlrt_kernel_get(int32_t index);
+int32_t mlrt_kernel_find(const char *domain, const char *op_type, int32_t opset, int32_t dtype);
+int mlrt_kernel_run(int32_t kernel, mlrt_threadpool *pool,
+                    const mlrt_tensor *inputs, int32_t n_inputs,
+                    mlrt_tensor *outputs, int32_t n_outputs,
+                    const void *params, size_t params_size);
+
+/* intra-op thread pool */
+mlrt_threadpool *mlrt_threadpool_create(int32_t n_threads);
+void mlrt_threadpool_destroy(mlrt_threadpool *pool);
+int32_t mlrt_threadpool_size(const mlrt_threadpool *pool);
+
+/* plans: a whole partition run in one call */
+mlrt_plan *mlrt_plan_create(const mlrt_node_record *nodes, int32_t n_nodes,
+                            int32_t n_external, size_t arena_bytes);
+int mlrt_plan_run(const mlrt_plan *plan, mlrt_threadpool *pool,
+                  void *const *external, void *arena);
+size_t mlrt_plan_arena_bytes(const mlrt_plan *plan);
+void mlrt_plan_destroy(mlrt_plan *plan);
+
+#endif

@@ -1,0 +1,51 @@
+"""Operator semantics, one file per operator, found by file name.
+
+`lookup(domain, op_type, opset)` returns the operator class for a node: the class
+named `op_type` or `op_type_<since>` with the largest `since` not above `opset`.
+Nothing lists the operators by hand: every module in this folder is scanned.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import pkgutil
+import re
+
+from ._base import REQUIRED, Info, Launch, Op, View  # noqa: F401
+
+_VERSIONED = re.compile(r"^(?P<op>[A-Za-z][A-Za-z0-9]*?)(?:_(?P<since>\d+))?$")
+
+
+@functools.cache
+def registry() -> dict[tuple[str, str], list[tuple[int, type]]]:
+    table: dict[tuple[str, str], list[tuple[int, type]]] = {}
+    for info in pkgutil.iter_modules(__path__):
+        if info.name.startswith("_"):
+            continue
+        module = importlib.import_module(f"{__name__}.{info.name}")
+        for name, obj in vars(module).items():
+            if not (isinstance(obj, type) and issubclass(obj, Op) and obj is not Op
+                    and obj.__module__ == module.__name__ and not name.startswith("_")):
+                continue
+            m = _VERSIONED.match(name)
+            if not m:
+                continue
+            since = int(m.group("since") or 1)
+            table.setdefault((obj.domain, m.group("op")), []).append((since, obj))
+    for versions in table.values():
+        versions.sort(key=lambda v: v[0])
+    return table
+
+
+def lookup(domain: str, op_type: str, opset: int) -> type | None:
+    domain = "" if domain == "ai.onnx" else domain
+    best = None
+    for since, cls in registry().get((domain, op_type), []):
+        if since <= opset:
+            best = cls
+    return best
+
+
+def all_ops() -> list[tuple[str, str]]:
+    return sorted(registry())

@@ -1,0 +1,174 @@
+"""What every operator file builds on.
+
+An operator is one class in one file of this folder: its attributes with their
+defaults, how output dtypes and shapes follow from the inputs (`infer`), and what
+its C kernel is handed (`launch`: the parameter struct's fields and, where the
+semantics call for it, strided views of the inputs).  Broadcasting, axis
+normalisation and output shapes are worked out here once; kernels get resolved
+shapes, strides and a named struct.
+
+The class name is the op type, optionally with the opset version it starts at
+(`Softmax_13`); the registry picks the newest version not above the model's opset.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from types import SimpleNamespace
+
+import numpy as np
+from onnx import AttributeProto, helper, numpy_helper
+
+from ..._errors import InvalidModel
+
+REQUIRED = object()  # an attribute default meaning "the model must set it"
+
+
+@dataclass
+class Info:
+    """What the planner knows of one value: element type, shape and maybe its content."""
+
+    dtype: np.dtype
+    shape: tuple[int, ...]
+    value: np.ndarray | None = None
+
+    @staticmethod
+    def of(array: np.ndarray) -> "Info":
+        return Info(array.dtype, tuple(array.shape), array)
+
+    @property
+    def rank(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64))
+
+
+@dataclass
+class View:
+    """How a kernel should see a tensor: a shape and element strides over its buffer."""
+
+    shape: tuple[int, ...]
+    strides: tuple[int, ...]
+
+
+@dataclass
+class Launch:
+    """One kernel call: which C kernel, its parameters, optional input views."""
+
+    kernel: str
+    params: dict | None = None
+    views: dict[int, View] = field(default_factory=dict)
+    type_input: int = 0  # which input's dtype selects the kernel
+
+
+def contiguous_strides(shape) -> tuple[int, ...]:
+    strides, acc = [], 1
+    for n in reversed(shape):
+        strides.append(acc)
+        acc *= int(n)
+    return tuple(reversed(strides))
+
+
+def broadcast_shape(*shapes, where: str = "") -> tuple[int, ...]:
+    """Numpy-style multidirectional broadcasting of shapes; InvalidModel if they clash."""
+    rank = max((len(s) for s in shapes), default=0)
+    out = []
+    for d in range(rank):
+        dims = {s[len(s) - rank + d] for s in shapes if len(s) - rank + d >= 0}
+        dims.discard(1)
+        if len(dims) > 1:
+            raise InvalidModel(f"{where}: shapes {' and '.join(str(tuple(s)) for s in shapes)} do not broadcast")
+        out.append(dims.pop() if dims else 1)
+    return tuple(out)
+
+
+def broadcast_view(shape, out_shape) -> View:
+    """A view of a contiguous tensor of `shape` stretched to `out_shape` (stride 0 on broadcast dims)."""
+    strides = contiguous_strides(shape)
+    pad = len(out_shape) - len(shape)
+    full = []
+    for d, n in enumerate(out_shape):
+        k = d - pad
+        full.append(0 if k < 0 or shape[k] == 1 and n != 1 else strides[k])
+    return View(tuple(out_shape), tuple(full))
+
+
+def normalize_axis(axis: int, rank: int, where: str = "") -> int:
+    if not -rank <= axis < max(rank, 1):
+        raise InvalidModel(f"{where}: axis {axis} is out of range for rank {rank}")
+    return axis + rank if axis < 0 else axis
+
+
+def _attribute_value(attr: AttributeProto):
+    if attr.type == AttributeProto.TENSOR:
+        return numpy_helper.to_array(attr.t)
+    if attr.type == AttributeProto.TENSORS:
+        return [numpy_helper.to_array(t) for t in attr.tensors]
+    value = helper.get_attribute_value(attr)
+    if isinstance(value, bytes):
+        return value.decode()
+    if attr.type == AttributeProto.STRINGS:
+        return [v.decode() for v in value]
+    return value
+
+
+class Op:
+    """Base of all operators.  Subclasses set the class attributes and override infer/launch."""
+
+    domain = ""
+    attributes: dict = {}   # name -> default (REQUIRED if the model must give it)
+    params: str | None = None  # the C parameter struct, e.g. "mlrt_conv_params"
+    value_inputs: tuple[int, ...] = ()  # inputs whose content infer() reads (shape tensors, axes...)
+    kernel: str | None = ""  # C kernel op type: "" = the node's op type, None = no kernel needed
+    tolerance = (1e-5, 1e-6)  # (rtol, atol) for float results against a reference
+
+    def __init__(self, node, opset: int):
+        self.node = node
+        self.opset = opset
+        self.name = node.name or f"{node.op_type}({', '.join(node.output)})"
+        self.where = f"node '{self.name}' ({node.op_type})"
+        given = {a.name: a for a in node.attribute}
+        values = {}
+        for key, default in self.attributes.items():
+            if key in given:
+                values[key] = _attribute_value(given[key])
+            elif default is REQUIRED:
+                raise InvalidModel(f"{self.where}: required attribute '{key}' is missing")
+            else:
+                values[key] = default
+        self.a = SimpleNamespace(**values)
+
+    @property
+    def op_type(self) -> str:
+        return self.node.op_type
+
+    # -- to override -------------------------------------------------------------
+    def infer(self, inputs: list[Info | None]) -> list[Info]:
+        """Output dtypes and shapes (and values, for metadata ops like Shape)."""
+        raise NotImplementedError
+
+    def pack(self, inputs: list[Info | None], outputs: list[Info]) -> dict | None:
+        """Fields of the C parameter struct."""
+        return None
+
+    def launch(self, inputs: list[Info | None], outputs: list[Info]) -> Launch:
+        return Launch(self.kernel or self.op_type, self.pack(inputs, outputs))
+
+    # -- helpers for subclasses ------------------------------------------------------
+    def fail(self, message: str) -> InvalidModel:
+        return InvalidModel(f"{self.where}: {message}")
+
+    def need(self, inputs: list[Info | None], index: int) -> Info:
+        if index >= len(inputs) or inputs[index] is None:
+            raise self.fail(f"input {index} is required")
+        return inputs[index]
+
+    def value_of(self, inputs: list[Info | None], index: int, default=None):
+        """Content of a value input (None/default when the optional input is absent)."""
+        if index >= len(inputs) or inputs[index] is None:
+            return default
+        if inputs[index].value is None:
+            raise self.fail(f"input {index} must be known before the kernel runs")
+        return inputs[index].value

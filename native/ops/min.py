@@ -1,0 +1,7 @@
+"""Min: elementwise, with numpy broadcasting."""
+
+from ._elementwise import _Broadcast
+
+
+class Min(_Broadcast):
+    pass

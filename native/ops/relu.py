@@ -1,0 +1,7 @@
+"""Relu: y = max(x, 0)."""
+
+from ._elementwise import _Unary
+
+
+class Relu(_Unary):
+    pass

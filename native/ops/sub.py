@@ -1,0 +1,7 @@
+"""Sub: elementwise, with numpy broadcasting."""
+
+from ._elementwise import _Broadcast
+
+
+class Sub(_Broadcast):
+    pass

@@ -1,0 +1,7 @@
+"""Sum: elementwise, with numpy broadcasting."""
+
+from ._elementwise import _Broadcast
+
+
+class Sum(_Broadcast):
+    pass

@@ -1,0 +1,63 @@
+/* internal.h -- what kernels and the core share but the ABI does not expose:
+ * kernel registration, errors, the parallel loop, small tensor helpers. */
+#ifndef MLRT_INTERNAL_H
+#define MLRT_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "../include/mlrt.h"
+
+/* Register a kernel: MLRT_KERNEL(relu_f32, "Relu", "", 6, 2147483647, MASK, fn);
+ * The definition lands in the "mlrt_kernels" section, which the registry walks,
+ * so adding a kernel file never edits a central list. */
+#define MLRT_KERNEL(id, op, dom, since, until, mask, fn)                              \
+    static const mlrt_kernel_def mlrt_kdef_##id = {op, dom, since, until, mask, fn}; \
+    __attribute__((used, section("mlrt_kernels"))) static const mlrt_kernel_def *    \
+        mlrt_kptr_##id = &mlrt_kdef_##id
+
+#define MLRT_OPSET_MAX 2147483647
+#define MLRT_BIT(t) (UINT64_C(1) << (t))
+#define MLRT_MASK_FLOATS (MLRT_BIT(MLRT_FLOAT) | MLRT_BIT(MLRT_DOUBLE))
+#define MLRT_MASK_INTS                                                            \
+    (MLRT_BIT(MLRT_INT8) | MLRT_BIT(MLRT_INT16) | MLRT_BIT(MLRT_INT32) |          \
+     MLRT_BIT(MLRT_INT64) | MLRT_BIT(MLRT_UINT8) | MLRT_BIT(MLRT_UINT16) |        \
+     MLRT_BIT(MLRT_UINT32) | MLRT_BIT(MLRT_UINT64))
+#define MLRT_MASK_NUMERIC (MLRT_MASK_FLOATS | MLRT_MASK_INTS)
+#define MLRT_MASK_ALL (MLRT_MASK_NUMERIC | MLRT_BIT(MLRT_BOOL) | MLRT_BIT(MLRT_FLOAT16) | MLRT_BIT(MLRT_BFLOAT16))
+
+/* errors: set the thread's last-error text and return the status */
+int mlrt_fail(int status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void mlrt_error_prefix(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* parallel loop over [0, n): fn(arg, begin, end) runs on chunks of at least grain */
+typedef void (*mlrt_range_fn)(void *arg, int64_t begin, int64_t end);
+void mlrt_parallel_for(const mlrt_context *ctx, int64_t n, int64_t grain, mlrt_range_fn fn, void *arg);
+
+/* tensor helpers */
+size_t mlrt_dtype_size(int32_t dtype);
+int64_t mlrt_numel(const mlrt_tensor *t);
+bool mlrt_is_contiguous(const mlrt_tensor *t);
+bool mlrt_same_shape(const mlrt_tensor *a, const mlrt_tensor *b);
+static inline bool mlrt_present(const mlrt_tensor *t) { return t->dtype != MLRT_UNDEFINED; }
+
+/* Check the params blob has the size of the struct the kernel expects. */
+#define MLRT_PARAMS(type, var, params, size)                                                   \
+    if ((params) == NULL || (size) != sizeof(type))                                          \
+        return mlrt_fail(MLRT_ERR_INVALID_ARGUMENT, "parameter block is %zu bytes, expected %zu (" #type ")", \
+                         (size_t)(size), sizeof(type));                                      \
+    const type *var = (const type *)(params)
+
+#define MLRT_CHECK(cond, ...) \
+    do { if (!(cond)) return mlrt_fail(MLRT_ERR_INVALID_ARGUMENT, __VA_ARGS__); } while (0)
+
+/* Walk every index of a shape, odometer style. */
+static inline void mlrt_index_next(int64_t *idx, const int64_t *shape, int32_t rank) {
+    for (int32_t d = rank - 1; d >= 0; --d) {
+        if (++idx[d] < shape[d]) return;
+        idx[d] = 0;
+    }
+}
+
+#endif

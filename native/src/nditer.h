@@ -1,0 +1,45 @@
+/* nditer.h -- walking strided tensors row by row.
+ *
+ * Elementwise kernels see up to three tensors of one output shape (inputs through
+ * broadcast views with stride 0).  The walk treats the last dimension as a row and
+ * splits the rows across the thread pool; a row start is found by div/mod, so any
+ * chunk can start anywhere. */
+#ifndef MLRT_NDITER_H
+#define MLRT_NDITER_H
+
+#include "internal.h"
+
+typedef struct mlrt_rows {
+    int32_t rank;              /* >= 1 (scalars are treated as shape [1]) */
+    int64_t shape[MLRT_MAX_RANK];
+    int64_t strides[4][MLRT_MAX_RANK];  /* element strides of up to 4 operands */
+    int32_t n_operands;
+    int64_t n_rows, row_len;
+} mlrt_rows;
+
+/* Set up a walk over `shape` of operands with the given strides; merges nothing,
+ * but collapses a rank-0 shape to [1]. */
+static inline void mlrt_rows_init(mlrt_rows *w, const mlrt_tensor *shape_of, const mlrt_tensor *const *ops, int32_t n) {
+    w->n_operands = n;
+    w->rank = shape_of->rank ? shape_of->rank : 1;
+    for (int32_t d = 0; d < w->rank; ++d) {
+        w->shape[d] = shape_of->rank ? shape_of->shape[d] : 1;
+        for (int32_t k = 0; k < n; ++k) w->strides[k][d] = ops[k]->rank ? ops[k]->strides[d] : 0;
+    }
+    w->row_len = w->shape[w->rank - 1];
+    w->n_rows = 1;
+    for (int32_t d = 0; d < w->rank - 1; ++d) w->n_rows *= w->shape[d];
+    if (w->row_len == 0) w->n_rows = 0;
+}
+
+/* Element offsets of the start of `row` for every operand. */
+static inline void mlrt_rows_offsets(const mlrt_rows *w, int64_t row, int64_t *offsets) {
+    for (int32_t k = 0; k < w->n_operands; ++k) offsets[k] = 0;
+    for (int32_t d = w->rank - 2; d >= 0; --d) {
+        int64_t i = row % w->shape[d];
+        row /= w->shape[d];
+        for (int32_t k = 0; k < w->n_operands; ++k) offsets[k] += i * w->strides[k][d];
+    }
+}
+
+#endif

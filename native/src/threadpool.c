@@ -1,0 +1,117 @@
+/* threadpool.c -- the intra-op thread pool.
+ *
+ * A pool owns n-1 worker threads; the caller of mlrt_parallel_for is the nth.
+ * Work is handed out in chunks from an atomic counter.  One loop runs on a pool
+ * at a time: a caller that finds the pool busy (another run() on another thread)
+ * runs its loop alone rather than wait, so concurrent runs never deadlock. */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+
+#include "internal.h"
+
+struct mlrt_threadpool {
+    int32_t n_threads;
+    pthread_t *workers;
+    pthread_mutex_t busy;      /* held by the thread that owns the current loop */
+    pthread_mutex_t lock;
+    pthread_cond_t wake;
+    pthread_cond_t done;
+    uint64_t generation;
+    bool stop;
+    /* the current loop */
+    mlrt_range_fn fn;
+    void *arg;
+    int64_t n, chunk;
+    atomic_int_fast64_t next;
+    int32_t active;            /* workers still inside the current loop */
+};
+
+static void run_chunks(mlrt_threadpool *p) {
+    for (;;) {
+        int64_t begin = atomic_fetch_add(&p->next, p->chunk);
+        if (begin >= p->n) return;
+        int64_t end = begin + p->chunk < p->n ? begin + p->chunk : p->n;
+        p->fn(p->arg, begin, end);
+    }
+}
+
+static void *worker_main(void *arg) {
+    mlrt_threadpool *p = arg;
+    uint64_t seen = 0;
+    pthread_mutex_lock(&p->lock);
+    for (;;) {
+        while (!p->stop && p->generation == seen) pthread_cond_wait(&p->wake, &p->lock);
+        if (p->stop) break;
+        seen = p->generation;
+        pthread_mutex_unlock(&p->lock);
+        run_chunks(p);
+        pthread_mutex_lock(&p->lock);
+        if (--p->active == 0) pthread_cond_signal(&p->done);
+    }
+    pthread_mutex_unlock(&p->lock);
+    return NULL;
+}
+
+mlrt_threadpool *mlrt_threadpool_create(int32_t n_threads) {
+    if (n_threads < 1) n_threads = 1;
+    if (n_threads > 256) n_threads = 256;
+    mlrt_threadpool *p = calloc(1, sizeof *p);
+    if (!p) { mlrt_fail(MLRT_ERR_OUT_OF_MEMORY, "cannot allocate a thread pool"); return NULL; }
+    p->n_threads = 1;
+    pthread_mutex_init(&p->busy, NULL);
+    pthread_mutex_init(&p->lock, NULL);
+    pthread_cond_init(&p->wake, NULL);
+    pthread_cond_init(&p->done, NULL);
+    p->workers = calloc((size_t)n_threads, sizeof *p->workers);
+    if (!p->workers) { mlrt_threadpool_destroy(p); return NULL; }
+    for (int32_t i = 1; i < n_threads; ++i) {
+        if (pthread_create(&p->workers[i], NULL, worker_main, p) != 0) break;
+        p->n_threads++;
+    }
+    return p;
+}
+
+void mlrt_threadpool_destroy(mlrt_threadpool *p) {
+    if (!p) return;
+    pthread_mutex_lock(&p->lock);
+    p->stop = true;
+    pthread_cond_broadcast(&p->wake);
+    pthread_mutex_unlock(&p->lock);
+    for (int32_t i = 1; i < p->n_threads; ++i) pthread_join(p->workers[i], NULL);
+    free(p->workers);
+    pthread_cond_destroy(&p->wake);
+    pthread_cond_destroy(&p->done);
+    pthread_mutex_destroy(&p->lock);
+    pthread_mutex_destroy(&p->busy);
+    free(p);
+}
+
+int32_t mlrt_threadpool_size(const mlrt_threadpool *p) { return p ? p->n_threads : 1; }
+
+void mlrt_parallel_for(const mlrt_context *ctx, int64_t n, int64_t grain, mlrt_range_fn fn, void *arg) {
+    if (n <= 0) return;
+    if (grain < 1) grain = 1;
+    mlrt_threadpool *p = ctx ? ctx->pool : NULL;
+    if (!p || p->n_threads == 1 || n <= grain || pthread_mutex_trylock(&p->busy) != 0) {
+        fn(arg, 0, n);
+        return;
+    }
+    int64_t chunk = n / (p->n_threads * 4);
+    if (chunk < grain) chunk = grain;
+    pthread_mutex_lock(&p->lock);
+    p->fn = fn;
+    p->arg = arg;
+    p->n = n;
+    p->chunk = chunk;
+    atomic_store(&p->next, 0);
+    p->active = p->n_threads - 1;
+    p->generation++;
+    pthread_cond_broadcast(&p->wake);
+    pthread_mutex_unlock(&p->lock);
+    run_chunks(p);
+    pthread_mutex_lock(&p->lock);
+    while (p->active > 0) pthread_cond_wait(&p->done, &p->lock);
+    pthread_mutex_unlock(&p->lock);
+    pthread_mutex_unlock(&p->busy);
+}

@@ -1,0 +1,49 @@
+"""The mlrt exception tree.
+
+    MlrtError                     base of everything mlrt raises on purpose
+    ├── InvalidModel              the model file or graph is malformed or inconsistent
+    ├── InvalidArgument           a wrong input name, shape, dtype or option value
+    ├── NotImplemented            an operator (op, domain, opset) no provider asked can run
+    ├── RuntimeLoadError          the native runtime is missing, broken or incompatible
+    ├── DeviceError               an execution device failed
+    └── ResourceExhausted         an allocation over a limit, or out of memory
+
+Every message names what went wrong and where (node, input, file) and, where there
+is one, what to do about it.  A session that raised is still usable.
+"""
+
+from __future__ import annotations
+
+import builtins
+
+
+class MlrtError(Exception):
+    """Base class of every error mlrt raises on purpose."""
+
+
+class InvalidModel(MlrtError):
+    """The model is malformed: bad protobuf, dangling names, cycles, bad attributes."""
+
+
+class InvalidArgument(MlrtError, ValueError):
+    """A caller passed something wrong: input name, shape, dtype, option."""
+
+
+class NotImplemented(MlrtError, builtins.NotImplementedError):  # noqa: A001 - the DESIGN name
+    """No provider asked for can run an operator at this opset and type."""
+
+
+class RuntimeLoadError(MlrtError):
+    """The native runtime could not be found, loaded or trusted."""
+
+
+class DeviceError(MlrtError):
+    """An execution device reported a failure."""
+
+
+class ResourceExhausted(MlrtError, MemoryError):
+    """An allocation exceeded a limit or the memory available."""
+
+
+__all__ = ["MlrtError", "InvalidModel", "InvalidArgument", "NotImplemented",
+           "RuntimeLoadError", "DeviceError", "ResourceExhausted"]
