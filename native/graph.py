@@ -12,7 +12,6 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import numpy as np
 import onnx
 from onnx import external_data_helper, numpy_helper
 
@@ -71,7 +70,9 @@ def value_type(vi: onnx.ValueInfoProto) -> ValueType:
 
 def _read_model(source) -> tuple[onnx.ModelProto, Path | None]:
     if isinstance(source, onnx.ModelProto):
-        return source, None
+        copy = onnx.ModelProto()
+        copy.CopyFrom(source)
+        return copy, None
     if isinstance(source, (bytes, bytearray, memoryview)):
         try:
             return onnx.load_model_from_string(bytes(source)), None
@@ -147,8 +148,16 @@ def load(source) -> Graph:
     """Read, check and order a model from a path, bytes or ModelProto."""
     model, base = _read_model(source)
     _load_external(model, base)
+    checked = model
+    if any(not o.type.WhichOneof("value") for o in model.graph.output):
+        # onnxruntime accepts outputs declared without a type; the checker does not
+        checked = onnx.ModelProto()
+        checked.CopyFrom(model)
+        keep = [o for o in checked.graph.output if o.type.WhichOneof("value")]
+        del checked.graph.output[:]
+        checked.graph.output.extend(keep)
     try:
-        onnx.checker.check_model(model)
+        onnx.checker.check_model(checked)
     except Exception as exc:
         raise InvalidModel(f"the model fails the ONNX checker: {str(exc).strip().splitlines()[0]}") from None
     return from_model(model)
@@ -181,8 +190,3 @@ def from_model(model: onnx.ModelProto) -> Graph:
     except Exception:
         pass  # shape inference is advisory; the planner computes exact shapes per run
     return Graph(nodes, inits, inputs, overridable, outputs, opsets, value_types, model)
-
-
-def empty_like_type(vt: ValueType) -> np.dtype:
-    from onnx import helper
-    return np.dtype(helper.tensor_dtype_to_np_dtype(vt.elem_type))

@@ -1,0 +1,226 @@
+"""InferenceSession: load, optimize, place and run a model, onnxruntime-style."""
+
+from __future__ import annotations
+
+import logging
+import os
+from dataclasses import dataclass
+
+import numpy as np
+from onnx import helper
+
+from .._errors import InvalidArgument, MlrtError, NotImplemented
+from ..native import graph as graph_mod
+from ..native import optimizer
+from ..native.executor import ThreadPool
+from ..native.providers import _base as providers_base
+from ._options import GraphOptimizationLevel, RunOptions, SessionOptions
+
+log = logging.getLogger("mlrt")
+
+
+def _type_string(vt: graph_mod.ValueType) -> str:
+    if vt.kind != "tensor":
+        return vt.kind
+    if vt.elem_type == 0:
+        return "tensor(undefined)"
+    name = helper.tensor_dtype_to_string(vt.elem_type).replace("TensorProto.", "").lower()
+    return f"tensor({ {'float': 'float', 'double': 'double'}.get(name, name) })"
+
+
+@dataclass(frozen=True)
+class NodeArg:
+    """Name, type string ("tensor(float)") and shape (ints, dim names, or None) of an input/output."""
+
+    name: str
+    type: str
+    shape: list
+
+    @staticmethod
+    def of(vt: graph_mod.ValueType) -> "NodeArg":
+        shape = list(vt.shape) if vt.shape is not None else None
+        return NodeArg(vt.name, _type_string(vt), shape)
+
+
+@dataclass(frozen=True)
+class ModelMetadata:
+    producer_name: str
+    graph_name: str
+    domain: str
+    description: str
+    graph_description: str
+    version: int
+    custom_metadata_map: dict
+
+
+def get_available_providers() -> list[str]:
+    return list(providers_base.available())
+
+
+def _normalize_providers(providers, provider_options):
+    names, options = [], []
+    for i, p in enumerate(providers or ["CPUExecutionProvider"]):
+        if isinstance(p, tuple):
+            name, opts = p
+        else:
+            name, opts = p, (provider_options[i] if provider_options and i < len(provider_options) else {})
+        names.append(name)
+        options.append(dict(opts or {}))
+    return names, options
+
+
+class InferenceSession:
+    """Run an ONNX model: InferenceSession(path_or_bytes, sess_options=None, providers=None)."""
+
+    def __init__(self, path_or_bytes, sess_options: SessionOptions | None = None, providers=None,
+                 provider_options=None, **kwargs):
+        self._options = sess_options or SessionOptions()
+        self._model_path = path_or_bytes if isinstance(path_or_bytes, (str, os.PathLike)) else None
+        names, options = _normalize_providers(providers, provider_options)
+        known = providers_base.available()
+        for name in names:
+            if name not in known:
+                raise InvalidArgument(f"unknown execution provider '{name}'; available: {', '.join(known)}")
+        if "CPUExecutionProvider" not in names:
+            names.append("CPUExecutionProvider")
+            options.append({})
+        threads = self._options.intra_op_num_threads
+        self._providers = [known[n](o, intra_op_num_threads=threads) for n, o in zip(names, options)]
+        self._provider_options = {n: o for n, o in zip(names, options)}
+
+        self._graph = graph_mod.load(path_or_bytes)
+        self._inputs = [NodeArg.of(v) for v in self._graph.inputs]
+        self._overridable = [NodeArg.of(v) for v in self._graph.overridable]
+        self._outputs = [NodeArg.of(v) for v in self._graph.outputs]
+        self._input_types = {v.name: v for v in self._graph.inputs + self._graph.overridable}
+
+        cpu = self._providers[-1]
+        level = int(self._options.graph_optimization_level)
+        if level > 0:
+            optimizer.optimize(self._graph, level, optimizer.Context(pool=getattr(cpu, "pool", None)))
+        if self._options.optimized_model_filepath:
+            self._save_optimized(self._options.optimized_model_filepath)
+        self._assignment, self._runnable = self._place()
+
+    # -- placement -------------------------------------------------------------------------
+    def _place(self):
+        claimed: dict[int, str] = {}
+        chosen = None
+        for p in self._providers:
+            for group in p.get_capability(self._graph):
+                for i in group:
+                    claimed.setdefault(i, p.name)
+        missing = [n for i, n in enumerate(self._graph.nodes) if i not in claimed]
+        if missing:
+            n = missing[0]
+            dom = n.domain or "ai.onnx"
+            raise NotImplemented(
+                f"node '{n.name or n.op_type}': operator {dom}::{n.op_type} (opset {self._graph.opset(n.domain)}) "
+                f"is not supported by any provider asked for ({', '.join(p.name for p in self._providers)})"
+                + (f"; {len(missing) - 1} more unsupported node(s)" if len(missing) > 1 else ""))
+        # one provider runs the whole graph for now; the partitioner splits it across several
+        chosen = self._providers[-1]
+        for p in self._providers:
+            if all(claimed[i] == p.name for i in range(len(self._graph.nodes))):
+                chosen = p
+                break
+        assignment = [(n.name or f"{n.op_type}_{i}", n.op_type, chosen.name) for i, n in enumerate(self._graph.nodes)]
+        return assignment, chosen.compile(self._graph)
+
+    def _save_optimized(self, path):
+        import onnx
+        from onnx import numpy_helper
+        m = onnx.ModelProto()
+        m.CopyFrom(self._graph.model)
+        del m.graph.node[:]
+        m.graph.node.extend(self._graph.nodes)
+        del m.graph.initializer[:]
+        m.graph.initializer.extend(numpy_helper.from_array(v, k) for k, v in self._graph.initializers.items())
+        onnx.save(m, path)
+
+    # -- introspection ------------------------------------------------------------------------
+    def get_inputs(self) -> list[NodeArg]:
+        return list(self._inputs)
+
+    def get_outputs(self) -> list[NodeArg]:
+        return list(self._outputs)
+
+    def get_overridable_initializers(self) -> list[NodeArg]:
+        return list(self._overridable)
+
+    def get_providers(self) -> list[str]:
+        return [p.name for p in self._providers]
+
+    def get_provider_options(self) -> dict:
+        return {k: dict(v) for k, v in self._provider_options.items()}
+
+    def get_session_options(self) -> SessionOptions:
+        return self._options
+
+    def get_node_assignment(self) -> list[tuple[str, str, str]]:
+        return list(self._assignment)
+
+    def get_modelmeta(self) -> ModelMetadata:
+        m = self._graph.model
+        return ModelMetadata(m.producer_name, m.graph.name, m.domain, m.doc_string, m.graph.doc_string,
+                             m.model_version, {p.key: p.value for p in m.metadata_props})
+
+    def end_profiling(self) -> str:
+        return ""
+
+    # -- running ----------------------------------------------------------------------------------
+    def _check_feeds(self, input_feed) -> dict[str, np.ndarray]:
+        if not isinstance(input_feed, dict):
+            raise InvalidArgument(f"input_feed must be a dict of name -> array, got {type(input_feed).__name__}")
+        feeds = {}
+        for name, value in input_feed.items():
+            vt = self._input_types.get(name)
+            if vt is None:
+                expected = ", ".join(a.name for a in self._inputs)
+                raise InvalidArgument(f"input '{name}' is not an input of this model (inputs: {expected})")
+            feeds[name] = self._check_value(vt, value)
+        for a in self._inputs:
+            if a.name not in feeds:
+                raise InvalidArgument(f"input '{a.name}' is missing ({a.type} with shape {a.shape})")
+        return feeds
+
+    @staticmethod
+    def _check_value(vt: graph_mod.ValueType, value) -> np.ndarray:
+        if vt.kind != "tensor":
+            raise NotImplemented(f"input '{vt.name}': {vt.kind} inputs are not supported yet")
+        if hasattr(value, "numpy") and not isinstance(value, np.ndarray):
+            value = value.numpy()
+        try:
+            arr = np.asarray(value)
+        except Exception as exc:
+            raise InvalidArgument(f"input '{vt.name}': cannot be read as an array ({exc})") from None
+        if vt.elem_type:
+            want = np.dtype(helper.tensor_dtype_to_np_dtype(vt.elem_type))
+            if arr.dtype != want:
+                raise InvalidArgument(f"input '{vt.name}': expected {_type_string(vt)}, got an array of {arr.dtype} "
+                                      f"(convert with .astype(np.{want.name}))")
+        if vt.shape is not None:
+            if arr.ndim != len(vt.shape):
+                raise InvalidArgument(f"input '{vt.name}': expected rank {len(vt.shape)} (shape {list(vt.shape)}), "
+                                      f"got shape {list(arr.shape)}")
+            for d, (want_dim, got) in enumerate(zip(vt.shape, arr.shape)):
+                if isinstance(want_dim, int) and want_dim > 0 and want_dim != got:
+                    raise InvalidArgument(f"input '{vt.name}': dimension {d} must be {want_dim}, got {got} "
+                                          f"(expected shape {list(vt.shape)}, got {list(arr.shape)})")
+        return arr
+
+    def run(self, output_names, input_feed, run_options: RunOptions | None = None) -> list:
+        feeds = self._check_feeds(input_feed)
+        names = list(output_names) if output_names else [o.name for o in self._outputs]
+        known = {o.name for o in self._outputs}
+        for n in names:
+            if n not in known:
+                raise InvalidArgument(f"'{n}' is not an output of this model (outputs: {', '.join(known)})")
+        if run_options is not None and run_options.terminate:
+            raise MlrtError("run() was terminated by RunOptions.terminate")
+        results = self._runnable.run(feeds)
+        return [results[n] for n in names]
+
+
+__all__ = ["InferenceSession", "NodeArg", "ModelMetadata", "get_available_providers",
+           "GraphOptimizationLevel", "SessionOptions", "RunOptions"]

@@ -1,0 +1,43 @@
+"""Constant folding: a node whose inputs are all constant initializers (not
+overridable graph inputs) is run once, now, on the C kernels, and its outputs
+become initializers."""
+
+
+from ..._errors import MlrtError
+from ..executor import make_op, run_eager
+
+LEVEL = 1
+ORDER = 20
+_NEVER = {"RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike", "Multinomial", "Bernoulli"}
+
+
+def apply(graph, context) -> int:
+    overridable = {v.name for v in graph.overridable}
+    inputs = {v.name for v in graph.inputs}
+    consts = {k for k in graph.initializers if k not in overridable}
+    folded = 0
+    for node in list(graph.nodes):
+        if node.op_type in _NEVER or node.domain not in ("", "ai.onnx") or not node.output:
+            continue
+        names = [n for n in node.input if n]
+        if any(n not in consts or n in inputs for n in names):
+            continue
+        if any(a.g.node or a.graphs for a in node.attribute):
+            continue
+        try:
+            op = make_op(node, graph)
+            values = run_eager(op, [graph.initializers[n] if n else None for n in node.input], context.pool)
+        except MlrtError:
+            continue  # left for run time, where the error (if any) names the inputs too
+        for name, value in zip(node.output, values):
+            if name:
+                graph.initializers[name] = value
+                consts.add(name)
+        graph.nodes.remove(node)
+        folded += 1
+    if folded:
+        used = {n for node in graph.nodes for n in node.input} | {o.name for o in graph.outputs} | overridable
+        for name in list(graph.initializers):
+            if name not in used:
+                del graph.initializers[name]
+    return folded

@@ -1,0 +1,35 @@
+"""Remove Identity nodes, and Dropout nodes in inference (their mask unused), by
+renaming readers of the output to read the input.  A node whose output is a graph
+output stays (the output name must survive)."""
+
+LEVEL = 1
+ORDER = 10
+
+
+def _removable(node, graph_outputs) -> bool:
+    if node.op_type == "Identity":
+        pass
+    elif node.op_type == "Dropout":
+        if len(node.output) > 1 and node.output[1]:
+            return False
+        if len(node.input) > 2 and node.input[2]:  # training_mode given: leave it to the kernel
+            return False
+    else:
+        return False
+    return node.domain in ("", "ai.onnx") and node.output[0] not in graph_outputs
+
+
+def apply(graph, context) -> int:
+    outputs = {o.name for o in graph.outputs}
+    removed = 0
+    for node in list(graph.nodes):
+        if not _removable(node, outputs):
+            continue
+        src, dst = node.input[0], node.output[0]
+        for other in graph.nodes:
+            for k, name in enumerate(other.input):
+                if name == dst:
+                    other.input[k] = src
+        graph.nodes.remove(node)
+        removed += 1
+    return removed

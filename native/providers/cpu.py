@@ -1,0 +1,33 @@
+"""CPUExecutionProvider: the C kernels of libmlrt_core, one native plan per partition."""
+
+from __future__ import annotations
+
+import os
+
+from .. import _lib
+from ..executor import Program, ThreadPool
+from ..ops import lookup
+from ._base import ExecutionProvider
+
+class CPUExecutionProvider(ExecutionProvider):
+    name = "CPUExecutionProvider"
+
+    def __init__(self, options=None, *, intra_op_num_threads: int = 0):
+        super().__init__(options, intra_op_num_threads=intra_op_num_threads)
+        n = intra_op_num_threads or os.cpu_count() or 1
+        self.pool = ThreadPool(n)
+
+    def supports(self, node, opset: int) -> bool:
+        cls = lookup(node.domain, node.op_type, opset)
+        if cls is None:
+            return False
+        if cls.kernel is None:
+            return True
+        kernel = cls.kernel or node.op_type
+        return _lib.find_kernel(cls.domain, kernel, opset, None) >= 0
+
+    def get_capability(self, graph) -> list[list[int]]:
+        return [[i for i, n in enumerate(graph.nodes) if self.supports(n, graph.opset(n.domain))]]
+
+    def compile(self, graph):
+        return Program(graph, self.pool)

@@ -1,0 +1,55 @@
+"""Add/Sub/Mul/Div/Sum/Max/Min/Mean against onnx.reference: broadcasting, edge sizes and values."""
+
+import numpy as np
+import pytest
+
+from oracle import EDGE_SIZES, EDGE_VALUES, check_node
+
+rng = np.random.default_rng(0)
+
+
+@pytest.mark.parametrize("op", ["Add", "Sub", "Mul", "Div"])
+@pytest.mark.parametrize("n", EDGE_SIZES)
+def test_binary_sizes(op, n):
+    a = rng.standard_normal((n,)).astype(np.float32)
+    b = rng.standard_normal((n,)).astype(np.float32) + 3
+    check_node(op, [a, b])
+
+
+@pytest.mark.parametrize("op", ["Add", "Sub", "Mul", "Div"])
+@pytest.mark.parametrize("shapes", [((2, 3, 4), (4,)), ((2, 1, 4), (3, 1)), ((1,), (5, 1, 1)), ((), (3, 2)),
+                                    ((0, 3), (3,)), ((13, 127), (13, 1))])
+def test_binary_broadcast(op, shapes):
+    a = rng.standard_normal(shapes[0]).astype(np.float32)
+    b = rng.standard_normal(shapes[1]).astype(np.float32) + 3
+    check_node(op, [a, b])
+
+
+@pytest.mark.parametrize("op", ["Add", "Sub", "Mul", "Div"])
+@pytest.mark.parametrize("dtype", [np.int32, np.int64, np.uint8, np.float64])
+def test_binary_types(op, dtype):
+    a = rng.integers(1, 50, (4, 5)).astype(dtype)
+    b = rng.integers(1, 7, (5,)).astype(dtype)
+    check_node(op, [a, b])
+
+
+@pytest.mark.parametrize("op", ["Add", "Sub", "Mul", "Div"])
+def test_binary_edge_values(op):
+    a = np.repeat(EDGE_VALUES, len(EDGE_VALUES))
+    b = np.tile(EDGE_VALUES, len(EDGE_VALUES))
+    check_node(op, [a, b])
+
+
+@pytest.mark.parametrize("op", ["Sum", "Max", "Min", "Mean"])
+@pytest.mark.parametrize("count", [1, 2, 3, 5])
+def test_variadic(op, count):
+    shapes = [(2, 3, 4), (3, 1), (4,), (1, 1, 4), (2, 1, 1)][:count]
+    inputs = [rng.standard_normal(s).astype(np.float32) for s in shapes]
+    check_node(op, inputs)
+
+
+def test_variadic_nan_propagates():
+    a = np.array([1.0, np.nan, 3.0], np.float32)
+    b = np.array([np.nan, 2.0, 1.0], np.float32)
+    check_node("Max", [a, b])
+    check_node("Min", [a, b])
