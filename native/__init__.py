@@ -1,0 +1,11 @@
+"""mlrt.native: the runtime core.
+
+    graph.py        load (onnx), validate, order       -> Graph
+    optimizer/      named rewrites by level              (one pass per file)
+    providers/      execution providers                  (_base.py is the interface; cpu.py)
+    ops/            operator semantics                   (one operator per file)
+    executor.py     per-signature planning, native plans, eager fallback
+    planner.py      arena layout by value lifetime
+    _lib.py         the loaded libmlrt_core (cffi ABI mode) and numpy glue
+    include/mlrt.h  the C ABI;  src/ the core;  kernels/ the C kernels (one family per file)
+"""

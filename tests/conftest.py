@@ -1,4 +1,6 @@
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # tests/oracle.py as `oracle`
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))  # tests/oracle.py as `oracle`
+sys.path.insert(0, str(HERE / "conformance"))  # node_cases

@@ -1,0 +1,37 @@
+"""Public names are exactly what __all__ says, and every name in __all__ exists."""
+
+import mlrt
+import mlrt.backend
+import mlrt.distribution
+import mlrt.lowlevel
+
+PINNED = {
+    mlrt: {"__version__", "MlrtError", "InvalidModel", "InvalidArgument", "NotImplemented", "RuntimeLoadError",
+           "DeviceError", "ResourceExhausted"},
+    mlrt.lowlevel: {"__version__", "InferenceSession", "SessionOptions", "RunOptions", "GraphOptimizationLevel",
+                    "ExecutionMode", "NodeArg", "ModelMetadata", "get_available_providers", "get_device",
+                    "get_version_string", "MlrtError", "InvalidModel", "InvalidArgument", "NotImplemented",
+                    "RuntimeLoadError", "DeviceError", "ResourceExhausted"},
+    mlrt.backend: {"MlrtBackend", "MlrtBackendRep", "prepare", "run_model", "run_node", "supports_device"},
+    mlrt.distribution: {"LIBRARY_NAME", "Runtime", "current_runtime", "load"},
+}
+
+
+def test_all_is_pinned():
+    for module, names in PINNED.items():
+        assert set(module.__all__) == names, module.__name__
+        for name in names:
+            assert hasattr(module, name), f"{module.__name__}.{name}"
+
+
+def test_error_tree_documented():
+    doc = mlrt._errors.__doc__
+    for name in PINNED[mlrt] - {"__version__"}:
+        assert name in doc
+
+
+def test_cli_reports_runtime(capsys):
+    from mlrt.__main__ import main
+    assert main([]) == 0
+    out = capsys.readouterr().out
+    assert "runtime: bundled" in out and "C kernels:" in out and "providers: CPUExecutionProvider" in out
