@@ -186,6 +186,14 @@ class InferenceSession:
 
     @staticmethod
     def _check_value(vt: graph_mod.ValueType, value) -> np.ndarray:
+        if vt.kind == "sequence":
+            if not isinstance(value, (list, tuple)):
+                raise InvalidArgument(f"input '{vt.name}': expected a sequence (list of arrays), got {type(value).__name__}")
+            return [np.asarray(v) for v in value]
+        if vt.kind == "optional":
+            if value is None:
+                return None
+            return [np.asarray(v) for v in value] if isinstance(value, (list, tuple)) else np.asarray(value)
         if vt.kind != "tensor":
             raise NotImplemented(f"input '{vt.name}': {vt.kind} inputs are not supported yet")
         if hasattr(value, "numpy") and not isinstance(value, np.ndarray):

@@ -10,19 +10,46 @@ time runs node by node instead ("eager"), each node still one C kernel call.
 
 from __future__ import annotations
 
+import os
 import threading
 from dataclasses import dataclass
 
 import numpy as np
 
-from .._errors import InvalidModel, NotImplemented
+from .._errors import InvalidModel, NotImplemented, ResourceExhausted
 from . import _lib
+from . import graph as graph_mod
 from .graph import Graph
 from .ops import Info, Op, lookup
 from .planner import plan_memory
 
 _DYNAMIC = object()  # marker: this signature needs eager execution
 _MAX_PLANS = 16
+
+
+def _memory_limit() -> int:
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return 1 << 40
+
+
+MEMORY_LIMIT = _memory_limit()  # no single tensor or arena may exceed physical memory
+
+
+def allocate(shape, dtype, where: str) -> np.ndarray:
+    """np.empty, refusing sizes over the memory limit with ResourceExhausted (never an OOM kill)."""
+    dtype = np.dtype(dtype)
+    count = 1
+    for d in shape:
+        count *= int(d)
+    if count * dtype.itemsize > MEMORY_LIMIT:
+        raise ResourceExhausted(f"{where}: a {list(shape)} {dtype.name} tensor needs {count * dtype.itemsize:,} bytes, "
+                                f"over the limit of {MEMORY_LIMIT:,}")
+    try:
+        return np.empty(shape, dtype)
+    except (MemoryError, ValueError) as exc:
+        raise ResourceExhausted(f"{where}: cannot allocate a {list(shape)} {dtype.name} tensor ({exc})") from None
 
 
 def make_op(node, graph: Graph) -> Op:
@@ -78,7 +105,7 @@ def run_eager(op: Op, arrays: list[np.ndarray | None], pool: ThreadPool | None) 
         raise InvalidModel(f"{op.where}: could not compute its outputs")
     launch = op.launch(infos, outs)
     kernel = _kernel_index(op, launch, infos)
-    results = [np.empty(o.shape, o.dtype) if o is not None else None for o in outs]
+    results = [allocate(o.shape, o.dtype, op.where) if o is not None else None for o in outs]
     ffi, lib = _lib.ffi(), _lib.lib()
     n_in, n_out = len(arrays), len(results)
     ins, outs_d = ffi.new("mlrt_tensor[]", max(n_in, 1)), ffi.new("mlrt_tensor[]", max(n_out, 1))
@@ -137,6 +164,8 @@ class StaticPlan:
         sizes = {name: infos[name].size * infos[name].dtype.itemsize
                  for s in steps for name in s.op.node.output if name and name not in external}
         offsets, arena = plan_memory(steps, sizes)
+        if arena > MEMORY_LIMIT:
+            raise ResourceExhausted(f"the plan needs a {arena:,}-byte arena, over the limit of {MEMORY_LIMIT:,}")
         records = ffi.new("mlrt_node_record[]", max(len(steps), 1))
         keep = []
         for r, step in zip(records, steps):
@@ -183,7 +212,7 @@ class StaticPlan:
         results = {}
         for name, b in self.output_bases.items():
             info = self.output_infos[name]
-            results[name] = np.empty(info.shape, info.dtype)
+            results[name] = allocate(info.shape, info.dtype, f"output '{name}'")
             ext[b - 1] = _lib.array_pointer(results[name])
         status = lib.mlrt_plan_run(self.handle, self.pool.handle, ext, ffi.NULL)
         _lib.raise_status(status)
@@ -197,13 +226,18 @@ class Program:
         self.graph = graph
         self.pool = pool
         self.ops = [make_op(node, graph) for node in graph.nodes]
-        self.input_names = [v.name for v in graph.inputs] + [v.name for v in graph.overridable]
+        self._has_host_ops = any(op.host for op in self.ops)
+        self.input_names = ([v.name for v in graph.inputs] + [v.name for v in graph.overridable]
+                            + list(graph.outer))
+        self._subprograms: dict = {}
         self.output_names = [v.name for v in graph.outputs]
         self._plans: dict = {}
         self._lock = threading.Lock()
 
     # -- planning ------------------------------------------------------------------------
     def _signature(self, feeds):
+        if any(not isinstance(feeds[n], np.ndarray) for n in self.input_names if n in feeds):
+            return None  # sequences / optionals: always eager
         return tuple((n, feeds[n].dtype.str, feeds[n].shape) for n in self.input_names if n in feeds)
 
     def _make_plan(self, feeds):
@@ -252,6 +286,8 @@ class Program:
 
     def _plan_for(self, feeds):
         key = self._signature(feeds)
+        if key is None or self._has_host_ops:
+            return _DYNAMIC
         with self._lock:
             plan = self._plans.get(key)
         if plan is None:
@@ -277,8 +313,47 @@ class Program:
         values.update(feeds)
         for op in self.ops:
             arrays = [values[n] if n else None for n in op.node.input]
-            outs = run_eager(op, arrays, self.pool)
+            if op.host or (any(a is not None and not isinstance(a, np.ndarray) for a in arrays)
+                           and type(op).run_host is not Op.run_host):
+                outs = op.run_host(arrays, _HostRuntime(self, values))
+            else:
+                outs = run_eager(op, arrays, self.pool)
             for name, v in zip(op.node.output, outs):
                 if name:
                     values[name] = v
         return {n: values[n] for n in self.output_names}
+
+    # -- subgraphs (bodies of If / Loop / Scan) ----------------------------------------------
+    def subprogram(self, body) -> "Program":
+        key = id(body)
+        with self._lock:
+            sub = self._subprograms.get(key)
+        if sub is None:
+            visible = tuple(self._visible_names())
+            sub = Program(graph_mod.from_graph_proto(body, self.graph.opsets, visible), self.pool)
+            with self._lock:
+                self._subprograms[key] = sub
+        return sub
+
+    def _visible_names(self):
+        names = set(self.input_names) | set(self.graph.initializers) | set(self.graph.outer)
+        names |= {o for n in self.graph.nodes for o in n.output if o}
+        return names
+
+
+class _HostRuntime:
+    """What a host operator may use: the values in scope and subgraph execution."""
+
+    def __init__(self, program: Program, values: dict):
+        self.program = program
+        self.values = values
+
+    def run_subgraph(self, body, inputs: list) -> list:
+        """Run a body graph on positional inputs, enclosing values visible; outputs in order."""
+        sub = self.program.subprogram(body)
+        feeds = {v.name: x for v, x in zip(sub.graph.inputs, inputs)}
+        for name in sub.graph.outer:
+            if name in self.values:
+                feeds[name] = self.values[name]
+        results = sub.run(feeds)
+        return [results[n] for n in sub.output_names]

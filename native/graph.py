@@ -40,6 +40,7 @@ class Graph:
     opsets: dict                     # domain -> version
     value_types: dict = field(default_factory=dict)  # name -> ValueType from shape inference
     model: onnx.ModelProto | None = None
+    outer: list = field(default_factory=list)  # names read from enclosing graphs (subgraphs only)
 
     def opset(self, domain: str) -> int:
         domain = "" if domain == "ai.onnx" else domain
@@ -164,8 +165,36 @@ def load(source) -> Graph:
 
 
 def from_model(model: onnx.ModelProto) -> Graph:
-    g = model.graph
     opsets = {("" if o.domain == "ai.onnx" else o.domain): o.version for o in model.opset_import}
+    graph = from_graph_proto(model.graph, opsets, ir_version=model.ir_version)
+    graph.model = model
+    try:
+        inferred = onnx.shape_inference.infer_shapes(model, strict_mode=False)
+        for vi in list(inferred.graph.value_info) + list(inferred.graph.output):
+            graph.value_types[vi.name] = value_type(vi)
+    except Exception:
+        pass  # shape inference is advisory; the planner computes exact shapes per run
+    return graph
+
+
+def outer_references(g: onnx.GraphProto) -> list[str]:
+    """Names a (sub)graph reads that it does not define itself (values of enclosing graphs)."""
+    defined = {v.name for v in g.input} | {t.name for t in g.initializer}
+    defined |= {o for n in g.node for o in n.output}
+    refs: list[str] = []
+    for n in g.node:
+        names = list(n.input)
+        for a in n.attribute:
+            for sub in ([a.g] if a.HasField("g") else []) + list(a.graphs):
+                names += outer_references(sub)
+        for name in names:
+            if name and name not in defined and name not in refs:
+                refs.append(name)
+    return refs
+
+
+def from_graph_proto(g: onnx.GraphProto, opsets: dict, outer: tuple[str, ...] = (), ir_version: int = 8) -> Graph:
+    """A Graph from a GraphProto; `outer` names values of enclosing graphs it may read."""
     try:
         inits = {t.name: numpy_helper.to_array(t) for t in g.initializer}
     except Exception as exc:
@@ -174,19 +203,16 @@ def from_model(model: onnx.ModelProto) -> Graph:
         raise InvalidModel(f"sparse initializer '{t.values.name}' is not supported")
     declared = [value_type(vi) for vi in g.input]
     inputs = [v for v in declared if v.name not in inits]
-    overridable = [v for v in declared if v.name in inits]
-    known = {v.name for v in declared} | set(inits)
+    # Before IR version 4 every initializer had to be listed as an input; such models
+    # treat them as constants (as onnxruntime does).  From IR 4 they can be overridden.
+    overridable = [v for v in declared if v.name in inits] if ir_version >= 4 else []
+    known = {v.name for v in declared} | set(inits) | set(outer)
     nodes = _toposort(list(g.node), known)
     outputs = [value_type(vi) for vi in g.output]
     produced = {o for n in nodes for o in n.output} | known
     for o in outputs:
         if o.name not in produced:
             raise InvalidModel(f"graph output '{o.name}' is not produced by any node")
-    value_types = {}
-    try:
-        inferred = onnx.shape_inference.infer_shapes(model, strict_mode=False)
-        for vi in list(inferred.graph.value_info) + list(inferred.graph.output):
-            value_types[vi.name] = value_type(vi)
-    except Exception:
-        pass  # shape inference is advisory; the planner computes exact shapes per run
-    return Graph(nodes, inits, inputs, overridable, outputs, opsets, value_types, model)
+    graph = Graph(nodes, inits, inputs, overridable, outputs, dict(opsets))
+    graph.outer = [n for n in outer_references(g) if n not in {v.name for v in declared} and n not in inits]
+    return graph

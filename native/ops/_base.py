@@ -123,6 +123,7 @@ class Op:
     value_inputs: tuple[int, ...] = ()  # inputs whose content infer() reads (shape tensors, axes...)
     kernel: str | None = ""  # C kernel op type: "" = the node's op type, None = no kernel needed
     tolerance = (1e-5, 1e-6)  # (rtol, atol) for float results against a reference
+    host = False  # True: run_host() runs it in Python (control flow, sequences, strings)
 
     def __init__(self, node, opset: int):
         self.node = node
@@ -155,6 +156,13 @@ class Op:
 
     def launch(self, inputs: list[Info | None], outputs: list[Info]) -> Launch:
         return Launch(self.kernel or self.op_type, self.pack(inputs, outputs))
+
+    def run_host(self, values: list, runtime) -> list:
+        """Outputs from input values (numpy arrays, lists for sequences, None for absent
+        optionals) for host operators; `runtime.run_subgraph(graph_proto, feeds)` runs a
+        body graph with the enclosing values visible.  Operators that are not `host`
+        may also define this to accept non-tensor inputs (e.g. Identity on a sequence)."""
+        raise NotImplementedError
 
     # -- helpers for subclasses ------------------------------------------------------
     def fail(self, message: str) -> InvalidModel:

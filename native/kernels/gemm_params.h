@@ -1,0 +1,13 @@
+/* gemm_params.h -- parameters of the Gemm kernel (parsed by cffi). */
+#ifndef MLRT_GEMM_PARAMS_H
+#define MLRT_GEMM_PARAMS_H
+#include <stdint.h>
+
+typedef struct mlrt_gemm_params {
+    int64_t trans_a;
+    int64_t trans_b;
+    double alpha;
+    double beta;
+} mlrt_gemm_params;
+
+#endif

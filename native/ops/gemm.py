@@ -1,0 +1,54 @@
+"""Gemm: Y = alpha * A' B' + beta * C, A' = A or A^T, B' = B or B^T, C broadcast to (M, N).
+
+Before opset 7 broadcasting C needs `broadcast=1`; without it C must be (M, N)."""
+
+import numpy as np
+
+from ._base import Info, Launch, Op, broadcast_view
+
+
+class Gemm(Op):
+    attributes = {"alpha": 1.0, "beta": 1.0, "transA": 0, "transB": 0, "broadcast": 0}
+    params = "mlrt_gemm_params"
+    tolerance = (1e-4, 1e-5)
+
+    def _shapes(self, inputs):
+        a, b = self.need(inputs, 0), self.need(inputs, 1)
+        c = inputs[2] if len(inputs) > 2 else None
+        for i in (a, b, c):
+            if i is not None and np.dtype(i.dtype) != np.dtype(a.dtype):
+                raise self.fail(f"inputs have different element types: {np.dtype(a.dtype).name}, "
+                                f"{np.dtype(i.dtype).name}")
+        if a.rank != 2 or b.rank != 2:
+            raise self.fail(f"A and B must be 2-D, got shapes {a.shape} and {b.shape}")
+        m, k = a.shape[::-1] if self.a.transA else a.shape
+        kb, n = b.shape[::-1] if self.a.transB else b.shape
+        if k != kb:
+            raise self.fail(f"inner dimensions differ: A' is {m}x{k}, B' is {kb}x{n}")
+        return a, c, (m, n)
+
+    def _check_c(self, c, shape):
+        if c is None:
+            return
+        if self.opset < 7 and not self.a.broadcast:
+            if tuple(c.shape) != shape:
+                raise self.fail(f"C has shape {c.shape}, expected {shape} (set broadcast=1 to broadcast)")
+            return
+        if c.rank > 2 or any(d not in (1, n) for d, n in zip(c.shape[::-1], shape[::-1])):
+            raise self.fail(f"C of shape {c.shape} does not broadcast to {shape}")
+
+    def infer(self, inputs):
+        a, c, shape = self._shapes(inputs)
+        self._check_c(c, shape)
+        return [Info(a.dtype, shape)]
+
+    def launch(self, inputs, outputs):
+        _, c, shape = self._shapes(inputs)
+        views = {2: broadcast_view(c.shape, shape)} if c is not None else {}
+        params = {"trans_a": int(self.a.transA), "trans_b": int(self.a.transB),
+                  "alpha": float(self.a.alpha), "beta": float(self.a.beta)}
+        return Launch("Gemm", params, views)
+
+
+class Gemm_7(Gemm):
+    attributes = {"alpha": 1.0, "beta": 1.0, "transA": 0, "transB": 0}

@@ -1,0 +1,67 @@
+"""Conv + BatchNormalization -> Conv with the normalisation folded into its weights.
+
+    y = scale * (conv(x, W) + B - mean) / sqrt(var + eps) + beta
+      = conv(x, W * s) + (B - mean) * s + beta,        s = scale / sqrt(var + eps)
+
+Applies when W, B and the BN statistics are constant initializers, the Conv output
+feeds only this BN, and the BN runs in inference mode (one output)."""
+
+import numpy as np
+
+LEVEL = 1
+ORDER = 30
+
+
+def _constant(graph, name, overridable):
+    if not name or name in overridable:
+        return None
+    return graph.initializers.get(name)
+
+
+def apply(graph, context) -> int:
+    overridable = {v.name for v in graph.overridable} | {v.name for v in graph.inputs}
+    outputs = {o.name for o in graph.outputs}
+    consumers = graph.consumers()
+    producer = {o: n for n in graph.nodes for o in n.output}
+    fused = 0
+    for bn in list(graph.nodes):
+        if bn.op_type != "BatchNormalization" or bn.domain not in ("", "ai.onnx"):
+            continue
+        if len([o for o in bn.output if o]) != 1 or len(bn.input) != 5:
+            continue
+        if any(a.name == "training_mode" and a.i for a in bn.attribute):
+            continue
+        conv = producer.get(bn.input[0])
+        if conv is None or conv.op_type != "Conv" or conv.domain not in ("", "ai.onnx"):
+            continue
+        if conv.output[0] in outputs or len(consumers.get(conv.output[0], [])) != 1:
+            continue
+        w = _constant(graph, conv.input[1], overridable)
+        b = _constant(graph, conv.input[2], overridable) if len(conv.input) > 2 and conv.input[2] else None
+        stats = [_constant(graph, n, overridable) for n in bn.input[1:]]
+        if w is None or any(s is None for s in stats) or w.dtype not in (np.float32, np.float64):
+            continue
+        if len(conv.input) > 2 and conv.input[2] and b is None:
+            continue
+        scale, beta, mean, var = (s.astype(np.float64) for s in stats)
+        eps = next((a.f for a in bn.attribute if a.name == "epsilon"), 1e-5)
+        if not all(s.shape == (w.shape[0],) for s in (scale, beta, mean, var)):
+            continue
+        s = scale / np.sqrt(var + eps)
+        new_w = (w.astype(np.float64) * s.reshape(-1, *([1] * (w.ndim - 1)))).astype(w.dtype)
+        bias = b.astype(np.float64) if b is not None else np.zeros(w.shape[0])
+        new_b = ((bias - mean) * s + beta).astype(w.dtype)
+        w_name, b_name = f"{conv.output[0]}__fused_W", f"{conv.output[0]}__fused_B"
+        graph.initializers[w_name] = new_w
+        graph.initializers[b_name] = new_b
+        del conv.input[1:]
+        conv.input.extend([w_name, b_name])
+        conv.output[0] = bn.output[0]
+        graph.nodes.remove(bn)
+        fused += 1
+    if fused:
+        used = {n for node in graph.nodes for n in node.input} | outputs | {v.name for v in graph.overridable}
+        for name in list(graph.initializers):
+            if name not in used:
+                del graph.initializers[name]
+    return fused
