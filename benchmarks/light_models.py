@@ -38,6 +38,7 @@ def bench_model(path: Path, runs: int, threads: int) -> tuple[float, float, floa
     mine = ml.InferenceSession(str(path), so)
     oso = ort.SessionOptions()
     oso.intra_op_num_threads = threads
+    oso.log_severity_level = 3  # no warnings about unused initializers in the old models
     theirs = ort.InferenceSession(str(path), oso, providers=["CPUExecutionProvider"])
     inp = mine.get_inputs()[0]
     x = np.ones([d if isinstance(d, int) and d > 0 else 1 for d in inp.shape], np.float32)

@@ -20,7 +20,7 @@ MAX_RANK = 8
 _NP_TO_ONNX = {np.dtype(helper.tensor_dtype_to_np_dtype(t)): t for t in (
     TensorProto.FLOAT, TensorProto.UINT8, TensorProto.INT8, TensorProto.UINT16, TensorProto.INT16,
     TensorProto.INT32, TensorProto.INT64, TensorProto.BOOL, TensorProto.FLOAT16, TensorProto.DOUBLE,
-    TensorProto.UINT32, TensorProto.UINT64)}
+    TensorProto.UINT32, TensorProto.UINT64, TensorProto.BFLOAT16)}
 
 
 def onnx_type(dtype) -> int:

@@ -114,7 +114,7 @@ def run_eager(op: Op, arrays: list[np.ndarray | None], pool: ThreadPool | None) 
         if a is None:
             ins[i].dtype = 0
             continue
-        a = np.ascontiguousarray(a)
+        a = np.require(a, requirements="C")  # (ascontiguousarray would make rank 0 rank 1)
         keep.append(a)
         view = launch.views.get(i)
         _lib.fill_tensor(ins[i], a.dtype, view.shape if view else a.shape, view.strides if view else None,
@@ -148,7 +148,7 @@ class StaticPlan:
         ffi, lib = _lib.ffi(), _lib.lib()
         self.input_names = list(input_names)
         self.output_names = list(output_names)
-        self.constants = [np.ascontiguousarray(c) for c in constants.values()]
+        self.constants = [np.require(c, requirements="C") for c in constants.values()]
         # externals: graph inputs, then constants, then graph outputs (base = index + 1)
         external = {name: i + 1 for i, name in enumerate(self.input_names)}
         for i, name in enumerate(constants):
@@ -203,7 +203,7 @@ class StaticPlan:
         ext = ffi.new("void *[]", max(self.n_external, 1))
         keep = []
         for i, name in enumerate(self.input_names):
-            a = np.ascontiguousarray(feeds[name])
+            a = np.require(feeds[name], requirements="C")
             keep.append(a)
             ext[i] = _lib.array_pointer(a)
         base = len(self.input_names)

@@ -150,11 +150,15 @@ def load(source) -> Graph:
     model, base = _read_model(source)
     _load_external(model, base)
     checked = model
-    if any(not o.type.WhichOneof("value") for o in model.graph.output):
-        # onnxruntime accepts outputs declared without a type; the checker does not
+    def declared_fully(o) -> bool:
+        kind = o.type.WhichOneof("value")
+        return kind is not None and (kind != "tensor_type" or o.type.tensor_type.HasField("shape"))
+
+    if not all(declared_fully(o) for o in model.graph.output):
+        # onnxruntime accepts outputs declared without a type or shape; the checker may not
         checked = onnx.ModelProto()
         checked.CopyFrom(model)
-        keep = [o for o in checked.graph.output if o.type.WhichOneof("value")]
+        keep = [o for o in checked.graph.output if declared_fully(o)]
         del checked.graph.output[:]
         checked.graph.output.extend(keep)
     try:

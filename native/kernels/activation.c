@@ -1,5 +1,19 @@
-/* activation.c -- Relu (more activations join this family file). */
-#include "internal.h"
+/* activation.c -- Relu, LeakyRelu, Elu, Selu, Celu, HardSigmoid, HardSwish,
+ * ThresholdedRelu, Mish, Gelu (one tensor in, same shape and type out), PRelu
+ * (x and a slope broadcast to it) and Clip (bounds from attributes or inputs).
+ *
+ * float16 / bfloat16 are computed in float and rounded back to nearest even. */
+#include <math.h>
+
+#include "activation.h"
+#include "nditer.h"
+
+/* defined in cast.c */
+
+#define MASK_FLOAT_TYPES (MLRT_MASK_FLOATS | MLRT_BIT(MLRT_FLOAT16) | MLRT_BIT(MLRT_BFLOAT16))
+#define ACT_GRAIN 16384
+
+/* -- Relu ------------------------------------------------------------------------------- */
 
 typedef struct relu_job { const void *x; void *y; int32_t dtype; } relu_job;
 
@@ -29,3 +43,227 @@ static int k_relu(const mlrt_context *ctx, const mlrt_tensor *in, int32_t n_in, 
 
 MLRT_KERNEL(relu, "Relu", "", 1, MLRT_OPSET_MAX,
             MLRT_MASK_FLOATS | MLRT_BIT(MLRT_INT8) | MLRT_BIT(MLRT_INT16) | MLRT_BIT(MLRT_INT32) | MLRT_BIT(MLRT_INT64), k_relu);
+
+/* -- activations with attributes: float types ---------------------------------------------- */
+
+typedef struct act_job {
+    const void *x;
+    void *y;
+    int32_t dtype;
+    int64_t mode;
+    float af, bf, gf;   /* alpha, beta, gamma as float ... */
+    double ad, bd, gd;  /* ... and as double */
+} act_job;
+
+/* An activation: FE / DE are its float / double expressions of x and of a, b, g
+ * (alpha, beta, gamma in that precision) and mode. */
+#define ACT_OP(NAME, OP, FE, DE)                                                                          \
+    static inline float NAME##_f(float x, float a, float b, float g, int64_t mode) { return FE; }        \
+    static inline double NAME##_d(double x, double a, double b, double g, int64_t mode) { return DE; }   \
+    static void NAME##_range(void *arg, int64_t begin, int64_t end) {                                     \
+        const act_job *j = arg;                                                                           \
+        switch (j->dtype) {                                                                               \
+        case MLRT_FLOAT: { const float *x = j->x; float *y = j->y;                                        \
+            for (int64_t i = begin; i < end; ++i) y[i] = NAME##_f(x[i], j->af, j->bf, j->gf, j->mode); } break; \
+        case MLRT_DOUBLE: { const double *x = j->x; double *y = j->y;                                     \
+            for (int64_t i = begin; i < end; ++i) y[i] = NAME##_d(x[i], j->ad, j->bd, j->gd, j->mode); } break; \
+        case MLRT_FLOAT16: { const uint16_t *x = j->x; uint16_t *y = j->y;                                \
+            for (int64_t i = begin; i < end; ++i)                                                         \
+                y[i] = mlrt_f32_to_f16(NAME##_f(mlrt_f16_to_f32(x[i]), j->af, j->bf, j->gf, j->mode)); } break; \
+        case MLRT_BFLOAT16: { const uint16_t *x = j->x; uint16_t *y = j->y;                               \
+            for (int64_t i = begin; i < end; ++i)                                                         \
+                y[i] = mlrt_f32_to_bf16(NAME##_f(mlrt_bf16_to_f32(x[i]), j->af, j->bf, j->gf, j->mode)); } break; \
+        }                                                                                                 \
+    }                                                                                                     \
+    static int k_##NAME(const mlrt_context *ctx, const mlrt_tensor *in, int32_t n_in, mlrt_tensor *out,  \
+                        int32_t n_out, const void *params, size_t params_size) {                         \
+        MLRT_PARAMS(mlrt_activation_params, p, params, params_size);                                      \
+        return act_run(ctx, in, n_in, out, n_out, NAME##_range, p);                                       \
+    }                                                                                                     \
+    MLRT_KERNEL(NAME, OP, "", 1, MLRT_OPSET_MAX, MASK_FLOAT_TYPES, k_##NAME);
+
+static int act_run(const mlrt_context *ctx, const mlrt_tensor *in, int32_t n_in, mlrt_tensor *out, int32_t n_out,
+                   mlrt_range_fn fn, const mlrt_activation_params *p) {
+    MLRT_CHECK(n_in == 1 && n_out == 1, "expects 1 input and 1 output");
+    const mlrt_tensor *x = &in[0];
+    mlrt_tensor *y = &out[0];
+    if (x->dtype < 0 || x->dtype >= 64 || !((MASK_FLOAT_TYPES >> x->dtype) & 1))
+        return mlrt_fail(MLRT_ERR_NOT_IMPLEMENTED, "element type %d not supported", x->dtype);
+    MLRT_CHECK(x->dtype == y->dtype && mlrt_same_shape(x, y), "output must match the input");
+    MLRT_CHECK(mlrt_is_contiguous(x) && mlrt_is_contiguous(y), "needs contiguous tensors");
+    act_job job = {x->data, y->data, x->dtype, p->mode, (float)p->alpha, (float)p->beta, (float)p->gamma,
+                   p->alpha, p->beta, p->gamma};
+    mlrt_parallel_for(ctx, mlrt_numel(y), ACT_GRAIN, fn, &job);
+    return MLRT_OK;
+}
+
+/* NaN-propagating clamp to [0, 1] */
+#define UNIT(v) ((v) > 1 ? 1 : (v) < 0 ? 0 : (v))
+
+ACT_OP(leakyrelu, "LeakyRelu", x > 0 ? x : a * x, x > 0 ? x : a * x)
+ACT_OP(elu, "Elu", x > 0 ? x : a * expm1f(x), x > 0 ? x : a * expm1(x))
+ACT_OP(selu, "Selu", g * (x > 0 ? x : a * expm1f(x)), g * (x > 0 ? x : a * expm1(x)))
+ACT_OP(celu, "Celu", x < 0 ? a * expm1f(x / a) : x, x < 0 ? a * expm1(x / a) : x)
+ACT_OP(hardsigmoid, "HardSigmoid", UNIT(a * x + b), UNIT(a * x + b))
+ACT_OP(hardswish, "HardSwish", x * UNIT(x / 6.0f + 0.5f), x * UNIT(x / 6.0 + 0.5))
+ACT_OP(thresholdedrelu, "ThresholdedRelu", x > a ? x : 0.0f, x > a ? x : 0.0)
+/* x * tanh(softplus(x)) */
+ACT_OP(mish, "Mish", x * tanhf((x > 0 ? x : 0.0f) + log1pf(expf(-fabsf(x)))),
+       x * tanh((x > 0 ? x : 0.0) + log1p(exp(-fabs(x)))))
+/* mode 0: x/2 (1 + erf(x / sqrt 2)); mode 1: x/2 (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) */
+ACT_OP(gelu, "Gelu",
+       mode ? 0.5f * x * (1.0f + tanhf(0.7978845608028654f * (x + 0.044715f * x * x * x)))
+            : 0.5f * x * (1.0f + erff(x * 0.7071067811865476f)),
+       mode ? 0.5 * x * (1.0 + tanh(0.7978845608028654 * (x + 0.044715 * x * x * x)))
+            : 0.5 * x * (1.0 + erf(x * 0.7071067811865476)))
+
+/* -- PRelu: y = x > 0 ? x : x * slope, slope a view of y's shape -------------------------------- */
+
+typedef struct prelu_job { mlrt_rows rows; const void *x, *s; void *y; int32_t dtype; } prelu_job;
+
+#define PRELU_LOOP(T)                                                                     \
+    {                                                                                      \
+        const T *xs = j->x, *ss = j->s;                                                    \
+        T *ys = j->y;                                                                      \
+        for (int64_t r = begin; r < end; ++r) {                                            \
+            mlrt_rows_offsets(&j->rows, r, off);                                           \
+            const T *px = xs + off[0], *ps = ss + off[1];                                  \
+            T *py = ys + off[2];                                                           \
+            for (int64_t i = 0; i < n; ++i) {                                              \
+                T xv = px[i * sx];                                                         \
+                py[i] = xv > 0 ? xv : (T)(xv * ps[i * ss_]);                               \
+            }                                                                              \
+        }                                                                                  \
+    }                                                                                      \
+    break;
+#define PRELU_HALF_LOOP(TO, FROM)                                                          \
+    {                                                                                      \
+        const uint16_t *xs = j->x, *ss = j->s;                                             \
+        uint16_t *ys = j->y;                                                               \
+        for (int64_t r = begin; r < end; ++r) {                                            \
+            mlrt_rows_offsets(&j->rows, r, off);                                           \
+            const uint16_t *px = xs + off[0], *ps = ss + off[1];                           \
+            uint16_t *py = ys + off[2];                                                    \
+            for (int64_t i = 0; i < n; ++i) {                                              \
+                float xv = TO(px[i * sx]);                                                 \
+                py[i] = xv > 0 ? px[i * sx] : FROM(xv * TO(ps[i * ss_]));                  \
+            }                                                                              \
+        }                                                                                  \
+    }                                                                                      \
+    break;
+
+static void prelu_range(void *arg, int64_t begin, int64_t end) {
+    const prelu_job *j = arg;
+    int64_t n = j->rows.row_len, off[3];
+    int64_t sx = j->rows.strides[0][j->rows.rank - 1], ss_ = j->rows.strides[1][j->rows.rank - 1];
+    switch (j->dtype) {
+    case MLRT_FLOAT: PRELU_LOOP(float)
+    case MLRT_DOUBLE: PRELU_LOOP(double)
+    case MLRT_INT8: PRELU_LOOP(int8_t)
+    case MLRT_INT16: PRELU_LOOP(int16_t)
+    case MLRT_INT32: PRELU_LOOP(int32_t)
+    case MLRT_INT64: PRELU_LOOP(int64_t)
+    case MLRT_UINT8: PRELU_LOOP(uint8_t)
+    case MLRT_UINT16: PRELU_LOOP(uint16_t)
+    case MLRT_UINT32: PRELU_LOOP(uint32_t)
+    case MLRT_UINT64: PRELU_LOOP(uint64_t)
+    case MLRT_FLOAT16: PRELU_HALF_LOOP(mlrt_f16_to_f32, mlrt_f32_to_f16)
+    case MLRT_BFLOAT16: PRELU_HALF_LOOP(mlrt_bf16_to_f32, mlrt_f32_to_bf16)
+    }
+}
+
+#define MASK_PRELU (MASK_FLOAT_TYPES | MLRT_MASK_INTS)
+
+static int k_prelu(const mlrt_context *ctx, const mlrt_tensor *in, int32_t n_in, mlrt_tensor *out, int32_t n_out,
+                   const void *params, size_t params_size) {
+    MLRT_CHECK(n_in == 2 && n_out == 1, "expects 2 inputs and 1 output");
+    const mlrt_tensor *x = &in[0], *s = &in[1];
+    mlrt_tensor *y = &out[0];
+    if (x->dtype < 0 || x->dtype >= 64 || !((MASK_PRELU >> x->dtype) & 1))
+        return mlrt_fail(MLRT_ERR_NOT_IMPLEMENTED, "element type %d not supported", x->dtype);
+    MLRT_CHECK(s->dtype == x->dtype && y->dtype == x->dtype, "x, slope and y must share one type");
+    MLRT_CHECK(mlrt_same_shape(x, y) && mlrt_same_shape(s, y), "x and slope must be views of the output's shape");
+    prelu_job job = {.x = x->data, .s = s->data, .y = y->data, .dtype = x->dtype};
+    const mlrt_tensor *ops[3] = {x, s, y};
+    mlrt_rows_init(&job.rows, y, ops, 3);
+    int64_t grain = job.rows.row_len >= 4096 ? 1 : 4096 / (job.rows.row_len + 1) + 1;
+    mlrt_parallel_for(ctx, job.rows.n_rows, grain, prelu_range, &job);
+    return MLRT_OK;
+}
+
+MLRT_KERNEL(prelu, "PRelu", "", 1, MLRT_OPSET_MAX, MASK_PRELU, k_prelu);
+
+/* -- Clip: y = min(max(x, lo), hi); absent bounds do not clip; NaN stays NaN ------------------- */
+
+typedef struct clip_job {
+    const void *x;
+    void *y;
+    int32_t dtype;
+    bool has_lo, has_hi;
+    const void *lo_ptr, *hi_ptr;  /* the bound inputs (opset >= 11), or NULL */
+    double lo, hi;                /* the bound attributes (opset < 11) */
+} clip_job;
+
+#define CLIP_LOOP(T, LOAD, STORE)                                                          \
+    {                                                                                      \
+        const T *xs = j->x;                                                                \
+        T *ys = j->y;                                                                      \
+        T lo = j->lo_ptr ? *(const T *)j->lo_ptr : STORE(j->lo);                           \
+        T hi = j->hi_ptr ? *(const T *)j->hi_ptr : STORE(j->hi);                           \
+        bool has_lo = j->has_lo, has_hi = j->has_hi;                                       \
+        for (int64_t i = begin; i < end; ++i) {                                            \
+            T v = xs[i];                                                                   \
+            if (has_lo && LOAD(v) < LOAD(lo)) v = lo;                                      \
+            if (has_hi && LOAD(v) > LOAD(hi)) v = hi;                                      \
+            ys[i] = v;                                                                     \
+        }                                                                                  \
+    }                                                                                      \
+    break;
+#define SAME(v) (v)
+
+static void clip_range(void *arg, int64_t begin, int64_t end) {
+    const clip_job *j = arg;
+    switch (j->dtype) {
+    case MLRT_FLOAT: CLIP_LOOP(float, SAME, (float))
+    case MLRT_DOUBLE: CLIP_LOOP(double, SAME, (double))
+    case MLRT_INT8: CLIP_LOOP(int8_t, SAME, (int8_t))
+    case MLRT_INT16: CLIP_LOOP(int16_t, SAME, (int16_t))
+    case MLRT_INT32: CLIP_LOOP(int32_t, SAME, (int32_t))
+    case MLRT_INT64: CLIP_LOOP(int64_t, SAME, (int64_t))
+    case MLRT_UINT8: CLIP_LOOP(uint8_t, SAME, (uint8_t))
+    case MLRT_UINT16: CLIP_LOOP(uint16_t, SAME, (uint16_t))
+    case MLRT_UINT32: CLIP_LOOP(uint32_t, SAME, (uint32_t))
+    case MLRT_UINT64: CLIP_LOOP(uint64_t, SAME, (uint64_t))
+    case MLRT_FLOAT16: CLIP_LOOP(uint16_t, mlrt_f16_to_f32, mlrt_f32_to_f16)
+    case MLRT_BFLOAT16: CLIP_LOOP(uint16_t, mlrt_bf16_to_f32, mlrt_f32_to_bf16)
+    }
+}
+
+#define MASK_CLIP (MASK_FLOAT_TYPES | MLRT_MASK_INTS)
+
+static int k_clip(const mlrt_context *ctx, const mlrt_tensor *in, int32_t n_in, mlrt_tensor *out, int32_t n_out,
+                  const void *params, size_t params_size) {
+    MLRT_PARAMS(mlrt_clip_params, p, params, params_size);
+    MLRT_CHECK(n_in >= 1 && n_in <= 3 && n_out == 1, "expects 1 to 3 inputs and 1 output");
+    const mlrt_tensor *x = &in[0];
+    mlrt_tensor *y = &out[0];
+    if (x->dtype < 0 || x->dtype >= 64 || !((MASK_CLIP >> x->dtype) & 1))
+        return mlrt_fail(MLRT_ERR_NOT_IMPLEMENTED, "element type %d not supported", x->dtype);
+    MLRT_CHECK(x->dtype == y->dtype && mlrt_same_shape(x, y), "output must match the input");
+    MLRT_CHECK(mlrt_is_contiguous(x) && mlrt_is_contiguous(y), "needs contiguous tensors");
+    MLRT_CHECK(!(p->has_min || p->has_max) || ((MASK_FLOAT_TYPES >> x->dtype) & 1),
+               "bounds given as attributes need a floating-point input");
+    clip_job job = {x->data, y->data, x->dtype, p->has_min != 0, p->has_max != 0, NULL, NULL, p->min, p->max};
+    for (int32_t k = 1; k < n_in; ++k) {
+        const mlrt_tensor *b = &in[k];
+        if (!mlrt_present(b)) continue;
+        MLRT_CHECK(b->dtype == x->dtype, "bound %d has type %d, input has %d", k, b->dtype, x->dtype);
+        MLRT_CHECK(mlrt_numel(b) == 1, "bound %d must hold one value, it has %lld", k, (long long)mlrt_numel(b));
+        if (k == 1) job.lo_ptr = b->data, job.has_lo = true;
+        else job.hi_ptr = b->data, job.has_hi = true;
+    }
+    mlrt_parallel_for(ctx, mlrt_numel(y), ACT_GRAIN, clip_range, &job);
+    return MLRT_OK;
+}
+
+MLRT_KERNEL(clip, "Clip", "", 1, MLRT_OPSET_MAX, MASK_CLIP, k_clip);

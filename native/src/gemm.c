@@ -5,6 +5,7 @@
  * call, so the session's intra-op pool is the only source of threads.  BLAS ints are
  * 32-bit here: sizes that do not fit fail with a clear error instead of wrapping. */
 #include <pthread.h>
+#include <stdlib.h>
 
 #include <cblas.h>
 
@@ -13,6 +14,39 @@
 static pthread_once_t blas_once = PTHREAD_ONCE_INIT;
 
 static void blas_init(void) { scipy_openblas_set_num_threads(1); }
+
+typedef struct scratch_buf {
+    size_t size;
+    void *data;
+} scratch_buf;
+
+static pthread_key_t scratch_key;
+static pthread_once_t scratch_once = PTHREAD_ONCE_INIT;
+
+static void scratch_free(void *p) {
+    scratch_buf *s = p;
+    if (s) free(s->data);
+    free(s);
+}
+
+static void scratch_init(void) { pthread_key_create(&scratch_key, scratch_free); }
+
+void *mlrt_scratch(size_t bytes) {
+    pthread_once(&scratch_once, scratch_init);
+    scratch_buf *s = pthread_getspecific(scratch_key);
+    if (!s) {
+        if (!(s = calloc(1, sizeof *s))) return NULL;
+        pthread_setspecific(scratch_key, s);
+    }
+    if (s->size < bytes) {
+        void *fresh = aligned_alloc(64, (bytes + 63) / 64 * 64);
+        if (!fresh) return NULL;
+        free(s->data);
+        s->data = fresh;
+        s->size = bytes;
+    }
+    return s->data;
+}
 
 int32_t mlrt_ctx_threads(const mlrt_context *ctx) {
     return ctx && ctx->pool ? mlrt_threadpool_size(ctx->pool) : 1;

@@ -15,6 +15,11 @@ int mlrt_sgemm(const mlrt_context *ctx, bool trans_a, bool trans_b, int64_t M, i
 int mlrt_dgemm(const mlrt_context *ctx, bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, double alpha,
                const double *A, int64_t lda, const double *B, int64_t ldb, double beta, double *C, int64_t ldc);
 
+/* A per-thread scratch buffer of at least `bytes` (im2col tiles and the like), kept
+ * and reused by the thread until it exits; NULL if it cannot be allocated.  Valid
+ * until the same thread's next call. */
+void *mlrt_scratch(size_t bytes);
+
 /* How many threads a parallel loop on ctx may use (1 without a pool). */
 int32_t mlrt_ctx_threads(const mlrt_context *ctx);
 

@@ -35,6 +35,13 @@ void mlrt_error_prefix(const char *fmt, ...) __attribute__((format(printf, 1, 2)
 typedef void (*mlrt_range_fn)(void *arg, int64_t begin, int64_t end);
 void mlrt_parallel_for(const mlrt_context *ctx, int64_t n, int64_t grain, mlrt_range_fn fn, void *arg);
 
+/* float16 / bfloat16 <-> float (round to nearest even), in src/half.c */
+float mlrt_f16_to_f32(uint16_t h);
+uint16_t mlrt_f32_to_f16(float f);
+uint16_t mlrt_f64_to_f16(double d);
+float mlrt_bf16_to_f32(uint16_t h);
+uint16_t mlrt_f32_to_bf16(float f);
+
 /* tensor helpers */
 size_t mlrt_dtype_size(int32_t dtype);
 int64_t mlrt_numel(const mlrt_tensor *t);

@@ -34,10 +34,27 @@ static void *dup_bytes(const void *src, size_t n) {
     return dst;
 }
 
+/* Bytes a strided view reaches past its start: 1 + sum((shape[d]-1) * stride[d])
+ * elements (0 if empty).  Strides are never negative in a plan. */
+static int view_extent(const mlrt_tensor *t, size_t *bytes) {
+    int64_t last = 0;
+    for (int32_t d = 0; d < t->rank; ++d) {
+        if (t->shape[d] == 0) { *bytes = 0; return 1; }
+        if (t->strides[d] < 0) return 0;
+        if (t->shape[d] > 1 && t->strides[d] > (INT64_MAX - last) / (t->shape[d] - 1)) return 0;
+        last += (t->shape[d] - 1) * t->strides[d];
+    }
+    size_t elem = mlrt_dtype_size(t->dtype);
+    if ((uint64_t)last + 1 > SIZE_MAX / (elem ? elem : 1)) return 0;
+    *bytes = (size_t)(last + 1) * elem;
+    return 1;
+}
+
 static int check_slot(const mlrt_slot *s, int32_t n_external, size_t arena_bytes, const mlrt_tensor *t) {
     if (s->base < -1 || s->base > n_external) return 0;
     if (s->base == 0) {
-        size_t bytes = (size_t)mlrt_numel(t) * mlrt_dtype_size(t->dtype);
+        size_t bytes;
+        if (!view_extent(t, &bytes)) return 0;
         if (s->offset < 0 || (size_t)s->offset > arena_bytes || bytes > arena_bytes - (size_t)s->offset) return 0;
     }
     return 1;

@@ -22,6 +22,16 @@ def collect():
         return [c for c in collect_testcases() if c.model is not None]
 
 
+def _plain(value):
+    """Test data stored as TensorProto (Cast cases and others) as numpy arrays."""
+    from onnx import TensorProto, numpy_helper
+    if isinstance(value, TensorProto):
+        return numpy_helper.to_array(value)
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    return value
+
+
 def _compare(expected, got, rtol, atol):
     if isinstance(expected, list):
         if not isinstance(got, list) or len(got) != len(expected):
@@ -47,6 +57,8 @@ def run_case(case) -> str | None:
     try:
         rep = prepare(case.model)
         for inputs, outputs in case.data_sets:
+            inputs = [_plain(x) for x in inputs]
+            outputs = [_plain(x) for x in outputs]
             got = rep.run(inputs)
             if len(got) != len(outputs):
                 return f"{len(got)} outputs, expected {len(outputs)}"

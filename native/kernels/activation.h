@@ -1,0 +1,25 @@
+/* activation.h -- parameter structs of the activation kernels (activation.c). */
+#ifndef MLRT_KERNELS_ACTIVATION_H
+#define MLRT_KERNELS_ACTIVATION_H
+
+#include <stdint.h>
+
+/* LeakyRelu, Elu, Selu, Celu, HardSigmoid, ThresholdedRelu, Gelu: the attributes
+ * each one uses (unused fields are ignored); mode is Gelu's approximate (0 none, 1 tanh). */
+typedef struct mlrt_activation_params {
+    double alpha;
+    double beta;
+    double gamma;
+    int64_t mode;
+} mlrt_activation_params;
+
+/* Clip before opset 11 (bounds as attributes); from opset 11 the bounds are inputs
+ * 1 and 2 and both flags are 0. */
+typedef struct mlrt_clip_params {
+    double min;
+    double max;
+    int64_t has_min;
+    int64_t has_max;
+} mlrt_clip_params;
+
+#endif

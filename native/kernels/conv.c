@@ -1,0 +1,333 @@
+/* conv.c -- Conv: 1-D to 6-D, groups (grouped and depthwise), strides, dilations,
+ * pads (auto_pad resolved by the Python semantics), optional bias.
+ *
+ * Three paths, all splitting work over the intra-op pool themselves (the BLAS core
+ * is called single-threaded from inside the tasks):
+ *   - pointwise (1x1 kernel, stride 1, no pads): Y[n, g] = W[g] X[n, g], straight GEMM;
+ *   - depthwise 1-D/2-D (one input channel per group): a direct kernel per plane;
+ *   - otherwise im2col + GEMM by tiles of output positions: a task gathers the patch
+ *     columns of its tile into a private buffer and multiplies it by its block of
+ *     filters, writing its tile of Y in place (bias and activation while hot).
+ * Tasks are (image, group, column tile, filter block); the tiling is chosen so that
+ * the threads get equal shares and each tile's buffer stays bounded. */
+#include <stdatomic.h>
+#include <stdlib.h>
+
+#include "conv.h"
+#include "gemm.h"
+
+#define CONV_MAX_SPATIAL 6
+/* Elements of one im2col tile buffer (per task): bounds memory, keeps tiles warm. */
+#define CONV_TILE_ELEMS (INT64_C(1) << 18)
+
+typedef struct conv_geom {
+    int64_t N, C, M, G, Cg, Mg;
+    int32_t nd;                     /* spatial rank as computed (1-D runs as 2-D) */
+    int64_t in[CONV_MAX_SPATIAL], k[CONV_MAX_SPATIAL], out[CONV_MAX_SPATIAL];
+    int64_t s[CONV_MAX_SPATIAL], d[CONV_MAX_SPATIAL], pb[CONV_MAX_SPATIAL];
+    int64_t in_size, out_size, k_size, kdim;
+    bool pointwise, depthwise;
+} conv_geom;
+
+/* Check X (N, C, in...), W (M, C/G, k...), B (M), Y (N, M, out...) against the params. */
+static int conv_setup(const mlrt_conv_params *p, const mlrt_tensor *X, const mlrt_tensor *W, const mlrt_tensor *B,
+                      const mlrt_tensor *Y, conv_geom *g) {
+    memset(g, 0, sizeof *g);
+    int64_t nd = p->n_spatial;
+    MLRT_CHECK(nd >= 1 && nd <= CONV_MAX_SPATIAL, "Conv: %lld spatial dimensions (1..6 supported)", (long long)nd);
+    MLRT_CHECK(X->rank == nd + 2 && W->rank == nd + 2 && Y->rank == nd + 2, "Conv: X, W, Y must have rank %lld",
+               (long long)(nd + 2));
+    MLRT_CHECK(W->dtype == X->dtype && Y->dtype == X->dtype && (!B || B->dtype == X->dtype),
+               "Conv: operand types differ");
+    MLRT_CHECK(mlrt_is_contiguous(X) && mlrt_is_contiguous(W) && mlrt_is_contiguous(Y) && (!B || mlrt_is_contiguous(B)),
+               "Conv: needs contiguous tensors");
+    g->N = X->shape[0], g->C = X->shape[1], g->M = W->shape[0], g->G = p->group;
+    MLRT_CHECK(g->G >= 1 && g->C % g->G == 0 && g->M % g->G == 0, "Conv: group %lld does not divide channels %lld / %lld",
+               (long long)g->G, (long long)g->C, (long long)g->M);
+    g->Cg = g->C / g->G, g->Mg = g->M / g->G;
+    MLRT_CHECK(W->shape[1] == g->Cg, "Conv: W has %lld input channels per group, expected %lld",
+               (long long)W->shape[1], (long long)g->Cg);
+    MLRT_CHECK(Y->shape[0] == g->N && Y->shape[1] == g->M, "Conv: Y must be (%lld, %lld, ...)", (long long)g->N,
+               (long long)g->M);
+    MLRT_CHECK(!B || (B->rank == 1 && B->shape[0] == g->M), "Conv: B must have %lld elements", (long long)g->M);
+    /* 1-D runs as 2-D with a unit leading dimension */
+    int32_t off = nd == 1 ? 1 : 0;
+    g->nd = (int32_t)nd + off;
+    if (off) {
+        g->in[0] = g->k[0] = g->out[0] = g->s[0] = g->d[0] = 1;
+        g->pb[0] = 0;
+    }
+    g->in_size = g->out_size = g->k_size = 1;
+    bool unit = true;
+    for (int32_t i = 0; i < nd; ++i) {
+        int64_t in = X->shape[2 + i], k = W->shape[2 + i], s = p->strides[i], dl = p->dilations[i];
+        int64_t pb = p->pads_begin[i], pe = p->pads_end[i];
+        MLRT_CHECK(p->kernel[i] == k, "Conv: kernel_shape %lld differs from W's %lld", (long long)p->kernel[i],
+                   (long long)k);
+        MLRT_CHECK(s >= 1 && dl >= 1 && pb >= 0 && pe >= 0 && k >= 1, "Conv: bad stride, dilation, pad or kernel");
+        int64_t span = in + pb + pe - dl * (k - 1) - 1;
+        int64_t out = span >= 0 ? span / s + 1 : 0;
+        MLRT_CHECK(Y->shape[2 + i] == out, "Conv: output dimension %d is %lld, expected %lld", i,
+                   (long long)Y->shape[2 + i], (long long)out);
+        g->in[i + off] = in, g->k[i + off] = k, g->out[i + off] = out;
+        g->s[i + off] = s, g->d[i + off] = dl, g->pb[i + off] = pb;
+        g->in_size *= in, g->out_size *= out, g->k_size *= k;
+        unit = unit && k == 1 && s == 1 && pb == 0 && pe == 0;
+    }
+    g->kdim = g->Cg * g->k_size;
+    g->pointwise = unit;
+    g->depthwise = g->Cg == 1 && g->nd == 2 && !unit;
+    MLRT_CHECK(g->kdim <= INT32_MAX && g->out_size <= INT32_MAX && g->in_size <= INT32_MAX && g->Mg <= INT32_MAX,
+               "Conv: sizes exceed the 32-bit BLAS limit");
+    return MLRT_OK;
+}
+
+/* One implementation per element type. */
+#define DEFINE_CONV(T, GEMM, NAME)                                                                           \
+    /* Patch columns of output positions [p0, p0 + tw) for one group, 2-D: row (c, kh, kw). */               \
+    static void im2col_2d_##NAME(const T *x, const conv_geom *g, int64_t p0, int64_t tw, T *col) {           \
+        int64_t H = g->in[0], Wd = g->in[1], OW = g->out[1], KH = g->k[0], KW = g->k[1];                     \
+        int64_t sh = g->s[0], sw = g->s[1], dh = g->d[0], dw = g->d[1], ph = g->pb[0], pw = g->pb[1];       \
+        for (int64_t c = 0; c < g->Cg; ++c) {                                                                \
+            const T *xc = x + c * g->in_size;                                                                \
+            for (int64_t kh = 0; kh < KH; ++kh)                                                              \
+                for (int64_t kw = 0; kw < KW; ++kw) {                                                        \
+                    T *dst = col + ((c * KH + kh) * KW + kw) * tw;                                           \
+                    int64_t off = kw * dw - pw; /* iw = ow * sw + off */                                     \
+                    int64_t lo = off >= 0 ? 0 : (-off + sw - 1) / sw;                                        \
+                    int64_t hi = Wd - off > 0 ? (Wd - off + sw - 1) / sw : 0;                                \
+                    if (hi > OW) hi = OW;                                                                    \
+                    int64_t oh = p0 / OW, ow = p0 % OW, left = tw;                                           \
+                    while (left > 0) {                                                                       \
+                        int64_t seg = OW - ow < left ? OW - ow : left;                                       \
+                        int64_t ih = oh * sh - ph + kh * dh;                                                 \
+                        if (ih < 0 || ih >= H) {                                                             \
+                            for (int64_t i = 0; i < seg; ++i) dst[i] = 0;                                    \
+                        } else {                                                                             \
+                            const T *xr = xc + ih * Wd + off;                                                \
+                            int64_t a = lo < ow ? ow : lo > ow + seg ? ow + seg : lo;                        \
+                            int64_t b = hi < a ? a : hi > ow + seg ? ow + seg : hi;                          \
+                            for (int64_t i = ow; i < a; ++i) dst[i - ow] = 0;                                \
+                            if (sw == 1)                                                                     \
+                                memcpy(dst + (a - ow), xr + a, (size_t)(b - a) * sizeof(T));                 \
+                            else                                                                             \
+                                for (int64_t i = a; i < b; ++i) dst[i - ow] = xr[i * sw];                    \
+                            for (int64_t i = b; i < ow + seg; ++i) dst[i - ow] = 0;                          \
+                        }                                                                                    \
+                        dst += seg, left -= seg, ow = 0, ++oh;                                               \
+                    }                                                                                        \
+                }                                                                                            \
+        }                                                                                                    \
+    }                                                                                                        \
+                                                                                                             \
+    /* The same for any spatial rank (3-D and up): odometer over output positions. */                       \
+    static void im2col_nd_##NAME(const T *x, const conv_geom *g, int64_t p0, int64_t tw, T *col) {           \
+        int32_t nd = g->nd;                                                                                  \
+        int64_t kidx[CONV_MAX_SPATIAL], oidx[CONV_MAX_SPATIAL];                                              \
+        for (int64_t c = 0; c < g->Cg; ++c)                                                                  \
+            for (int64_t kk = 0; kk < g->k_size; ++kk) {                                                     \
+                int64_t rest = kk;                                                                           \
+                for (int32_t d = nd - 1; d >= 0; --d) kidx[d] = rest % g->k[d], rest /= g->k[d];             \
+                rest = p0;                                                                                   \
+                for (int32_t d = nd - 1; d >= 0; --d) oidx[d] = rest % g->out[d], rest /= g->out[d];         \
+                T *dst = col + (c * g->k_size + kk) * tw;                                                    \
+                const T *xc = x + c * g->in_size;                                                            \
+                for (int64_t i = 0; i < tw; ++i) {                                                           \
+                    int64_t at = 0;                                                                          \
+                    bool ok = true;                                                                          \
+                    for (int32_t d = 0; d < nd; ++d) {                                                       \
+                        int64_t ii = oidx[d] * g->s[d] - g->pb[d] + kidx[d] * g->d[d];                       \
+                        ok = ok && ii >= 0 && ii < g->in[d];                                                 \
+                        at = at * g->in[d] + ii;                                                             \
+                    }                                                                                        \
+                    dst[i] = ok ? xc[at] : 0;                                                                \
+                    mlrt_index_next(oidx, g->out, nd);                                                       \
+                }                                                                                            \
+            }                                                                                                \
+    }                                                                                                        \
+                                                                                                             \
+    static void epilogue_##NAME(T *y, int64_t rows, int64_t cols, int64_t ld, const T *bias, int64_t act) {  \
+        if (!bias && !act) return;                                                                           \
+        for (int64_t r = 0; r < rows; ++r) {                                                                 \
+            T *yr = y + r * ld, bv = bias ? bias[r] : 0;                                                     \
+            if (act == 1)                                                                                    \
+                for (int64_t i = 0; i < cols; ++i) { T v = yr[i] + bv; yr[i] = v > 0 ? v : (v != v ? v : 0); } \
+            else                                                                                             \
+                for (int64_t i = 0; i < cols; ++i) yr[i] += bv;                                              \
+        }                                                                                                    \
+    }                                                                                                        \
+                                                                                                             \
+    static void conv_tasks_##NAME(void *arg, int64_t begin, int64_t end) {                                   \
+        conv_job *j = arg;                                                                                   \
+        const conv_geom *g = &j->g;                                                                          \
+        const T *x = j->x, *w = j->w, *b = j->b;                                                             \
+        T *y = j->y, *col = NULL;                                                                            \
+        if (!g->pointwise) {                                                                                 \
+            col = mlrt_scratch((size_t)(g->kdim * j->tile) * sizeof(T));                                     \
+            if (!col) { atomic_store(&j->failed, 1); return; }                                               \
+        }                                                                                                    \
+        int64_t have = -1; /* which (image, group, tile) col holds */                                       \
+        for (int64_t t = begin; t < end; ++t) {                                                              \
+            int64_t mb = t % j->n_mblocks, r = t / j->n_mblocks;                                             \
+            int64_t ct = r % j->n_tiles, ng = r / j->n_tiles;                                                \
+            int64_t n = ng / g->G, grp = ng % g->G;                                                          \
+            int64_t c0 = ct * j->tile, tw = g->out_size - c0 < j->tile ? g->out_size - c0 : j->tile;         \
+            int64_t m0 = mb * j->mblock, mw = g->Mg - m0 < j->mblock ? g->Mg - m0 : j->mblock;               \
+            if (tw <= 0 || mw <= 0) continue;                                                                \
+            const T *xg = x + (n * g->C + grp * g->Cg) * g->in_size;                                         \
+            const T *wg = w + (grp * g->Mg + m0) * g->kdim;                                                  \
+            T *yg = y + (n * g->M + grp * g->Mg + m0) * g->out_size + c0;                                    \
+            if (g->pointwise) {                                                                              \
+                GEMM(NULL, false, false, mw, tw, g->kdim, 1, wg, g->kdim, xg + c0, g->in_size, 0, yg,        \
+                     g->out_size);                                                                           \
+            } else {                                                                                         \
+                if (have != r) {                                                                             \
+                    if (g->nd == 2) im2col_2d_##NAME(xg, g, c0, tw, col);                                    \
+                    else im2col_nd_##NAME(xg, g, c0, tw, col);                                               \
+                    have = r;                                                                                \
+                }                                                                                            \
+                GEMM(NULL, false, false, mw, tw, g->kdim, 1, wg, g->kdim, col, tw, 0, yg, g->out_size);      \
+            }                                                                                                \
+            epilogue_##NAME(yg, mw, tw, g->out_size, b ? b + grp * g->Mg + m0 : NULL, j->activation);        \
+        }                                                                                                    \
+    }                                                                                                        \
+                                                                                                             \
+    /* Depthwise 2-D: each (image, output channel) plane from its one input plane. */                       \
+    __attribute__((target_clones("default", "arch=x86-64-v3", "arch=x86-64-v4")))                            \
+    static void dw_plane_##NAME(const T *xp, const T *wp, T *yp, const conv_geom *g, T bias, int64_t act) {  \
+        int64_t H = g->in[0], Wd = g->in[1], OH = g->out[0], OW = g->out[1], KH = g->k[0], KW = g->k[1];     \
+        int64_t sh = g->s[0], sw = g->s[1], dh = g->d[0], dw = g->d[1], ph = g->pb[0], pw = g->pb[1];       \
+        for (int64_t oh = 0; oh < OH; ++oh) {                                                                \
+            T *yr = yp + oh * OW;                                                                            \
+            for (int64_t ow = 0; ow < OW; ++ow) yr[ow] = bias;                                               \
+            for (int64_t kh = 0; kh < KH; ++kh) {                                                            \
+                int64_t ih = oh * sh - ph + kh * dh;                                                         \
+                if (ih < 0 || ih >= H) continue;                                                             \
+                const T *xr = xp + ih * Wd;                                                                  \
+                for (int64_t kw = 0; kw < KW; ++kw) {                                                        \
+                    T wv = wp[kh * KW + kw];                                                                 \
+                    int64_t off = kw * dw - pw;                                                              \
+                    int64_t lo = off >= 0 ? 0 : (-off + sw - 1) / sw;                                        \
+                    int64_t hi = Wd - off > 0 ? (Wd - off + sw - 1) / sw : 0;                                \
+                    if (hi > OW) hi = OW;                                                                    \
+                    if (sw == 1) {                                                                           \
+                        const T *xs = xr + off;                                                              \
+                        for (int64_t ow = lo; ow < hi; ++ow) yr[ow] += wv * xs[ow];                          \
+                    } else if (sw == 2) {                                                                    \
+                        const T *xs = xr + off;                                                              \
+                        for (int64_t ow = lo; ow < hi; ++ow) yr[ow] += wv * xs[2 * ow];                      \
+                    } else {                                                                                 \
+                        for (int64_t ow = lo; ow < hi; ++ow) yr[ow] += wv * xr[ow * sw + off];               \
+                    }                                                                                        \
+                }                                                                                            \
+            }                                                                                                \
+            if (act == 1)                                                                                    \
+                for (int64_t ow = 0; ow < OW; ++ow) yr[ow] = yr[ow] > 0 ? yr[ow] : (yr[ow] != yr[ow] ? yr[ow] : 0); \
+        }                                                                                                    \
+    }                                                                                                        \
+                                                                                                             \
+    static void dw_tasks_##NAME(void *arg, int64_t begin, int64_t end) {                                     \
+        const conv_job *j = arg;                                                                             \
+        const conv_geom *g = &j->g;                                                                          \
+        const T *x = j->x, *w = j->w, *b = j->b;                                                             \
+        T *y = j->y;                                                                                         \
+        for (int64_t t = begin; t < end; ++t) { /* t = n * M + m; input channel m / Mg */                   \
+            int64_t n = t / g->M, m = t % g->M;                                                              \
+            dw_plane_##NAME(x + (n * g->C + m / g->Mg) * g->in_size, w + m * g->k_size,                      \
+                            y + t * g->out_size, g, b ? b[m] : 0, j->activation);                            \
+        }                                                                                                    \
+    }
+
+typedef struct conv_job {
+    conv_geom g;
+    const void *x, *w, *b;
+    void *y;
+    int64_t tile, n_tiles, mblock, n_mblocks, activation;
+    atomic_int failed;
+} conv_job;
+
+DEFINE_CONV(float, mlrt_sgemm, f32)
+DEFINE_CONV(double, mlrt_dgemm, f64)
+
+static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+/* Cut the work into tasks: whole (image, group) products, then column tiles that
+ * bound the im2col buffer, then more tiles (or filter blocks) until the threads get
+ * equal shares. */
+static void conv_plan(conv_job *j, int64_t threads) {
+    const conv_geom *g = &j->g;
+    int64_t base = g->N * g->G;
+    j->n_tiles = 1, j->n_mblocks = 1, j->mblock = g->Mg;
+    if (!g->pointwise) {
+        int64_t limit = CONV_TILE_ELEMS / g->kdim;
+        if (limit < 16) limit = 16;
+        j->n_tiles = ceil_div(g->out_size, limit);
+    }
+    int64_t f = 1;
+    while (threads > 1 && (base * j->n_tiles * f) % threads != 0 && base * j->n_tiles * f < 8 * threads) ++f;
+    if (f > 1) {
+        if (ceil_div(g->out_size, j->n_tiles * f) >= 32 || g->Mg < 2 * f)
+            j->n_tiles *= f;
+        else
+            j->n_mblocks = f;
+    }
+    j->tile = ceil_div(g->out_size, j->n_tiles);
+    if (j->tile > 16 && j->n_tiles > 1) j->tile = ceil_div(j->tile, 16) * 16;
+    if (j->tile < 1) j->tile = 1;
+    j->n_tiles = ceil_div(g->out_size, j->tile);
+    j->mblock = ceil_div(g->Mg, j->n_mblocks);
+    j->n_mblocks = ceil_div(g->Mg, j->mblock);
+}
+
+static int k_conv(const mlrt_context *ctx, const mlrt_tensor *in, int32_t n_in, mlrt_tensor *out, int32_t n_out,
+                  const void *params, size_t params_size) {
+    MLRT_PARAMS(mlrt_conv_params, p, params, params_size);
+    MLRT_CHECK((n_in == 2 || n_in == 3) && n_out == 1, "Conv: expects 2 or 3 inputs and 1 output");
+    const mlrt_tensor *B = n_in == 3 && mlrt_present(&in[2]) ? &in[2] : NULL;
+    conv_job j = {.x = in[0].data, .w = in[1].data, .b = B ? B->data : NULL, .y = out[0].data,
+                  .activation = p->activation};
+    int status = conv_setup(p, &in[0], &in[1], B, &out[0], &j.g);
+    if (status) return status;
+    int32_t dtype = out[0].dtype;
+    if (dtype != MLRT_FLOAT && dtype != MLRT_DOUBLE)
+        return mlrt_fail(MLRT_ERR_NOT_IMPLEMENTED, "Conv: element type %d not supported", dtype);
+    if (mlrt_numel(&out[0]) == 0) return MLRT_OK;
+    atomic_init(&j.failed, 0);
+    if (j.g.kdim == 0) { /* no input channels or an empty kernel: bias only */
+        j.g.pointwise = false;
+        j.tile = j.g.out_size, j.n_tiles = 1, j.mblock = j.g.Mg, j.n_mblocks = 1;
+        int64_t planes = j.g.N * j.g.M;
+        for (int64_t t = 0; t < planes; ++t) {
+            int64_t m = t % j.g.M;
+            if (dtype == MLRT_FLOAT) {
+                float *y = (float *)j.y + t * j.g.out_size, bv = B ? ((const float *)j.b)[m] : 0;
+                for (int64_t i = 0; i < j.g.out_size; ++i) y[i] = p->activation == 1 && bv < 0 ? 0 : bv;
+            } else {
+                double *y = (double *)j.y + t * j.g.out_size, bv = B ? ((const double *)j.b)[m] : 0;
+                for (int64_t i = 0; i < j.g.out_size; ++i) y[i] = p->activation == 1 && bv < 0 ? 0 : bv;
+            }
+        }
+        return MLRT_OK;
+    }
+    if (j.g.depthwise) {
+        int64_t planes = j.g.N * j.g.M;
+        int64_t work = j.g.out_size * j.g.k_size;
+        mlrt_parallel_for(ctx, planes, work >= 65536 ? 1 : 65536 / (work + 1) + 1,
+                          dtype == MLRT_FLOAT ? dw_tasks_f32 : dw_tasks_f64, &j);
+        return MLRT_OK;
+    }
+    conv_plan(&j, mlrt_ctx_threads(ctx));
+    int64_t tasks = j.g.N * j.g.G * j.n_tiles * j.n_mblocks;
+    double flops = (double)j.g.N * (double)j.g.M * (double)j.g.out_size * (double)j.g.kdim;
+    mlrt_range_fn fn = dtype == MLRT_FLOAT ? conv_tasks_f32 : conv_tasks_f64;
+    if (flops < 65536.0)
+        fn(&j, 0, tasks);
+    else
+        mlrt_parallel_for(ctx, tasks, 1, fn, &j);
+    if (atomic_load(&j.failed))
+        return mlrt_fail(MLRT_ERR_OUT_OF_MEMORY, "Conv: cannot allocate the im2col buffer (%lld bytes)",
+                         (long long)(j.g.kdim * j.tile * (int64_t)mlrt_dtype_size(dtype)));
+    return MLRT_OK;
+}
+
+MLRT_KERNEL(conv, "Conv", "", 1, MLRT_OPSET_MAX, MLRT_MASK_FLOATS, k_conv);

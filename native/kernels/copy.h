@@ -1,0 +1,30 @@
+/* copy.h -- parameter blocks of the copy family (copy.c). */
+#ifndef MLRT_KERNELS_COPY_H
+#define MLRT_KERNELS_COPY_H
+#include <stdint.h>
+
+/* The strided copy: the input descriptor is a view (shape in output order, element
+ * strides) starting `offset` elements into a buffer of `src_numel` elements. */
+typedef struct mlrt_copy_params {
+    int64_t offset;
+    int64_t src_numel;
+} mlrt_copy_params;
+
+/* Dropout in inference: y = x; the optional mask is filled with this bit pattern
+ * (the value "true"/"1" of the mask's element type, little-endian). */
+typedef struct mlrt_dropout_params {
+    int64_t mask_bits;
+} mlrt_dropout_params;
+
+/* Trilu: keep the upper (1) or lower (0) triangle; k comes from input 1 at run time. */
+typedef struct mlrt_trilu_params {
+    int64_t upper;
+} mlrt_trilu_params;
+
+/* ReverseSequence: batch and time axes, normalised to {0, 1}. */
+typedef struct mlrt_reverse_sequence_params {
+    int64_t batch_axis;
+    int64_t time_axis;
+} mlrt_reverse_sequence_params;
+
+#endif

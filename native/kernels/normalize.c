@@ -1,0 +1,223 @@
+/* normalize.c -- LayerNormalization, InstanceNormalization, GroupNormalization,
+ * MeanVarianceNormalization, LpNormalization.
+ *
+ * One walk serves them all.  The Python semantics hand X over as a view whose
+ * first n_kept dims pick a group and whose remaining dims are the group's
+ * elements; scale and bias, when present, are views of the same shape (stride 0
+ * where they broadcast), and Y is written at X's element offsets.  Per group:
+ *   standard (Layer/Instance/Group)  y = (x - mean) / sqrt(var + eps) * scale + bias
+ *   MVN                              y = (x - mean) / (sqrt(var) + eps)
+ *   L1 / L2                          y = x / norm, 0 where the norm is 0
+ * Statistics are taken in double, in two passes (mean, then squared deviations).
+ * LayerNormalization may also emit each group's mean and 1/sqrt(var + eps). */
+#include <math.h>
+
+#include "internal.h"
+#include "normalize.h"
+
+typedef enum { N_STANDARD, N_MVN, N_L1, N_L2 } nmode;
+
+typedef struct norm_job {
+    const void *x, *scale, *bias;
+    void *y, *mean, *inv_std;
+    int32_t mean_dtype, inv_dtype;
+    nmode mode;
+    double eps;
+    int32_t n_kept, n_red;
+    int64_t kshape[MLRT_MAX_RANK], rshape[MLRT_MAX_RANK];
+    int64_t kx[MLRT_MAX_RANK], ks[MLRT_MAX_RANK], kb[MLRT_MAX_RANK];  /* kept strides of x, scale, bias */
+    int64_t rx[MLRT_MAX_RANK], rs[MLRT_MAX_RANK], rb[MLRT_MAX_RANK];  /* reduced strides */
+    int64_t count, rows;  /* elements per group; lines per group (the last reduced dim is the line) */
+} norm_job;
+
+/* element offsets (x, scale, bias) of line r of a group */
+static inline void line_offsets(const norm_job *j, int64_t r, int64_t *ox, int64_t *os, int64_t *ob) {
+    *ox = *os = *ob = 0;
+    for (int32_t d = j->n_red - 2; d >= 0; --d) {
+        int64_t i = r % j->rshape[d];
+        r /= j->rshape[d];
+        *ox += i * j->rx[d];
+        *os += i * j->rs[d];
+        *ob += i * j->rb[d];
+    }
+}
+
+static inline void store(void *base, int32_t dtype, int64_t i, double v) {
+    if (!base) return;
+    if (dtype == MLRT_FLOAT) ((float *)base)[i] = (float)v;
+    else ((double *)base)[i] = v;
+}
+
+#define DEFINE_NORM(T, SUF)                                                                            \
+    static void norm_##SUF(void *arg, int64_t begin, int64_t end) {                                    \
+        const norm_job *j = arg;                                                                       \
+        const T *scale = j->scale, *bias = j->bias;                                                    \
+        int32_t last = j->n_red - 1;                                                                   \
+        int64_t len = j->rshape[last], sx = j->rx[last], ss = j->rs[last], sb = j->rb[last];            \
+        for (int64_t g = begin; g < end; ++g) {                                                        \
+            int64_t gx = 0, gs = 0, gb = 0;                                                            \
+            for (int64_t d = j->n_kept - 1, e = g; d >= 0; --d) {                                      \
+                int64_t i = e % j->kshape[d];                                                          \
+                e /= j->kshape[d];                                                                     \
+                gx += i * j->kx[d];                                                                    \
+                gs += i * j->ks[d];                                                                    \
+                gb += i * j->kb[d];                                                                    \
+            }                                                                                          \
+            const T *x = (const T *)j->x + gx;                                                         \
+            T *y = (T *)j->y + gx;                                                                     \
+            /* pass 1: sum, |x| or x^2 */                                                              \
+            double acc = 0.0;                                                                          \
+            for (int64_t r = 0; r < j->rows; ++r) {                                                    \
+                int64_t ox, os, ob;                                                                    \
+                line_offsets(j, r, &ox, &os, &ob);                                                     \
+                const T *p = x + ox;                                                                   \
+                double part[8] = {0};                                                                  \
+                int64_t i = 0;                                                                         \
+                if (sx == 1 && j->mode != N_L1) {                                                      \
+                    if (j->mode == N_L2)                                                               \
+                        for (; i + 8 <= len; i += 8)                                                   \
+                            for (int k = 0; k < 8; ++k) part[k] += (double)p[i + k] * (double)p[i + k]; \
+                    else                                                                               \
+                        for (; i + 8 <= len; i += 8)                                                   \
+                            for (int k = 0; k < 8; ++k) part[k] += (double)p[i + k];                   \
+                }                                                                                      \
+                for (; i < len; ++i) {                                                                 \
+                    double v = (double)p[i * sx];                                                      \
+                    part[0] += j->mode == N_L1 ? fabs(v) : j->mode == N_L2 ? v * v : v;               \
+                }                                                                                      \
+                for (int k = 0; k < 8; ++k) acc += part[k];                                            \
+            }                                                                                          \
+            double mean = 0.0, mul = 1.0;                                                              \
+            if (j->mode == N_L1 || j->mode == N_L2) {                                                  \
+                double norm = j->mode == N_L2 ? sqrt(acc) : acc;                                       \
+                mul = norm == 0.0 ? 0.0 : 1.0 / norm;                                                  \
+            } else {                                                                                   \
+                mean = acc / (double)j->count;                                                         \
+                double var = 0.0;                                                                      \
+                for (int64_t r = 0; r < j->rows; ++r) {                                                \
+                    int64_t ox, os, ob;                                                                \
+                    line_offsets(j, r, &ox, &os, &ob);                                                 \
+                    const T *p = x + ox;                                                               \
+                    double part[8] = {0};                                                              \
+                    int64_t i = 0;                                                                     \
+                    if (sx == 1)                                                                       \
+                        for (; i + 8 <= len; i += 8)                                                   \
+                            for (int k = 0; k < 8; ++k) {                                              \
+                                double d = (double)p[i + k] - mean;                                    \
+                                part[k] += d * d;                                                      \
+                            }                                                                          \
+                    for (; i < len; ++i) {                                                             \
+                        double d = (double)p[i * sx] - mean;                                           \
+                        part[0] += d * d;                                                              \
+                    }                                                                                  \
+                    for (int k = 0; k < 8; ++k) var += part[k];                                        \
+                }                                                                                      \
+                var /= (double)j->count;                                                               \
+                mul = j->mode == N_MVN ? 1.0 / (sqrt(var) + j->eps) : 1.0 / sqrt(var + j->eps);         \
+                store(j->mean, j->mean_dtype, g, mean);                                                \
+                store(j->inv_std, j->inv_dtype, g, mul);                                               \
+            }                                                                                          \
+            /* pass 3: y */                                                                            \
+            for (int64_t r = 0; r < j->rows; ++r) {                                                    \
+                int64_t ox, os, ob;                                                                    \
+                line_offsets(j, r, &ox, &os, &ob);                                                     \
+                const T *p = x + ox;                                                                   \
+                T *q = y + ox;                                                                         \
+                if (!scale) {                                                                          \
+                    if (sx == 1)                                                                       \
+                        for (int64_t i = 0; i < len; ++i) q[i] = (T)(((double)p[i] - mean) * mul);     \
+                    else                                                                               \
+                        for (int64_t i = 0; i < len; ++i) q[i * sx] = (T)(((double)p[i * sx] - mean) * mul); \
+                    continue;                                                                          \
+                }                                                                                      \
+                const T *sp = scale + gs + os;                                                         \
+                if (!bias) {                                                                           \
+                    for (int64_t i = 0; i < len; ++i)                                                  \
+                        q[i * sx] = (T)(((double)p[i * sx] - mean) * mul * (double)sp[i * ss]);        \
+                    continue;                                                                          \
+                }                                                                                      \
+                const T *bp = bias + gb + ob;                                                          \
+                if (sx == 1 && ss == 1 && sb == 1)                                                     \
+                    for (int64_t i = 0; i < len; ++i)                                                  \
+                        q[i] = (T)(((double)p[i] - mean) * mul * (double)sp[i] + (double)bp[i]);      \
+                else                                                                                   \
+                    for (int64_t i = 0; i < len; ++i)                                                  \
+                        q[i * sx] = (T)(((double)p[i * sx] - mean) * mul * (double)sp[i * ss] + (double)bp[i * sb]); \
+            }                                                                                          \
+        }                                                                                              \
+    }
+DEFINE_NORM(float, f32)
+DEFINE_NORM(double, f64)
+
+/* inputs: X, then (standard mode) scale and an optional bias;
+ * outputs: Y, then optionally the mean and 1/stddev of each group */
+static int run_norm(const mlrt_context *ctx, const mlrt_tensor *in, int32_t n_in, mlrt_tensor *out, int32_t n_out,
+                    const void *params, size_t params_size, nmode mode, bool affine) {
+    MLRT_CHECK(n_in >= 1 && n_in <= 3 && n_out >= 1 && n_out <= 3, "expects 1 to 3 inputs and 1 to 3 outputs");
+    MLRT_CHECK(affine || n_in == 1, "takes 1 input");
+    MLRT_CHECK(!affine || n_in >= 2, "needs a scale input");
+    MLRT_PARAMS(mlrt_normalize_params, p, params, params_size);
+    const mlrt_tensor *x = &in[0];
+    mlrt_tensor *y = &out[0];
+    MLRT_CHECK(x->dtype == MLRT_FLOAT || x->dtype == MLRT_DOUBLE, "element type %d not supported", x->dtype);
+    MLRT_CHECK(y->dtype == x->dtype && mlrt_numel(y) == mlrt_numel(x) && mlrt_is_contiguous(y),
+               "Y must be a contiguous tensor of X's type and size");
+    MLRT_CHECK(p->n_kept >= 0 && p->n_kept < x->rank, "n_kept %lld leaves no normalised dim of the rank-%d view",
+               (long long)p->n_kept, x->rank);
+    norm_job job = {.x = x->data, .y = y->data, .mode = mode, .eps = p->epsilon,
+                    .n_kept = (int32_t)p->n_kept, .n_red = x->rank - (int32_t)p->n_kept, .count = 1, .rows = 1};
+    for (int32_t k = 1; k < n_in; ++k) {
+        if (!mlrt_present(&in[k])) continue;
+        MLRT_CHECK(in[k].dtype == x->dtype && mlrt_same_shape(&in[k], x), "input %d must be a view of X's shape and type", k);
+    }
+    const mlrt_tensor *scale = n_in > 1 && mlrt_present(&in[1]) ? &in[1] : NULL;
+    const mlrt_tensor *bias = n_in > 2 && mlrt_present(&in[2]) ? &in[2] : NULL;
+    MLRT_CHECK(!affine || scale, "needs a scale input");
+    job.scale = scale ? scale->data : NULL;
+    job.bias = bias ? bias->data : NULL;
+    int64_t groups = 1;
+    for (int32_t d = 0; d < x->rank; ++d) {
+        MLRT_CHECK(x->shape[d] >= 0, "negative extent");
+        bool kept = d < job.n_kept;
+        int32_t i = kept ? d : d - job.n_kept;
+        (kept ? job.kshape : job.rshape)[i] = x->shape[d];
+        (kept ? job.kx : job.rx)[i] = x->strides[d];
+        (kept ? job.ks : job.rs)[i] = scale ? scale->strides[d] : 0;
+        (kept ? job.kb : job.rb)[i] = bias ? bias->strides[d] : 0;
+        if (kept) groups *= x->shape[d];
+        else job.count *= x->shape[d];
+    }
+    for (int32_t d = 0; d < job.n_red - 1; ++d) job.rows *= job.rshape[d];
+    for (int32_t k = 1; k < n_out && k < 3; ++k) {
+        if (!mlrt_present(&out[k])) continue;
+        MLRT_CHECK(out[k].dtype == MLRT_FLOAT || out[k].dtype == MLRT_DOUBLE, "output %d must be float or double", k);
+        MLRT_CHECK(mlrt_numel(&out[k]) == groups && mlrt_is_contiguous(&out[k]), "output %d must hold one value per group", k);
+        if (k == 1) { job.mean = out[k].data; job.mean_dtype = out[k].dtype; }
+        else { job.inv_std = out[k].data; job.inv_dtype = out[k].dtype; }
+    }
+    if (groups == 0) return MLRT_OK;
+    mlrt_range_fn fn = x->dtype == MLRT_FLOAT ? norm_f32 : norm_f64;
+    mlrt_parallel_for(ctx, groups, 32768 / (job.count + 1) + 1, fn, &job);
+    return MLRT_OK;
+}
+
+#define NORM_KERNEL(NAME, MODE, AFFINE)                                                               \
+    static int k_##NAME(const mlrt_context *ctx, const mlrt_tensor *in, int32_t n_in, mlrt_tensor *out, \
+                        int32_t n_out, const void *params, size_t params_size) {                      \
+        return run_norm(ctx, in, n_in, out, n_out, params, params_size, MODE, AFFINE);                \
+    }
+NORM_KERNEL(layer_norm, N_STANDARD, true)
+NORM_KERNEL(mvn, N_MVN, false)
+
+static int k_lp_norm(const mlrt_context *ctx, const mlrt_tensor *in, int32_t n_in, mlrt_tensor *out, int32_t n_out,
+                     const void *params, size_t params_size) {
+    MLRT_PARAMS(mlrt_normalize_params, p, params, params_size);
+    MLRT_CHECK(p->p == 1 || p->p == 2, "p must be 1 or 2, not %lld", (long long)p->p);
+    return run_norm(ctx, in, n_in, out, n_out, params, params_size, p->p == 1 ? N_L1 : N_L2, false);
+}
+
+MLRT_KERNEL(layer_norm, "LayerNormalization", "", 17, MLRT_OPSET_MAX, MLRT_MASK_FLOATS, k_layer_norm);
+MLRT_KERNEL(instance_norm, "InstanceNormalization", "", 1, MLRT_OPSET_MAX, MLRT_MASK_FLOATS, k_layer_norm);
+MLRT_KERNEL(group_norm, "GroupNormalization", "", 18, MLRT_OPSET_MAX, MLRT_MASK_FLOATS, k_layer_norm);
+MLRT_KERNEL(mvn, "MeanVarianceNormalization", "", 1, MLRT_OPSET_MAX, MLRT_MASK_FLOATS, k_mvn);
+MLRT_KERNEL(lp_norm, "LpNormalization", "", 1, MLRT_OPSET_MAX, MLRT_MASK_FLOATS, k_lp_norm);

@@ -1,0 +1,326 @@
+/* pool.c -- MaxPool (with optional Indices), AveragePool, LpPool, GlobalAveragePool,
+ * GlobalMaxPool.
+ *
+ * Output sizes and pads are resolved by the Python semantics (auto_pad, ceil_mode);
+ * the kernel clips every window to the input, so any output size is memory-safe.
+ * 1-D and 2-D pooling without Indices sweeps whole rows: for each kernel tap the
+ * output row is combined with a (strided) input row, which vectorises; a window's
+ * element count is separable, so averages divide by count_h * count_w.  Other ranks
+ * and MaxPool with Indices walk each window.  Planes (image, channel) are spread over
+ * the intra-op pool. */
+#include <math.h>
+#include <stdlib.h>
+
+#include "internal.h"
+#include "pool.h"
+
+#define POOL_MAX_SPATIAL 6
+
+typedef enum { POOL_MAX, POOL_AVG, POOL_LP } pool_kind;
+
+typedef struct pool_job {
+    pool_kind kind;
+    int32_t dtype;
+    int32_t nd;                                 /* spatial rank as computed (1-D runs as 2-D) */
+    int64_t in[POOL_MAX_SPATIAL], k[POOL_MAX_SPATIAL], out[POOL_MAX_SPATIAL];
+    int64_t s[POOL_MAX_SPATIAL], d[POOL_MAX_SPATIAL], pb[POOL_MAX_SPATIAL], pe[POOL_MAX_SPATIAL];
+    int64_t in_size, out_size, k_size;
+    bool include_pad;
+    int64_t storage_order;
+    double p;
+    const void *x;
+    void *y;
+    int64_t *indices;
+    /* 2-D sweep: per output row / column, taps inside the input and inside the padded input */
+    int64_t *valid_h, *valid_w, *padded_h, *padded_w;
+} pool_job;
+
+/* Taps of window o (start o*s - pb, step d, k taps) that fall in [lo, hi). */
+static int64_t taps_in(int64_t o, int64_t s, int64_t pb, int64_t d, int64_t k, int64_t lo, int64_t hi) {
+    int64_t start = o * s - pb, n = 0;
+    for (int64_t t = 0; t < k; ++t) {
+        int64_t at = start + t * d;
+        n += at >= lo && at < hi;
+    }
+    return n;
+}
+
+/* ---- 2-D row sweep ------------------------------------------------------------------------------ */
+
+/* Combine output row yr with input row xr for one tap: ow in [lo, hi) reads xr[ow * sw + off]. */
+#define SWEEP(T, OPEXPR)                                                                     \
+    do {                                                                                  \
+        if (sw == 1) {                                                                    \
+            const T *xs = xr + off;                                                       \
+            for (int64_t ow = lo; ow < hi; ++ow) { T v = xs[ow]; OPEXPR; }                \
+        } else if (sw == 2) {                                                             \
+            const T *xs = xr + off;                                                       \
+            for (int64_t ow = lo; ow < hi; ++ow) { T v = xs[2 * ow]; OPEXPR; }            \
+        } else {                                                                          \
+            for (int64_t ow = lo; ow < hi; ++ow) { T v = xr[ow * sw + off]; OPEXPR; }     \
+        }                                                                                 \
+    } while (0)
+
+#define DEFINE_SWEEP(T, NAME, LOWEST, FLOATING, ABS)                                                            \
+    __attribute__((target_clones("default", "arch=x86-64-v3", "arch=x86-64-v4")))                          \
+    static void sweep_plane_##NAME(const pool_job *j, const T *x, T *y) {                                  \
+        int64_t H = j->in[0], Wd = j->in[1], OH = j->out[0], OW = j->out[1], KH = j->k[0], KW = j->k[1];   \
+        int64_t sh = j->s[0], sw = j->s[1], dh = j->d[0], dw = j->d[1], ph = j->pb[0], pw = j->pb[1];     \
+        for (int64_t oh = 0; oh < OH; ++oh) {                                                              \
+            T *yr = y + oh * OW;                                                                           \
+            T init = j->kind == POOL_MAX ? LOWEST : (T)0;                                                  \
+            for (int64_t ow = 0; ow < OW; ++ow) yr[ow] = init;                                             \
+            for (int64_t kh = 0; kh < KH; ++kh) {                                                          \
+                int64_t ih = oh * sh - ph + kh * dh;                                                       \
+                if (ih < 0 || ih >= H) continue;                                                           \
+                const T *xr = x + ih * Wd;                                                                 \
+                for (int64_t kw = 0; kw < KW; ++kw) {                                                      \
+                    int64_t off = kw * dw - pw;                                                            \
+                    int64_t lo = off >= 0 ? 0 : (-off + sw - 1) / sw;                                      \
+                    int64_t hi = Wd - off > 0 ? (Wd - off + sw - 1) / sw : 0;                              \
+                    if (hi > OW) hi = OW;                                                                  \
+                    if (j->kind == POOL_MAX) SWEEP(T, yr[ow] = v > yr[ow] ? v : yr[ow]);                      \
+                    else if (j->kind == POOL_AVG || !FLOATING) SWEEP(T, yr[ow] += v);                         \
+                    else if (j->p == 2.0) SWEEP(T, yr[ow] += v * v);                                          \
+                    else if (j->p == 1.0) SWEEP(T, yr[ow] += ABS(v));                                          \
+                    else SWEEP(T, yr[ow] += (T)pow(fabs((double)v), j->p));                                   \
+                }                                                                                          \
+            }                                                                                              \
+            for (int64_t ow = 0; ow < OW; ++ow) {                                                          \
+                int64_t valid = j->valid_h[oh] * j->valid_w[ow];                                           \
+                if (j->kind == POOL_MAX) {                                                                 \
+                    if (valid == 0) yr[ow] = 0;                                                            \
+                } else if (j->kind == POOL_AVG) {                                                          \
+                    int64_t n = j->include_pad ? j->padded_h[oh] * j->padded_w[ow] : valid;                \
+                    yr[ow] = (T)((double)yr[ow] / (double)n);                                              \
+                } else if (j->p == 2.0) {                                                                  \
+                    yr[ow] = (T)sqrt((double)yr[ow]);                                                      \
+                } else if (j->p != 1.0) {                                                                  \
+                    yr[ow] = (T)pow((double)yr[ow], 1.0 / j->p);                                           \
+                }                                                                                          \
+            }                                                                                              \
+        }                                                                                                  \
+    }
+
+#define NO_ABS(v) (v)
+DEFINE_SWEEP(float, f32, -INFINITY, 1, fabsf)
+DEFINE_SWEEP(double, f64, -INFINITY, 1, fabs)
+DEFINE_SWEEP(int8_t, i8, INT8_MIN, 0, NO_ABS)
+DEFINE_SWEEP(uint8_t, u8, 0, 0, NO_ABS)
+
+/* ---- any rank, window by window (also MaxPool's Indices) ---------------------------------------- */
+
+static double load(int32_t dtype, const void *p, int64_t i) {
+    switch (dtype) {
+    case MLRT_FLOAT: return ((const float *)p)[i];
+    case MLRT_DOUBLE: return ((const double *)p)[i];
+    case MLRT_INT8: return ((const int8_t *)p)[i];
+    default: return ((const uint8_t *)p)[i];
+    }
+}
+
+static void store(int32_t dtype, void *p, int64_t i, double v) {
+    switch (dtype) {
+    case MLRT_FLOAT: ((float *)p)[i] = (float)v; break;
+    case MLRT_DOUBLE: ((double *)p)[i] = v; break;
+    case MLRT_INT8: ((int8_t *)p)[i] = (int8_t)v; break;
+    default: ((uint8_t *)p)[i] = (uint8_t)v; break;
+    }
+}
+
+static void window_plane(const pool_job *j, int64_t plane) {
+    int32_t nd = j->nd;
+    int64_t oidx[POOL_MAX_SPATIAL] = {0}, kidx[POOL_MAX_SPATIAL];
+    int64_t xbase = plane * j->in_size, ybase = plane * j->out_size;
+    for (int64_t o = 0; o < j->out_size; ++o, mlrt_index_next(oidx, j->out, nd)) {
+        double acc = j->kind == POOL_MAX ? -INFINITY : 0.0;
+        int64_t valid = 0, padded = 0, best = -1;
+        for (int32_t d = 0; d < nd; ++d) kidx[d] = 0;
+        for (int64_t t = 0; t < j->k_size; ++t, mlrt_index_next(kidx, j->k, nd)) {
+            int64_t row = 0, col = 0, stride = 1;
+            bool inside = true, in_pad = true;
+            for (int32_t d = 0; d < nd; ++d) {
+                int64_t at = oidx[d] * j->s[d] - j->pb[d] + kidx[d] * j->d[d];
+                inside = inside && at >= 0 && at < j->in[d];
+                in_pad = in_pad && at >= -j->pb[d] && at < j->in[d] + j->pe[d];
+                row = row * j->in[d] + at;
+                col += at * stride;
+                stride *= j->in[d];
+            }
+            padded += in_pad;
+            if (!inside) continue;
+            double v = load(j->dtype, j->x, xbase + row);
+            if (j->kind == POOL_MAX) { /* NaN is skipped, like the row sweep's max */
+                if (v == v && (best < 0 || v > acc)) {
+                    acc = v;
+                    best = j->storage_order ? col : row;
+                }
+            } else if (j->kind == POOL_AVG) {
+                acc += v;
+            } else {
+                acc += j->p == 2.0 ? v * v : pow(fabs(v), j->p);
+            }
+            ++valid;
+        }
+        if (j->kind == POOL_MAX && valid == 0) acc = 0.0;
+        else if (j->kind == POOL_AVG) acc /= (double)(j->include_pad ? padded : valid);
+        else if (j->kind == POOL_LP) acc = j->p == 2.0 ? sqrt(acc) : pow(acc, 1.0 / j->p);
+        store(j->dtype, j->y, ybase + o, acc);
+        if (j->indices) j->indices[ybase + o] = best >= 0 ? xbase + best : -1;
+    }
+}
+
+static void pool_planes(void *arg, int64_t begin, int64_t end) {
+    const pool_job *j = arg;
+    bool sweep = j->nd == 2 && !j->indices;
+    size_t esize = mlrt_dtype_size(j->dtype);
+    for (int64_t plane = begin; plane < end; ++plane) {
+        if (!sweep) {
+            window_plane(j, plane);
+            continue;
+        }
+        const char *x = (const char *)j->x + (size_t)(plane * j->in_size) * esize;
+        char *y = (char *)j->y + (size_t)(plane * j->out_size) * esize;
+        switch (j->dtype) {
+        case MLRT_FLOAT: sweep_plane_f32(j, (const float *)x, (float *)y); break;
+        case MLRT_DOUBLE: sweep_plane_f64(j, (const double *)x, (double *)y); break;
+        case MLRT_INT8: sweep_plane_i8(j, (const int8_t *)x, (int8_t *)y); break;
+        case MLRT_UINT8: sweep_plane_u8(j, (const uint8_t *)x, (uint8_t *)y); break;
+        }
+    }
+}
+
+static int run_pool(const mlrt_context *ctx, const mlrt_tensor *in, int32_t n_in, mlrt_tensor *out, int32_t n_out,
+                    const void *params, size_t params_size, pool_kind kind) {
+    MLRT_PARAMS(mlrt_pool_params, p, params, params_size);
+    MLRT_CHECK(n_in == 1 && n_out >= 1 && n_out <= 2, "expects 1 input and 1 or 2 outputs");
+    const mlrt_tensor *X = &in[0];
+    mlrt_tensor *Y = &out[0], *I = n_out == 2 && mlrt_present(&out[1]) ? &out[1] : NULL;
+    int64_t nd = p->n_spatial;
+    MLRT_CHECK(nd >= 1 && nd <= POOL_MAX_SPATIAL, "%lld spatial dimensions (1..6 supported)", (long long)nd);
+    MLRT_CHECK(X->rank == nd + 2 && Y->rank == nd + 2, "X and Y must have rank %lld", (long long)(nd + 2));
+    MLRT_CHECK(Y->dtype == X->dtype, "Y must have X's element type");
+    MLRT_CHECK(mlrt_is_contiguous(X) && mlrt_is_contiguous(Y), "needs contiguous tensors");
+    MLRT_CHECK(Y->shape[0] == X->shape[0] && Y->shape[1] == X->shape[1], "Y must keep X's batch and channels");
+    MLRT_CHECK(!I || (kind == POOL_MAX && I->dtype == MLRT_INT64 && mlrt_same_shape(I, Y) && mlrt_is_contiguous(I)),
+               "Indices must be int64 of Y's shape");
+    bool floating = X->dtype == MLRT_FLOAT || X->dtype == MLRT_DOUBLE;
+    MLRT_CHECK(floating || (kind == POOL_MAX && (X->dtype == MLRT_INT8 || X->dtype == MLRT_UINT8)),
+               "element type %d not supported", X->dtype);
+    pool_job j = {.kind = kind, .dtype = X->dtype, .include_pad = p->count_include_pad != 0,
+                  .storage_order = p->storage_order, .p = p->p, .x = X->data, .y = Y->data,
+                  .indices = I ? I->data : NULL};
+    MLRT_CHECK(kind != POOL_LP || p->p > 0, "LpPool: p must be positive");
+    int32_t off = nd == 1 ? 1 : 0;
+    j.nd = (int32_t)nd + off;
+    if (off) j.in[0] = j.k[0] = j.out[0] = j.s[0] = j.d[0] = 1, j.pb[0] = j.pe[0] = 0;
+    j.in_size = j.out_size = j.k_size = 1;
+    for (int32_t i = 0; i < nd; ++i) {
+        int64_t k = p->kernel[i], s = p->strides[i], dl = p->dilations[i];
+        MLRT_CHECK(k >= 1 && s >= 1 && dl >= 1 && p->pads_begin[i] >= 0 && p->pads_end[i] >= 0,
+                   "bad kernel, stride, dilation or pad");
+        j.in[i + off] = X->shape[2 + i], j.out[i + off] = Y->shape[2 + i], j.k[i + off] = k;
+        j.s[i + off] = s, j.d[i + off] = dl, j.pb[i + off] = p->pads_begin[i], j.pe[i + off] = p->pads_end[i];
+        j.in_size *= X->shape[2 + i], j.out_size *= Y->shape[2 + i], j.k_size *= k;
+    }
+    int64_t planes = X->shape[0] * X->shape[1];
+    if (planes == 0 || j.out_size == 0) return MLRT_OK;
+    int64_t *counts = NULL;
+    if (j.nd == 2 && !I) {
+        int64_t OH = j.out[0], OW = j.out[1];
+        counts = malloc((size_t)(2 * (OH + OW)) * sizeof *counts);
+        if (!counts) return mlrt_fail(MLRT_ERR_OUT_OF_MEMORY, "cannot allocate pooling counts");
+        j.valid_h = counts, j.padded_h = counts + OH, j.valid_w = counts + 2 * OH, j.padded_w = counts + 2 * OH + OW;
+        for (int64_t o = 0; o < OH; ++o) {
+            j.valid_h[o] = taps_in(o, j.s[0], j.pb[0], j.d[0], j.k[0], 0, j.in[0]);
+            j.padded_h[o] = taps_in(o, j.s[0], j.pb[0], j.d[0], j.k[0], -j.pb[0], j.in[0] + j.pe[0]);
+        }
+        for (int64_t o = 0; o < OW; ++o) {
+            j.valid_w[o] = taps_in(o, j.s[1], j.pb[1], j.d[1], j.k[1], 0, j.in[1]);
+            j.padded_w[o] = taps_in(o, j.s[1], j.pb[1], j.d[1], j.k[1], -j.pb[1], j.in[1] + j.pe[1]);
+        }
+    }
+    int64_t work = j.out_size * j.k_size;
+    mlrt_parallel_for(ctx, planes, work >= 32768 ? 1 : 32768 / (work + 1) + 1, pool_planes, &j);
+    free(counts);
+    return MLRT_OK;
+}
+
+#define POOL_KERNEL(NAME, KIND)                                                                          \
+    static int k_##NAME(const mlrt_context *ctx, const mlrt_tensor *in, int32_t n_in, mlrt_tensor *out,  \
+                        int32_t n_out, const void *params, size_t params_size) {                         \
+        return run_pool(ctx, in, n_in, out, n_out, params, params_size, KIND);                           \
+    }
+POOL_KERNEL(maxpool, POOL_MAX)
+POOL_KERNEL(averagepool, POOL_AVG)
+POOL_KERNEL(lppool, POOL_LP)
+
+MLRT_KERNEL(maxpool, "MaxPool", "", 1, MLRT_OPSET_MAX, MLRT_MASK_FLOATS | MLRT_BIT(MLRT_INT8) | MLRT_BIT(MLRT_UINT8),
+            k_maxpool);
+MLRT_KERNEL(averagepool, "AveragePool", "", 1, MLRT_OPSET_MAX, MLRT_MASK_FLOATS, k_averagepool);
+MLRT_KERNEL(lppool, "LpPool", "", 1, MLRT_OPSET_MAX, MLRT_MASK_FLOATS, k_lppool);
+
+/* ---- global pooling: one value per (image, channel) plane ---------------------------------------- */
+
+typedef struct global_job {
+    const void *x;
+    void *y;
+    int64_t size;
+    int32_t dtype;
+    bool max;
+} global_job;
+
+static void global_planes(void *arg, int64_t begin, int64_t end) {
+    const global_job *j = arg;
+    for (int64_t plane = begin; plane < end; ++plane) {
+        if (j->dtype == MLRT_FLOAT) {
+            const float *x = (const float *)j->x + plane * j->size;
+            if (j->max) {
+                float m = x[0];
+                for (int64_t i = 1; i < j->size; ++i) m = x[i] > m ? x[i] : m;
+                ((float *)j->y)[plane] = m;
+            } else {
+                double s = 0;
+                for (int64_t i = 0; i < j->size; ++i) s += x[i];
+                ((float *)j->y)[plane] = (float)(s / (double)j->size);
+            }
+        } else {
+            const double *x = (const double *)j->x + plane * j->size;
+            double m = j->max ? x[0] : 0;
+            for (int64_t i = j->max ? 1 : 0; i < j->size; ++i) m = j->max ? (x[i] > m ? x[i] : m) : m + x[i];
+            ((double *)j->y)[plane] = j->max ? m : m / (double)j->size;
+        }
+    }
+}
+
+static int run_global(const mlrt_context *ctx, const mlrt_tensor *in, int32_t n_in, mlrt_tensor *out, int32_t n_out,
+                      bool max) {
+    MLRT_CHECK(n_in == 1 && n_out == 1, "expects 1 input and 1 output");
+    const mlrt_tensor *X = &in[0];
+    mlrt_tensor *Y = &out[0];
+    MLRT_CHECK(X->rank >= 2 && Y->rank == X->rank && Y->dtype == X->dtype, "Y must be X's rank and type");
+    MLRT_CHECK(X->dtype == MLRT_FLOAT || X->dtype == MLRT_DOUBLE, "element type %d not supported", X->dtype);
+    MLRT_CHECK(mlrt_is_contiguous(X) && mlrt_is_contiguous(Y), "needs contiguous tensors");
+    MLRT_CHECK(Y->shape[0] == X->shape[0] && Y->shape[1] == X->shape[1], "Y must keep X's batch and channels");
+    for (int32_t d = 2; d < Y->rank; ++d) MLRT_CHECK(Y->shape[d] == 1, "Y's spatial dimensions must be 1");
+    global_job j = {X->data, Y->data, 1, X->dtype, max};
+    for (int32_t d = 2; d < X->rank; ++d) j.size *= X->shape[d];
+    int64_t planes = X->shape[0] * X->shape[1];
+    if (planes == 0) return MLRT_OK;
+    MLRT_CHECK(j.size > 0, "cannot pool an empty spatial extent");
+    mlrt_parallel_for(ctx, planes, j.size >= 16384 ? 1 : 16384 / j.size + 1, global_planes, &j);
+    return MLRT_OK;
+}
+
+static int k_global_avg(const mlrt_context *ctx, const mlrt_tensor *in, int32_t n_in, mlrt_tensor *out, int32_t n_out,
+                        const void *params, size_t params_size) {
+    return run_global(ctx, in, n_in, out, n_out, false);
+}
+
+static int k_global_max(const mlrt_context *ctx, const mlrt_tensor *in, int32_t n_in, mlrt_tensor *out, int32_t n_out,
+                        const void *params, size_t params_size) {
+    return run_global(ctx, in, n_in, out, n_out, true);
+}
+
+MLRT_KERNEL(global_avg, "GlobalAveragePool", "", 1, MLRT_OPSET_MAX, MLRT_MASK_FLOATS, k_global_avg);
+MLRT_KERNEL(global_max, "GlobalMaxPool", "", 1, MLRT_OPSET_MAX, MLRT_MASK_FLOATS, k_global_max);

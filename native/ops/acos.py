@@ -1,0 +1,7 @@
+"""Acos: y = arccos x."""
+
+from ._elementwise import _Unary
+
+
+class Acos(_Unary):
+    pass

@@ -1,0 +1,7 @@
+"""Asin: y = arcsin x."""
+
+from ._elementwise import _Unary
+
+
+class Asin(_Unary):
+    pass

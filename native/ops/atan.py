@@ -1,0 +1,7 @@
+"""Atan: y = arctan x."""
+
+from ._elementwise import _Unary
+
+
+class Atan(_Unary):
+    pass

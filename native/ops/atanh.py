@@ -1,0 +1,7 @@
+"""Atanh: y = artanh x."""
+
+from ._elementwise import _Unary
+
+
+class Atanh(_Unary):
+    pass

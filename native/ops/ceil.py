@@ -1,0 +1,7 @@
+"""Ceil: y = ceil(x)."""
+
+from ._elementwise import _Unary
+
+
+class Ceil(_Unary):
+    pass

@@ -1,0 +1,30 @@
+"""ConstantOfShape: a tensor of the given shape filled with one value (default float 0)."""
+
+import numpy as np
+
+from ._base import Info, Op
+from ._shape import bits_of, ints
+
+
+class ConstantOfShape(Op):
+    attributes = {"value": None}
+    params = "mlrt_constant_of_shape_params"
+    value_inputs = (0,)
+
+    def fill(self) -> np.ndarray:
+        if self.a.value is None:
+            return np.zeros(1, np.float32)
+        value = np.asarray(self.a.value)
+        if value.size != 1:
+            raise self.fail(f"attribute 'value' must hold one element, not {value.size}")
+        return value.reshape(1)
+
+    def infer(self, inputs):
+        shape = tuple(ints(self.value_of(inputs, 0)))
+        if any(d < 0 for d in shape):
+            raise self.fail(f"shape {shape} has a negative dimension")
+        return [Info(self.fill().dtype, shape)]
+
+    def pack(self, inputs, outputs):
+        value = self.fill()
+        return {"value_bits": bits_of(value, value.dtype)}

@@ -1,0 +1,50 @@
+"""Conv: N-D convolution with groups, strides, dilations and pads (auto_pad resolved
+here); optional bias.  kernel_shape defaults to W's spatial shape."""
+
+import numpy as np
+
+from ._base import Info, Op
+from ._conv import pad6, per_dim, window_geometry
+
+
+class Conv(Op):
+    attributes = {"auto_pad": "NOTSET", "dilations": None, "group": 1, "kernel_shape": None, "pads": None,
+                  "strides": None}
+    params = "mlrt_conv_params"
+    tolerance = (1e-4, 1e-5)
+
+    def geometry(self, inputs):
+        x, w = self.need(inputs, 0), self.need(inputs, 1)
+        b = inputs[2] if len(inputs) > 2 else None
+        for i in (w, b):
+            if i is not None and np.dtype(i.dtype) != np.dtype(x.dtype):
+                raise self.fail(f"inputs have different element types: {np.dtype(x.dtype).name}, "
+                                f"{np.dtype(i.dtype).name}")
+        if x.rank < 3 or w.rank != x.rank:
+            raise self.fail(f"X {x.shape} and W {w.shape} must have the same rank >= 3")
+        n = x.rank - 2
+        group = int(self.a.group)
+        c, m = x.shape[1], w.shape[0]
+        if group < 1 or c % group or m % group:
+            raise self.fail(f"group {group} must divide the input channels {c} and the filters {m}")
+        if w.shape[1] != c // group:
+            raise self.fail(f"W has {w.shape[1]} channels per group, X has {c} / {group} = {c // group}")
+        kernel = per_dim(self, "kernel_shape", self.a.kernel_shape, n, 1, 1) if self.a.kernel_shape else list(w.shape[2:])
+        if list(kernel) != list(w.shape[2:]):
+            raise self.fail(f"kernel_shape {kernel} differs from W's spatial shape {list(w.shape[2:])}")
+        if b is not None and tuple(b.shape) != (m,):
+            raise self.fail(f"B has shape {b.shape}, expected ({m},)")
+        strides = per_dim(self, "strides", self.a.strides, n, 1, 1)
+        dilations = per_dim(self, "dilations", self.a.dilations, n, 1, 1)
+        out, begin, end = window_geometry(self, x.shape[2:], kernel, strides, dilations, self.a.pads,
+                                          self.a.auto_pad)
+        return (x.shape[0], m, *out), dict(group=group, n_spatial=n, kernel=pad6(kernel, 1),
+                                          strides=pad6(strides, 1), dilations=pad6(dilations, 1),
+                                          pads_begin=pad6(begin), pads_end=pad6(end), activation=0)
+
+    def infer(self, inputs):
+        shape, _ = self.geometry(inputs)
+        return [Info(inputs[0].dtype, tuple(shape))]
+
+    def pack(self, inputs, outputs):
+        return self.geometry(inputs)[1]

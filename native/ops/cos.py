@@ -1,0 +1,7 @@
+"""Cos: y = cos x."""
+
+from ._elementwise import _Unary
+
+
+class Cos(_Unary):
+    pass

@@ -1,0 +1,7 @@
+"""Cosh: y = cosh x."""
+
+from ._elementwise import _Unary
+
+
+class Cosh(_Unary):
+    pass

@@ -1,0 +1,15 @@
+"""Less: y = (a < b), elementwise with numpy broadcasting and a bool result.
+
+Before opset 7, `broadcast=1` with `axis` lines b up with a's dims at `axis`."""
+
+import numpy as np
+
+from ._elementwise import _Compare, _LegacyBroadcast
+
+
+class Less_1(_LegacyBroadcast):
+    out_dtype = np.bool_
+
+
+class Less_7(_Compare):
+    pass

@@ -1,0 +1,12 @@
+"""ReduceLogSumExp: log of the sum of exponentials (stable: max subtracted first) over the
+given axes (all by default), keeping them as size 1 if keepdims."""
+
+from ._reduce import _Reduce, _ReduceAxesInput
+
+
+class ReduceLogSumExp_1(_Reduce):
+    """axes as an attribute."""
+
+
+class ReduceLogSumExp_18(_ReduceAxesInput):
+    """axes as an optional input; noop_with_empty_axes."""

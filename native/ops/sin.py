@@ -1,0 +1,7 @@
+"""Sin: y = sin x."""
+
+from ._elementwise import _Unary
+
+
+class Sin(_Unary):
+    pass

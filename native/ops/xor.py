@@ -1,0 +1,15 @@
+"""Xor: y = a xor b, elementwise with numpy broadcasting and a bool result.
+
+Before opset 7, `broadcast=1` with `axis` lines b up with a's dims at `axis`."""
+
+import numpy as np
+
+from ._elementwise import _Compare, _LegacyBroadcast
+
+
+class Xor_1(_LegacyBroadcast):
+    out_dtype = np.bool_
+
+
+class Xor_7(_Compare):
+    pass

@@ -1,0 +1,121 @@
+"""Conv against onnx.reference: 1-D/2-D/3-D, groups and depthwise, strides, dilations,
+pads and auto_pad, bias, float64, the pointwise / depthwise / im2col paths, threads,
+edge values and bad input."""
+
+import numpy as np
+import pytest
+
+import mlrt
+from oracle import EDGE_VALUES, check_node, make_model, run_mlrt
+
+rng = np.random.default_rng(0)
+
+
+def conv(xs, ws, attrs=None, bias=True, dtype=np.float32, **kw):
+    x = rng.standard_normal(xs).astype(dtype)
+    w = rng.standard_normal(ws).astype(dtype)
+    inputs = [x, w] + ([rng.standard_normal(ws[0]).astype(dtype)] if bias else [])
+    return check_node("Conv", inputs, attrs or {}, **kw)
+
+
+CASES = [
+    ((1, 3, 7, 9), (4, 3, 3, 3), {}),                                                   # im2col, no pads
+    ((2, 4, 8, 8), (6, 2, 3, 3), {"group": 2, "pads": [1, 1, 1, 1]}),                     # grouped
+    ((1, 6, 9, 9), (6, 1, 3, 3), {"group": 6, "pads": [1, 1, 1, 1]}),                     # depthwise
+    ((1, 6, 9, 9), (12, 1, 3, 3), {"group": 6, "pads": [1, 0, 2, 1], "strides": [2, 2]}),  # depthwise x2
+    ((1, 6, 10, 11), (6, 1, 3, 3), {"group": 6, "pads": [1, 1, 1, 1], "strides": [2, 2]}),
+    ((1, 6, 10, 11), (6, 1, 5, 3), {"group": 6, "pads": [2, 1, 2, 1], "strides": [3, 1], "dilations": [2, 1]}),
+    ((2, 8, 13, 13), (16, 8, 1, 1), {}),                                                  # pointwise
+    ((1, 8, 13, 13), (16, 2, 1, 1), {"group": 4}),                                        # grouped pointwise
+    ((1, 8, 13, 13), (16, 8, 1, 1), {"strides": [2, 2]}),                                 # strided 1x1
+    ((1, 3, 13, 17), (5, 3, 3, 3), {"strides": [2, 3], "dilations": [2, 1], "pads": [3, 0, 1, 2]}),
+    ((1, 3, 13, 17), (5, 3, 3, 3), {"auto_pad": "SAME_UPPER", "strides": [2, 2]}),
+    ((1, 3, 13, 17), (5, 3, 4, 4), {"auto_pad": "SAME_LOWER", "strides": [2, 2]}),
+    ((1, 3, 13, 17), (5, 3, 3, 3), {"auto_pad": "VALID", "strides": [2, 2]}),
+    ((1, 3, 13, 17), (5, 3, 3, 3), {"kernel_shape": [3, 3], "pads": [1, 1, 1, 1]}),
+    ((2, 3, 20), (4, 3, 5), {"pads": [2, 1], "strides": [2]}),                           # 1-D
+    ((2, 4, 20), (4, 1, 3), {"group": 4, "pads": [1, 1], "dilations": [2]}),            # 1-D depthwise
+    ((1, 2, 5, 6, 7), (3, 2, 3, 2, 3), {"pads": [1, 0, 1, 1, 1, 0], "strides": [1, 2, 1]}),  # 3-D
+    ((1, 4, 5, 6, 7), (4, 1, 3, 3, 3), {"group": 4, "pads": [1, 1, 1, 1, 1, 1]}),         # 3-D depthwise
+    ((1, 2, 3, 4, 3, 4), (2, 2, 2, 2, 2, 2), {}),                                         # 4-D
+    ((1, 1, 1, 1), (1, 1, 1, 1), {}),
+    ((1, 3, 5, 5), (2, 3, 5, 5), {}),                                                     # window = input
+    ((1, 3, 2, 2), (2, 3, 3, 3), {"pads": [2, 2, 2, 2]}),                                 # mostly padding
+]
+
+
+@pytest.mark.parametrize("xs,ws,attrs", CASES)
+@pytest.mark.parametrize("bias", [False, True])
+def test_conv_cases(xs, ws, attrs, bias):
+    conv(xs, ws, attrs, bias)
+
+
+@pytest.mark.parametrize("xs,ws,attrs", CASES[:8] + CASES[14:18])
+def test_conv_float64(xs, ws, attrs):
+    conv(xs, ws, attrs, dtype=np.float64)
+
+
+@pytest.mark.parametrize("c", [1, 2, 13, 127])
+def test_conv_channel_sizes(c):
+    conv((1, c, 9, 9), (c, c, 3, 3), {"pads": [1, 1, 1, 1]})
+    conv((1, c, 9, 9), (c, 1, 3, 3), {"group": c, "pads": [1, 1, 1, 1]})
+
+
+@pytest.mark.parametrize("xs,ws,attrs", [
+    ((1, 64, 28, 28), (64, 64, 3, 3), {"pads": [1, 1, 1, 1]}),   # several column tiles
+    ((1, 256, 7, 7), (256, 256, 3, 3), {"pads": [1, 1, 1, 1]}),  # filter blocks
+    ((3, 32, 28, 28), (96, 32, 1, 1), {}),
+    ((1, 3, 64, 64), (16, 3, 7, 7), {"pads": [3, 3, 3, 3], "strides": [2, 2]}),
+    ((1, 96, 28, 28), (96, 1, 3, 3), {"group": 96, "pads": [1, 1, 1, 1], "strides": [2, 2]}),
+])
+def test_conv_large(xs, ws, attrs):
+    conv(xs, ws, attrs, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("attrs", [{"pads": [1, 1, 1, 1]}, {"group": 8, "pads": [1, 1, 1, 1]}, {}])
+def test_conv_threads_agree(attrs):
+    x = rng.standard_normal((2, 8, 37, 29)).astype(np.float32)
+    w = rng.standard_normal((16, 8 // attrs.get("group", 1), 3, 3)).astype(np.float32)
+    model = make_model("Conv", [x, w], attrs)
+    one = run_mlrt(model, [x, w], sess_options=_options(1))[0]
+    many = run_mlrt(model, [x, w], sess_options=_options(4))[0]
+    np.testing.assert_allclose(one, many, rtol=1e-5, atol=1e-5)
+
+
+def _options(threads):
+    import mlrt.lowlevel as ml
+    o = ml.SessionOptions()
+    o.intra_op_num_threads = threads
+    return o
+
+
+def test_conv_empty_batch():
+    conv((0, 3, 5, 5), (2, 3, 3, 3))
+
+
+def test_conv_edge_values():
+    x = np.resize(EDGE_VALUES, (1, 2, 5, 5)).astype(np.float32)
+    w = np.ones((3, 2, 1, 1), np.float32)
+    check_node("Conv", [x, w], {}, atol=1e-30)  # pointwise: inf and NaN propagate, denormals survive
+    check_node("Conv", [x, np.ones((2, 1, 3, 3), np.float32)], {"group": 2, "pads": [1, 1, 1, 1]})
+
+
+@pytest.mark.parametrize("xs,ws,attrs", [
+    ((1, 4, 5, 5), (2, 3, 3, 3), {}),                   # channels differ
+    ((1, 4, 5, 5), (3, 2, 3, 3), {"group": 2}),         # filters not divisible by group
+    ((1, 3, 5, 5), (2, 3, 3, 3), {"kernel_shape": [2, 2]}),
+    ((1, 3, 2, 2), (2, 3, 3, 3), {}),                   # window larger than input
+    ((1, 3, 5, 5), (2, 3, 3, 3), {"strides": [1]}),
+    ((1, 3, 5, 5), (2, 3, 3), {}),                      # rank mismatch
+])
+def test_conv_bad_input(xs, ws, attrs):
+    x = np.ones(xs, np.float32)
+    w = np.ones(ws, np.float32)
+    with pytest.raises(mlrt.MlrtError):
+        run_mlrt(make_model("Conv", [x, w], attrs), [x, w])
+
+
+def test_conv_bad_bias():
+    x, w, b = np.ones((1, 3, 5, 5), np.float32), np.ones((2, 3, 3, 3), np.float32), np.ones(3, np.float32)
+    with pytest.raises(mlrt.MlrtError):
+        run_mlrt(make_model("Conv", [x, w, b]), [x, w, b])

@@ -1,0 +1,183 @@
+"""LayerNormalization, InstanceNormalization, GroupNormalization (18 and 21),
+MeanVarianceNormalization and LpNormalization against onnx.reference."""
+
+import numpy as np
+import pytest
+
+import mlrt
+from mlrt.native.executor import run_eager
+from mlrt.native.ops import lookup
+from oracle import EDGE_SIZES, assert_same, check_node, make_model, run_mlrt, run_reference, tolerance
+
+rng = np.random.default_rng(0)
+
+
+def randn(*shape, dtype=np.float32, scale=1.0, shift=0.0):
+    return (rng.standard_normal(shape) * scale + shift).astype(dtype)
+
+
+# -- LayerNormalization ------------------------------------------------------------------------
+
+@pytest.mark.parametrize("axis", [0, 1, 2, 3, -1, -2, -3, -4])
+@pytest.mark.parametrize("with_bias", [True, False])
+def test_layer_norm_axes(axis, with_bias):
+    x = randn(2, 3, 4, 5, scale=2.0, shift=1.0)
+    tail = x.shape[axis:]
+    inputs = [x, randn(*tail)] + ([randn(*tail)] if with_bias else [])
+    check_node("LayerNormalization", inputs, {"axis": axis, "epsilon": 1e-3}, n_outputs=3)
+
+
+@pytest.mark.parametrize("n", EDGE_SIZES)
+def test_layer_norm_sizes(n):
+    x = randn(3, n, scale=3.0, shift=-2.0)
+    check_node("LayerNormalization", [x, randn(n), randn(n)], n_outputs=3)
+    check_node("LayerNormalization", [x, randn(3, n)], {"axis": 0})
+
+
+def test_layer_norm_transformer_shape():
+    x = randn(4, 64, 768)
+    check_node("LayerNormalization", [x, randn(768), randn(768)], {"epsilon": 1e-12}, n_outputs=1)
+
+
+def test_layer_norm_broadcast_scale():
+    x = randn(2, 3, 4, 5)
+    check_node("LayerNormalization", [x, randn(4, 1), randn(5)], {"axis": 2})
+    check_node("LayerNormalization", [x, randn(1), randn(1, 1, 5)], {"axis": 1})
+
+
+def test_layer_norm_float64_and_stats_type():
+    x = randn(3, 7, dtype=np.float64)
+    model = make_model("LayerNormalization", [x, randn(7, dtype=np.float64)], {}, n_outputs=3)
+    y, mean, inv = run_mlrt(model, [x, np.ones(7)])
+    assert y.dtype == np.float64 and mean.dtype == np.float32 and inv.dtype == np.float32  # stash_type 1
+    assert mean.shape == inv.shape == (3, 1)
+    np.testing.assert_allclose(mean[:, 0], x.mean(axis=1), rtol=1e-6)
+    np.testing.assert_allclose(y, (x - x.mean(1, keepdims=True)) / np.sqrt(x.var(1, keepdims=True) + 1e-5),
+                               rtol=1e-10)
+    check_node("LayerNormalization", [x, randn(7, dtype=np.float64), randn(7, dtype=np.float64)])
+
+
+def test_layer_norm_constant_rows_and_empty():
+    check_node("LayerNormalization", [np.full((3, 4), 2.5, np.float32), randn(4), randn(4)], n_outputs=3)
+    x = np.zeros((0, 4), np.float32)
+    assert run_mlrt(make_model("LayerNormalization", [x, randn(4)]), [x, randn(4)])[0].shape == (0, 4)
+
+
+def test_layer_norm_bad_input():
+    with pytest.raises(mlrt.MlrtError):
+        check_node("LayerNormalization", [randn(2, 3), randn(4)])
+    with pytest.raises(mlrt.MlrtError):
+        check_node("LayerNormalization", [randn(2, 3), randn(3)], {"axis": 2})
+
+
+# -- InstanceNormalization ------------------------------------------------------------------------
+
+@pytest.mark.parametrize("shape", [(2, 3, 5), (2, 3, 4, 5), (1, 4, 2, 3, 3), (3, 2), (2, 3, 127), (1, 2, 1, 1)])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_instance_norm(shape, dtype):
+    x = randn(*shape, dtype=dtype, scale=2.0, shift=0.5)
+    c = shape[1]
+    check_node("InstanceNormalization", [x, randn(c, dtype=dtype), randn(c, dtype=dtype)], {"epsilon": 1e-2})
+
+
+@pytest.mark.parametrize("opset", [6, 22])
+def test_instance_norm_opsets(opset):
+    x = randn(2, 3, 4, 4)
+    check_node("InstanceNormalization", [x, randn(3), randn(3)], opset=opset)
+
+
+def test_instance_norm_bad_scale():
+    with pytest.raises(mlrt.MlrtError):
+        check_node("InstanceNormalization", [randn(2, 3, 4), randn(4), randn(3)])
+
+
+# -- GroupNormalization ------------------------------------------------------------------------------
+
+GROUPS = [((2, 6, 4, 4), 3), ((2, 6, 4, 4), 1), ((2, 6, 4, 4), 6), ((3, 4, 5), 2), ((1, 8, 127), 4), ((2, 4), 2)]
+
+
+@pytest.mark.parametrize("shape,groups", GROUPS)
+def test_group_norm(shape, groups):
+    x = randn(*shape, scale=2.0, shift=1.0)
+    check_node("GroupNormalization", [x, randn(shape[1]), randn(shape[1])], {"num_groups": groups, "epsilon": 1e-3},
+               opset=21)
+
+
+@pytest.mark.parametrize("shape,groups", GROUPS)
+def test_group_norm_18(shape, groups):
+    # opset 18 (deprecated, so the ONNX checker refuses such models: run the node alone)
+    # takes scale and bias per group: the same as opset 21 with them repeated per channel
+    x = randn(*shape, scale=2.0, shift=1.0)
+    scale, bias = randn(groups), randn(groups)
+    node = make_model("GroupNormalization", [x, scale, bias], {"num_groups": groups}).graph.node[0]
+    got = run_eager(lookup("", "GroupNormalization", 18)(node, 18), [x, scale, bias], None)[0]
+    cpg = shape[1] // groups
+    expected = check_node("GroupNormalization", [x, np.repeat(scale, cpg), np.repeat(bias, cpg)],
+                          {"num_groups": groups}, opset=21)[0]
+    assert_same(got, expected, *tolerance("GroupNormalization", 18))
+
+
+def test_group_norm_float64():
+    x = randn(2, 6, 3, 3, dtype=np.float64)
+    check_node("GroupNormalization", [x, randn(6, dtype=np.float64), randn(6, dtype=np.float64)], {"num_groups": 2},
+               opset=21)
+
+
+def test_group_norm_bad_groups():
+    with pytest.raises(mlrt.MlrtError):
+        check_node("GroupNormalization", [randn(2, 6, 4), randn(6), randn(6)], {"num_groups": 4}, opset=21)
+    with pytest.raises(mlrt.MlrtError):  # opset 18 wants one scale per group
+        check_node("GroupNormalization", [randn(2, 6, 4), randn(6), randn(6)], {"num_groups": 3}, opset=18)
+
+
+# -- MeanVarianceNormalization -----------------------------------------------------------------------
+
+@pytest.mark.parametrize("axes", [None, [0, 2, 3], [1], [2, 3], [0, 1, 2, 3], [-1], [0, 3]])
+@pytest.mark.parametrize("opset", [9, 13])
+def test_mvn(axes, opset):
+    x = randn(3, 4, 5, 6, scale=3.0, shift=2.0)
+    check_node("MeanVarianceNormalization", [x], {} if axes is None else {"axes": axes}, opset=opset)
+
+
+def test_mvn_float64_and_sizes():
+    # onnx.reference cannot run the float64 function body (a float epsilon): compare to float32
+    x = randn(2, 3, 4, 5, dtype=np.float64)
+    got = run_mlrt(make_model("MeanVarianceNormalization", [x]), [x])[0]
+    x32 = x.astype(np.float32)
+    expected = run_reference(make_model("MeanVarianceNormalization", [x32]), [x32])[0]
+    assert_same(got.astype(np.float32), expected, *tolerance("MeanVarianceNormalization", 13))
+    for n in EDGE_SIZES:
+        check_node("MeanVarianceNormalization", [randn(n, 3, scale=5.0)], {"axes": [0]})
+
+
+# -- LpNormalization ----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("axis", [0, 1, 2, -1])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_lp_norm_l2(axis, dtype):
+    check_node("LpNormalization", [randn(3, 4, 5, dtype=dtype)], {"axis": axis, "p": 2})
+
+
+@pytest.mark.parametrize("axis", [0, 1, -1])
+def test_lp_norm_l1(axis):
+    # onnx.reference sums x rather than |x| for p = 1, so it is given non-negative input;
+    # the signed case is checked against the definition
+    x = np.abs(randn(3, 4, 5))
+    check_node("LpNormalization", [x], {"axis": axis, "p": 1})
+    x = randn(3, 4, 5)
+    got = run_mlrt(make_model("LpNormalization", [x], {"axis": axis, "p": 1}), [x])[0]
+    assert_same(got, x / np.abs(x).sum(axis=axis, keepdims=True), *tolerance("LpNormalization", 22))
+
+
+@pytest.mark.parametrize("n", EDGE_SIZES)
+def test_lp_norm_sizes_and_zeros(n):
+    x = randn(2, n)
+    x[0] = 0.0  # a zero norm gives 0, not NaN
+    check_node("LpNormalization", [x], {"axis": 1, "p": 2})
+    check_node("LpNormalization", [np.abs(x)], {"axis": 1, "p": 1})
+    check_node("LpNormalization", [x], {"axis": 0, "p": 2}, opset=1)
+
+
+def test_lp_norm_bad_p():
+    with pytest.raises(mlrt.MlrtError):
+        check_node("LpNormalization", [randn(2, 3)], {"p": 3})

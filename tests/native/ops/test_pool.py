@@ -1,0 +1,126 @@
+"""MaxPool, AveragePool, LpPool, GlobalAveragePool, GlobalMaxPool against
+onnx.reference: 1-D/2-D/3-D, strides, dilations, pads, auto_pad, ceil_mode,
+count_include_pad, Indices and storage_order, int8/uint8, edge values, bad input."""
+
+import numpy as np
+import pytest
+
+import mlrt
+from oracle import EDGE_SIZES, check_node, make_model, run_mlrt
+
+rng = np.random.default_rng(0)
+
+WINDOWS = [
+    ((1, 3, 8, 8), {"kernel_shape": [2, 2]}),
+    ((2, 3, 9, 11), {"kernel_shape": [3, 3], "strides": [2, 2]}),
+    ((1, 2, 9, 11), {"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 1, 1, 1]}),
+    ((1, 2, 9, 11), {"kernel_shape": [3, 2], "strides": [1, 3], "pads": [1, 0, 2, 1]}),
+    ((1, 2, 9, 11), {"kernel_shape": [3, 3], "strides": [2, 2], "dilations": [2, 1]}),
+    ((1, 2, 9, 11), {"kernel_shape": [3, 3], "auto_pad": "SAME_UPPER", "strides": [2, 2]}),
+    ((1, 2, 9, 11), {"kernel_shape": [2, 4], "auto_pad": "SAME_LOWER", "strides": [2, 3]}),
+    ((1, 2, 9, 11), {"kernel_shape": [3, 3], "auto_pad": "VALID", "strides": [2, 2]}),
+    ((1, 2, 10, 10), {"kernel_shape": [3, 3], "strides": [2, 2], "ceil_mode": 1}),
+    ((1, 2, 11, 10), {"kernel_shape": [2, 2], "strides": [2, 2], "ceil_mode": 1, "pads": [1, 0, 0, 1]}),
+    ((2, 3, 20), {"kernel_shape": [4], "strides": [3], "pads": [1, 2]}),
+    ((1, 2, 5, 6, 7), {"kernel_shape": [2, 3, 2], "strides": [1, 2, 2], "pads": [0, 1, 1, 1, 0, 1]}),
+    ((1, 1, 1, 1), {"kernel_shape": [1, 1]}),
+    ((1, 64, 56, 56), {"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 1, 1, 1]}),
+    ((1, 16, 27, 27), {"kernel_shape": [3, 3], "strides": [2, 2], "ceil_mode": 1}),
+]
+
+
+@pytest.mark.parametrize("op", ["MaxPool", "AveragePool", "LpPool"])
+@pytest.mark.parametrize("shape,attrs", WINDOWS)
+def test_pool_windows(op, shape, attrs):
+    if op == "LpPool" and attrs.get("ceil_mode"):
+        attrs = {k: v for k, v in attrs.items() if k != "ceil_mode"}
+    check_node(op, [rng.standard_normal(shape).astype(np.float32)], attrs)
+
+
+@pytest.mark.parametrize("shape,attrs", WINDOWS[:4] + WINDOWS[8:12])
+def test_averagepool_count_include_pad(shape, attrs):
+    check_node("AveragePool", [rng.standard_normal(shape).astype(np.float32)], {**attrs, "count_include_pad": 1})
+
+
+@pytest.mark.parametrize("op", ["MaxPool", "AveragePool", "LpPool"])
+def test_pool_float64(op):
+    check_node(op, [rng.standard_normal((2, 3, 9, 9))], {"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 1, 1, 1]})
+
+
+@pytest.mark.parametrize("p", [1, 2, 3])
+def test_lppool_p(p):
+    check_node("LpPool", [rng.standard_normal((1, 3, 8, 9)).astype(np.float32)], {"kernel_shape": [3, 2], "p": p})
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8])
+def test_maxpool_int8(dtype):
+    x = rng.integers(np.iinfo(dtype).min, np.iinfo(dtype).max, (2, 3, 9, 9), endpoint=True).astype(dtype)
+    check_node("MaxPool", [x], {"kernel_shape": [3, 3], "strides": [2, 2]})
+    check_node("MaxPool", [x], {"kernel_shape": [2, 2], "pads": [1, 1, 1, 1]})
+
+
+@pytest.mark.parametrize("shape,attrs", [((1, 3, 8, 9), {"kernel_shape": [3, 3], "strides": [2, 2]}),
+                                         ((2, 2, 9, 7), {"kernel_shape": [2, 3], "strides": [2, 1],
+                                                         "pads": [1, 1, 0, 1]}),
+                                         ((2, 2, 9, 7), {"kernel_shape": [3, 3], "dilations": [2, 2]}),
+                                         ((2, 3, 12), {"kernel_shape": [3], "strides": [2]})])
+@pytest.mark.parametrize("storage_order", [0, 1])
+def test_maxpool_indices(shape, attrs, storage_order):
+    x = rng.permutation(np.arange(np.prod(shape))).reshape(shape).astype(np.float32)  # unique maxima
+    check_node("MaxPool", [x], {**attrs, "storage_order": storage_order}, n_outputs=2)
+
+
+@pytest.mark.parametrize("n", EDGE_SIZES)
+def test_pool_edge_sizes(n):
+    x = rng.standard_normal((1, 2, n, 3)).astype(np.float32)
+    for op in ("MaxPool", "AveragePool"):
+        check_node(op, [x], {"kernel_shape": [1, 2]})
+    check_node("GlobalAveragePool", [x])
+    check_node("GlobalMaxPool", [x])
+
+
+@pytest.mark.parametrize("op", ["GlobalAveragePool", "GlobalMaxPool"])
+@pytest.mark.parametrize("shape", [(1, 3, 7, 7), (2, 5, 13), (1, 2, 3, 4, 5), (2, 1000, 1, 1), (0, 3, 4, 4),
+                                   (3, 4)])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_global_pool(op, shape, dtype):
+    check_node(op, [rng.standard_normal(shape).astype(dtype)])
+
+
+def test_pool_edge_values():
+    x = np.array([[[[1.0, np.inf, -np.inf, 2.0], [-np.inf, -np.inf, 3.0, 1e-40],
+                    [0.5, -0.0, 1e38, 3e38], [-1.0, 2.0, -3e38, -3e38]]]], np.float32)
+    for op in ("MaxPool", "AveragePool"):
+        check_node(op, [x], {"kernel_shape": [2, 2]})
+    check_node("GlobalMaxPool", [x])
+
+
+def test_maxpool_skips_nan():
+    x = np.array([[[[np.nan, 1.0], [2.0, np.nan]]]], np.float32)
+    y = run_mlrt(make_model("MaxPool", [x], {"kernel_shape": [2, 2]}), [x])[0]
+    assert y.ravel().tolist() == [2.0]
+
+
+def test_pool_empty_batch():
+    check_node("MaxPool", [np.ones((0, 3, 4, 4), np.float32)], {"kernel_shape": [2, 2]})
+
+
+@pytest.mark.parametrize("op,shape,attrs", [
+    ("MaxPool", (1, 3, 4, 4), {"kernel_shape": [5, 5]}),          # window larger than input
+    ("MaxPool", (1, 3, 4, 4), {"kernel_shape": [2]}),             # one value for two dims
+    ("AveragePool", (3, 4), {"kernel_shape": [2]}),               # no spatial dims
+    ("LpPool", (1, 3, 4, 4), {"kernel_shape": [2, 2], "p": 0}),
+    ("MaxPool", (1, 3, 4, 4), {"kernel_shape": [2, 2], "auto_pad": "BOGUS"}),
+    ("MaxPool", (1, 3, 4, 4), {"kernel_shape": [2, 2], "strides": [0, 1]}),
+    ("GlobalMaxPool", (3,), {}),
+])
+def test_pool_bad_input(op, shape, attrs):
+    x = np.ones(shape, np.float32)
+    with pytest.raises(mlrt.MlrtError):
+        run_mlrt(make_model(op, [x], attrs), [x])
+
+
+def test_maxpool_int_indices_type():
+    x = rng.standard_normal((1, 1, 4, 4)).astype(np.float32)
+    y, i = run_mlrt(make_model("MaxPool", [x], {"kernel_shape": [2, 2]}, n_outputs=2), [x])
+    assert i.dtype == np.int64 and i.shape == y.shape

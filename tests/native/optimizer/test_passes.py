@@ -1,0 +1,118 @@
+"""Each optimizer pass rewrites what it should, leaves what it must not, and never
+changes results (optimized vs unoptimized sessions agree)."""
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto as T
+from onnx import helper, numpy_helper
+
+import mlrt.lowlevel as ml
+
+rng = np.random.default_rng(0)
+
+
+def model(nodes, inits, inputs, outputs, ir_version=8, opset=17):
+    g = helper.make_graph(nodes, "g", inputs, outputs, [numpy_helper.from_array(v, k) for k, v in inits.items()])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
+    m.ir_version = ir_version
+    return m.SerializeToString()
+
+
+def session(m, level):
+    so = ml.SessionOptions()
+    so.graph_optimization_level = level
+    return ml.InferenceSession(m, so)
+
+
+def ops_after(m, level=ml.GraphOptimizationLevel.ORT_ENABLE_BASIC):
+    return [op for _, op, _ in session(m, level).get_node_assignment()]
+
+
+def agree(m, feeds, rtol=1e-5, atol=1e-5):
+    a = session(m, ml.GraphOptimizationLevel.ORT_DISABLE_ALL).run(None, feeds)
+    b = session(m, ml.GraphOptimizationLevel.ORT_ENABLE_ALL).run(None, feeds)
+    for x, y in zip(a, b):
+        np.testing.assert_allclose(y, x, rtol=rtol, atol=atol)
+
+
+def conv_inits(c_in=3, c_out=4, k=3, bias=True):
+    inits = {"W": rng.standard_normal((c_out, c_in, k, k)).astype(np.float32)}
+    if bias:
+        inits["B"] = rng.standard_normal(c_out).astype(np.float32)
+    return inits
+
+
+X = helper.make_tensor_value_info("x", T.FLOAT, [1, 3, 8, 8])
+Y = helper.make_tensor_value_info("y", T.FLOAT, None)
+
+
+@pytest.mark.parametrize("bias", [True, False])
+def test_conv_bn_fused(bias):
+    inits = conv_inits(bias=bias)
+    inits.update(scale=rng.uniform(0.5, 2, 4).astype(np.float32), beta=rng.standard_normal(4).astype(np.float32),
+                 mean=rng.standard_normal(4).astype(np.float32), var=rng.uniform(0.5, 2, 4).astype(np.float32))
+    conv_in = ["x", "W", "B"] if bias else ["x", "W"]
+    nodes = [helper.make_node("Conv", conv_in, ["c"], pads=[1, 1, 1, 1]),
+             helper.make_node("BatchNormalization", ["c", "scale", "beta", "mean", "var"], ["y"], epsilon=1e-3)]
+    m = model(nodes, inits, [X], [Y])
+    assert ops_after(m) == ["Conv"]
+    assert ops_after(m, ml.GraphOptimizationLevel.ORT_DISABLE_ALL) == ["Conv", "BatchNormalization"]
+    agree(m, {"x": rng.standard_normal((1, 3, 8, 8)).astype(np.float32)})
+
+
+def test_conv_bn_not_fused_when_conv_output_is_shared():
+    inits = conv_inits()
+    inits.update(s=np.ones(4, np.float32), b=np.zeros(4, np.float32), m=np.zeros(4, np.float32), v=np.ones(4, np.float32))
+    nodes = [helper.make_node("Conv", ["x", "W", "B"], ["c"]),
+             helper.make_node("BatchNormalization", ["c", "s", "b", "m", "v"], ["y"]),
+             helper.make_node("Relu", ["c"], ["z"])]
+    m = model(nodes, inits, [X], [Y, helper.make_tensor_value_info("z", T.FLOAT, None)])
+    assert "BatchNormalization" in ops_after(m)
+
+
+@pytest.mark.parametrize("const_shape", [(4, 1, 1), (1, 4, 1, 1), (1,), ()])
+def test_conv_mul_add_fused(const_shape):
+    inits = conv_inits()
+    inits["m"] = rng.uniform(0.5, 2, const_shape).astype(np.float32)
+    inits["a"] = rng.standard_normal(const_shape).astype(np.float32)
+    nodes = [helper.make_node("Conv", ["x", "W", "B"], ["c"]),
+             helper.make_node("Mul", ["c", "m"], ["d"]),
+             helper.make_node("Add", ["a", "d"], ["y"])]
+    m = model(nodes, inits, [X], [Y])
+    assert ops_after(m) == ["Conv"]
+    agree(m, {"x": rng.standard_normal((1, 3, 8, 8)).astype(np.float32)})
+
+
+def test_conv_mul_not_fused_for_spatial_constant():
+    inits = conv_inits()
+    inits["m"] = rng.standard_normal((1, 1, 6, 6)).astype(np.float32)
+    nodes = [helper.make_node("Conv", ["x", "W", "B"], ["c"]), helper.make_node("Mul", ["c", "m"], ["y"])]
+    m = model(nodes, inits, [X], [Y])
+    assert ops_after(m) == ["Conv", "Mul"]
+    agree(m, {"x": rng.standard_normal((1, 3, 8, 8)).astype(np.float32)})
+
+
+def test_identity_and_dropout_removed():
+    nodes = [helper.make_node("Identity", ["x"], ["a"]), helper.make_node("Dropout", ["a"], ["b"]),
+             helper.make_node("Relu", ["b"], ["c"]), helper.make_node("Identity", ["c"], ["y"])]
+    m = model(nodes, {}, [X], [Y])
+    assert ops_after(m) == ["Relu", "Identity"]  # the last Identity names a graph output: kept
+    agree(m, {"x": rng.standard_normal((1, 3, 8, 8)).astype(np.float32)})
+
+
+def test_constant_folding_respects_overridable_initializers():
+    inits = {"a": np.ones(3, np.float32), "b": np.full(3, 2, np.float32)}
+    nodes = [helper.make_node("Add", ["a", "b"], ["c"]), helper.make_node("Mul", ["x3", "c"], ["y"])]
+    x3 = helper.make_tensor_value_info("x3", T.FLOAT, [3])
+    b_in = helper.make_tensor_value_info("b", T.FLOAT, [3])
+    folded = model(nodes, inits, [x3], [Y])
+    assert ops_after(folded) == ["Mul"]
+    overridable = model(nodes, inits, [x3, b_in], [Y], ir_version=8)
+    assert ops_after(overridable) == ["Add", "Mul"]
+    s = session(overridable, ml.GraphOptimizationLevel.ORT_ENABLE_ALL)
+    x = np.ones(3, np.float32)
+    np.testing.assert_allclose(s.run(None, {"x3": x, "b": np.full(3, 5, np.float32)})[0], np.full(3, 6))
+    a_in = helper.make_tensor_value_info("a", T.FLOAT, [3])
+    old_ir = model(nodes, inits, [x3, a_in, b_in], [Y], ir_version=3)  # IR < 4: initializers are constants
+    assert ops_after(old_ir) == ["Mul"]
