@@ -21,7 +21,7 @@ log = logging.getLogger("mlrt")
 
 def _type_string(vt: graph_mod.ValueType) -> str:
     if vt.kind != "tensor":
-        return vt.kind
+        return vt.type_string or vt.kind
     if vt.elem_type == 0:
         return "tensor(undefined)"
     name = helper.tensor_dtype_to_string(vt.elem_type).replace("TensorProto.", "").lower()

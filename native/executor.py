@@ -236,8 +236,9 @@ class Program:
 
     # -- planning ------------------------------------------------------------------------
     def _signature(self, feeds):
-        if any(not isinstance(feeds[n], np.ndarray) for n in self.input_names if n in feeds):
-            return None  # sequences / optionals: always eager
+        if any(not isinstance(feeds[n], np.ndarray) or feeds[n].dtype.kind in "OUS"
+               for n in self.input_names if n in feeds):
+            return None  # sequences, optionals, strings: always eager
         return tuple((n, feeds[n].dtype.str, feeds[n].shape) for n in self.input_names if n in feeds)
 
     def _make_plan(self, feeds):
@@ -313,15 +314,15 @@ class Program:
         values.update(feeds)
         for op in self.ops:
             arrays = [values[n] if n else None for n in op.node.input]
-            if op.host or (any(a is not None and not isinstance(a, np.ndarray) for a in arrays)
-                           and type(op).run_host is not Op.run_host):
+            if op.host or (type(op).run_host is not Op.run_host and _needs_host(op, arrays)):
                 outs = op.run_host(arrays, _HostRuntime(self, values))
             else:
                 outs = run_eager(op, arrays, self.pool)
             for name, v in zip(op.node.output, outs):
                 if name:
                     values[name] = v
-        return {n: values[n] for n in self.output_names}
+        fed = {id(v) for v in feeds.values()}
+        return {n: (_copy_value(values[n]) if id(values[n]) in fed else values[n]) for n in self.output_names}
 
     # -- subgraphs (bodies of If / Loop / Scan) ----------------------------------------------
     def subprogram(self, body) -> "Program":
@@ -341,6 +342,24 @@ class Program:
         return names
 
 
+def _needs_host(op: Op, arrays) -> bool:
+    """A value a C kernel cannot take: a sequence, an empty optional, a string array."""
+    for name, a in zip(op.node.input, arrays):
+        if a is None and name:
+            return True
+        if a is not None and (not isinstance(a, np.ndarray) or a.dtype.kind in "OUS"):
+            return True
+    return False
+
+
+def _copy_value(v):
+    if isinstance(v, np.ndarray):
+        return v.copy()
+    if isinstance(v, list):
+        return [_copy_value(x) for x in v]
+    return v
+
+
 class _HostRuntime:
     """What a host operator may use: the values in scope and subgraph execution."""
 
@@ -353,7 +372,8 @@ class _HostRuntime:
         sub = self.program.subprogram(body)
         feeds = {v.name: x for v, x in zip(sub.graph.inputs, inputs)}
         for name in sub.graph.outer:
-            if name in self.values:
-                feeds[name] = self.values[name]
+            if name not in self.values:
+                raise InvalidModel(f"a subgraph reads '{name}', which is not defined in any enclosing graph")
+            feeds[name] = self.values[name]
         results = sub.run(feeds)
         return [results[n] for n in sub.output_names]

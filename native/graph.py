@@ -28,6 +28,7 @@ class ValueType:
     elem_type: int
     shape: tuple | None
     kind: str = "tensor"  # tensor, sequence, map, optional
+    type_string: str = ""  # onnxruntime's spelling for non-tensor types, e.g. "seq(tensor(float))"
 
 
 @dataclass
@@ -47,12 +48,19 @@ class Graph:
         return self.opsets.get(domain, 1)
 
     def consumers(self) -> dict[str, list[int]]:
+        """name -> indexes of nodes reading it (directly or from inside their subgraphs)."""
         out: dict[str, list[int]] = {}
         for i, node in enumerate(self.nodes):
-            for name in node.input:
-                if name:
-                    out.setdefault(name, []).append(i)
+            for name in node_reads(node):
+                out.setdefault(name, []).append(i)
         return out
+
+    def names_read(self) -> set[str]:
+        """Every name some node reads (subgraphs included), plus the graph outputs."""
+        return {n for node in self.nodes for n in node_reads(node)} | {o.name for o in self.outputs}
+
+    def read_by_subgraphs(self) -> set[str]:
+        return {n for node in self.nodes for n in node_reads(node)} - {n for node in self.nodes for n in node.input}
 
 
 def value_type(vi: onnx.ValueInfoProto) -> ValueType:
@@ -66,7 +74,24 @@ def value_type(vi: onnx.ValueInfoProto) -> ValueType:
         return ValueType(vi.name, tt.elem_type, shape)
     kind = {"sequence_type": "sequence", "map_type": "map", "optional_type": "optional",
             "sparse_tensor_type": "sparse_tensor"}.get(which, "unknown")
-    return ValueType(vi.name, 0, None, kind)
+    return ValueType(vi.name, 0, None, kind, _spell(t))
+
+
+def _spell(t: onnx.TypeProto) -> str:
+    """onnxruntime's type string: tensor(float), seq(tensor(int64)), map(string,tensor(float)), ..."""
+    which = t.WhichOneof("value")
+    if which in ("tensor_type", "sparse_tensor_type"):
+        elem = getattr(t, which).elem_type
+        name = onnx.helper.tensor_dtype_to_string(elem).replace("TensorProto.", "").lower() if elem else "undefined"
+        return f"{'sparse_tensor' if which == 'sparse_tensor_type' else 'tensor'}({name})"
+    if which == "sequence_type":
+        return f"seq({_spell(t.sequence_type.elem_type)})"
+    if which == "optional_type":
+        return f"optional({_spell(t.optional_type.elem_type)})"
+    if which == "map_type":
+        key = onnx.helper.tensor_dtype_to_string(t.map_type.key_type).replace("TensorProto.", "").lower()
+        return f"map({key},{_spell(t.map_type.value_type)})"
+    return "unknown"
 
 
 def _read_model(source) -> tuple[onnx.ModelProto, Path | None]:
@@ -111,6 +136,15 @@ def _load_external(model: onnx.ModelProto, base: Path | None) -> None:
         raise InvalidModel(f"cannot read external data: {exc}") from None
 
 
+def node_reads(node) -> list[str]:
+    """Every name a node reads: its inputs, and enclosing-scope names its subgraphs read."""
+    names = [n for n in node.input if n]
+    for a in node.attribute:
+        for sub in ([a.g] if a.HasField("g") else []) + list(a.graphs):
+            names += [n for n in outer_references(sub) if n not in names]
+    return names
+
+
 def _toposort(nodes, known: set[str]) -> list:
     """Kahn's order; InvalidModel names the first input nothing produces, or the cycle."""
     producers = {}
@@ -123,8 +157,8 @@ def _toposort(nodes, known: set[str]) -> list:
     pending = [0] * len(nodes)
     users: list[list[int]] = [[] for _ in nodes]
     for i, n in enumerate(nodes):
-        for name in n.input:
-            if not name or name in known:
+        for name in set(node_reads(n)):
+            if name in known:
                 continue
             if name not in producers:
                 raise InvalidModel(f"node '{n.name or n.op_type}' reads '{name}', which no node, input or initializer provides")

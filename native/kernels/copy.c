@@ -1,10 +1,11 @@
 /* copy.c -- data movement without arithmetic.
  *
  * One strided copy serves Identity, Reshape, Flatten, Squeeze, Unsqueeze, Transpose,
- * Expand, Slice, DepthToSpace and SpaceToDepth: the Python semantics hand the input
- * over as a view (shape in output order, element strides, a start offset) and the
- * kernel writes it out contiguously.  Also here: Dropout (inference), Tile, Trilu
- * and ReverseSequence.
+ * Expand, DepthToSpace and SpaceToDepth: the Python semantics hand the input over as
+ * a view (shape in output order, element strides) and the kernel writes it out
+ * contiguously.  Slice builds its view here from per-axis starts and
+ * steps (negative steps walk back).  Also here: Dropout (inference), Tile, Trilu and
+ * ReverseSequence.
  *
  * Elements are moved by size (1, 2, 4 or 8 bytes), so one kernel serves every
  * element type.  The copy first merges dimensions the view walks contiguously, then
@@ -283,16 +284,15 @@ static void copy_view(const mlrt_context *ctx, const int64_t *shape, const int64
 }
 
 /* Every element the view reaches must lie in [0, src_numel). */
-static int check_view(const mlrt_tensor *v, int64_t offset, int64_t src_numel) {
+static int check_view(const mlrt_tensor *v, int64_t src_numel) {
     if (mlrt_numel(v) == 0) return MLRT_OK;
-    int64_t lo = offset, hi = offset;
+    int64_t hi = 0;
     for (int32_t d = 0; d < v->rank; ++d) {
-        int64_t span = (v->shape[d] - 1) * v->strides[d];
-        if (span < 0) lo += span;
-        else hi += span;
+        MLRT_CHECK(v->strides[d] >= 0, "the input view has a negative stride");
+        hi += (v->shape[d] - 1) * v->strides[d];
     }
-    MLRT_CHECK(lo >= 0 && hi < src_numel, "the input view reaches elements [%lld, %lld] of a %lld-element buffer",
-               (long long)lo, (long long)hi, (long long)src_numel);
+    MLRT_CHECK(hi < src_numel, "the input view reaches element %lld of a %lld-element buffer", (long long)hi,
+               (long long)src_numel);
     return MLRT_OK;
 }
 
@@ -308,10 +308,10 @@ static int k_copy(const mlrt_context *ctx, const mlrt_tensor *in, int32_t n_in, 
     MLRT_CHECK(mlrt_numel(x) == mlrt_numel(y), "input view has %lld elements, output %lld",
                (long long)mlrt_numel(x), (long long)mlrt_numel(y));
     MLRT_CHECK(mlrt_is_contiguous(y), "output must be contiguous");
-    int status = check_view(x, p->offset, p->src_numel);
+    int status = check_view(x, p->src_numel);
     if (status) return status;
     if (mlrt_numel(y) == 0) return MLRT_OK;
-    copy_view(ctx, x->shape, x->strides, x->rank, (const char *)x->data + p->offset * (int64_t)es, y->data, es);
+    copy_view(ctx, x->shape, x->strides, x->rank, x->data, y->data, es);
     return MLRT_OK;
 }
 
@@ -322,9 +322,38 @@ MLRT_KERNEL(squeeze, "Squeeze", "", 1, MLRT_OPSET_MAX, MLRT_MASK_ALL, k_copy);
 MLRT_KERNEL(unsqueeze, "Unsqueeze", "", 1, MLRT_OPSET_MAX, MLRT_MASK_ALL, k_copy);
 MLRT_KERNEL(transpose, "Transpose", "", 1, MLRT_OPSET_MAX, MLRT_MASK_ALL, k_copy);
 MLRT_KERNEL(expand, "Expand", "", 8, MLRT_OPSET_MAX, MLRT_MASK_ALL, k_copy);
-MLRT_KERNEL(slice, "Slice", "", 1, MLRT_OPSET_MAX, MLRT_MASK_ALL, k_copy);
 MLRT_KERNEL(depth_to_space, "DepthToSpace", "", 1, MLRT_OPSET_MAX, MLRT_MASK_ALL, k_copy);
 MLRT_KERNEL(space_to_depth, "SpaceToDepth", "", 1, MLRT_OPSET_MAX, MLRT_MASK_ALL, k_copy);
+
+/* ---- Slice: the view is built here from starts and steps, so negative steps need no
+ * negative strides in the plan's descriptors ----------------------------------------- */
+
+static int k_slice(const mlrt_context *ctx, const mlrt_tensor *in, int32_t n_in, mlrt_tensor *out, int32_t n_out,
+                   const void *params, size_t params_size) {
+    MLRT_PARAMS(mlrt_slice_params, p, params, params_size);
+    MLRT_CHECK(n_in >= 1 && n_out >= 1 && mlrt_present(&in[0]) && mlrt_present(&out[0]), "expects an input and an output");
+    const mlrt_tensor *x = &in[0];
+    mlrt_tensor *y = &out[0];
+    size_t es = mlrt_dtype_size(x->dtype);
+    if (!es) return mlrt_fail(MLRT_ERR_NOT_IMPLEMENTED, "element type %d not supported", x->dtype);
+    MLRT_CHECK(x->dtype == y->dtype && x->rank == y->rank, "output must have the input's type and rank");
+    MLRT_CHECK(mlrt_is_contiguous(x) && mlrt_is_contiguous(y), "needs contiguous tensors");
+    if (mlrt_numel(y) == 0) return MLRT_OK;
+    int64_t strides[MLRT_MAX_RANK], offset = 0, acc = 1;
+    for (int32_t d = x->rank - 1; d >= 0; --d) {
+        int64_t first = p->starts[d], step = p->steps[d], n = y->shape[d], last = first + (n - 1) * step;
+        MLRT_CHECK(step != 0 && first >= 0 && first < x->shape[d] && last >= 0 && last < x->shape[d],
+                   "axis %d: %lld reads from %lld step %lld leave [0, %lld)", d, (long long)n, (long long)first,
+                   (long long)step, (long long)x->shape[d]);
+        strides[d] = acc * step;
+        offset += first * acc;
+        acc *= x->shape[d];
+    }
+    copy_view(ctx, y->shape, strides, y->rank, (const char *)x->data + offset * (int64_t)es, y->data, es);
+    return MLRT_OK;
+}
+
+MLRT_KERNEL(slice, "Slice", "", 1, MLRT_OPSET_MAX, MLRT_MASK_ALL, k_slice);
 
 /* ---- Dropout (inference): y = x, mask = all "true" ----------------------------- */
 

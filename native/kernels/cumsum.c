@@ -77,12 +77,13 @@ static int k_cumsum(const mlrt_context *ctx, const mlrt_tensor *in, int32_t n_in
     mlrt_range_fn fn = cumsum_fn(x->dtype);
     if (!fn) return mlrt_fail(MLRT_ERR_NOT_IMPLEMENTED, "element type %d not supported", x->dtype);
     if (mlrt_numel(x) == 0) return MLRT_OK;
-    cumsum_job job = {x->data, y->data, p->n, p->inner, (p->inner + BLOCK - 1) / BLOCK, p->exclusive != 0, p->reverse != 0};
+    cumsum_job job = {x->data, y->data, p->n, p->inner, (p->inner + BLOCK - 1) / BLOCK,
+                      p->exclusive != 0, p->reverse != 0};
     int64_t work = p->n * (p->inner < BLOCK ? p->inner : BLOCK);
     mlrt_parallel_for(ctx, p->outer * job.blocks, 32768 / (work + 1) + 1, fn, &job);
     return MLRT_OK;
 }
 
-MLRT_KERNEL(cumsum, "CumSum", "", 11, MLRT_OPSET_MAX,
-            MLRT_MASK_FLOATS | MLRT_BIT(MLRT_INT32) | MLRT_BIT(MLRT_INT64) | MLRT_BIT(MLRT_UINT32) | MLRT_BIT(MLRT_UINT64),
-            k_cumsum);
+#define MASK_CUMSUM \
+    (MLRT_MASK_FLOATS | MLRT_BIT(MLRT_INT32) | MLRT_BIT(MLRT_INT64) | MLRT_BIT(MLRT_UINT32) | MLRT_BIT(MLRT_UINT64))
+MLRT_KERNEL(cumsum, "CumSum", "", 11, MLRT_OPSET_MAX, MASK_CUMSUM, k_cumsum);

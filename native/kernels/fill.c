@@ -73,38 +73,6 @@ static int k_eye_like(const mlrt_context *ctx, const mlrt_tensor *in, int32_t n_
 
 MLRT_KERNEL(eye_like, "EyeLike", "", 9, MLRT_OPSET_MAX, MLRT_MASK_ALL, k_eye_like);
 
-/* ---- float16 <-> double (round to nearest even, like numpy) --------------------- */
-
-static double half_to_double(uint16_t h) {
-    int exp = (h >> 10) & 0x1f;
-    double man = (double)(h & 0x3ff);
-    double v = exp == 0 ? ldexp(man, -24) : exp == 31 ? (man ? NAN : INFINITY) : ldexp(man + 1024.0, exp - 25);
-    return (h & 0x8000) ? -v : v;
-}
-
-static uint16_t half_from_double(double v) {
-    uint64_t b;
-    memcpy(&b, &v, sizeof b);
-    uint16_t sign = (uint16_t)((b >> 48) & 0x8000);
-    int64_t exp = (int64_t)((b >> 52) & 0x7ff);
-    uint64_t man = b & UINT64_C(0xfffffffffffff);
-    if (exp == 0x7ff) return sign | 0x7c00 | (man ? 0x200 : 0);
-    int64_t e = exp - 1023 + 15;
-    if (e >= 31) return sign | 0x7c00;
-    if (e < -10) return sign;
-    int shift = 42;
-    uint64_t base = 0;
-    if (e <= 0) { /* a subnormal half */
-        man |= UINT64_C(1) << 52;
-        shift = (int)(43 - e);
-    } else {
-        base = (uint64_t)e << 10;
-    }
-    uint64_t h = base | (man >> shift), rem = man & ((UINT64_C(1) << shift) - 1), half = UINT64_C(1) << (shift - 1);
-    if (rem > half || (rem == half && (h & 1))) ++h; /* a carry into the exponent is the right rounding */
-    return sign | (uint16_t)h;
-}
-
 /* ---- OneHot --------------------------------------------------------------------- */
 
 /* Index k of t as an integer; false if it is not a whole number or does not fit. */
@@ -125,7 +93,7 @@ static bool read_index(const mlrt_tensor *t, int64_t k, int64_t *out) {
     }
     case MLRT_FLOAT: f = ((const float *)t->data)[k]; break;
     case MLRT_DOUBLE: f = ((const double *)t->data)[k]; break;
-    case MLRT_FLOAT16: f = half_to_double(((const uint16_t *)t->data)[k]); break;
+    case MLRT_FLOAT16: f = mlrt_f16_to_f32(((const uint16_t *)t->data)[k]); break;
     default: return false;
     }
     if (!(f == floor(f)) || f < -9.2e18 || f > 9.2e18) return false;
@@ -176,7 +144,8 @@ static double read_scalar(const mlrt_tensor *t) {
     switch (t->dtype) {
     case MLRT_FLOAT: return *(const float *)t->data;
     case MLRT_DOUBLE: return *(const double *)t->data;
-    case MLRT_FLOAT16: return half_to_double(*(const uint16_t *)t->data);
+    case MLRT_FLOAT16: return mlrt_f16_to_f32(*(const uint16_t *)t->data);
+    case MLRT_BFLOAT16: return mlrt_bf16_to_f32(*(const uint16_t *)t->data);
     default: return 0.0;
     }
 }
@@ -211,30 +180,34 @@ static int k_range(const mlrt_context *ctx, const mlrt_tensor *in, int32_t n_in,
         }
         return MLRT_OK;
     }
-    case MLRT_FLOAT: case MLRT_DOUBLE: case MLRT_FLOAT16: break;
+    case MLRT_FLOAT: case MLRT_DOUBLE: case MLRT_FLOAT16: case MLRT_BFLOAT16: break;
     default: return mlrt_fail(MLRT_ERR_NOT_IMPLEMENTED, "element type %d not supported", y->dtype);
     }
     double s = read_scalar(&in[0]), d = read_scalar(&in[2]);
-    if (y->dtype == MLRT_FLOAT16 && p->half_in_float) {
+    const bool low = y->dtype == MLRT_FLOAT16 || y->dtype == MLRT_BFLOAT16;
+    uint16_t *y16 = y->data;
+    if (low && p->low_in_float) {
         /* numpy's float32 arange: the second value rounded, then start + i * step in float */
         float fs = (float)s, step = (float)(s + d) - fs;
         for (int64_t i = 0; i < n; ++i) {
             float v = i == 0 ? fs : i == 1 ? (float)(s + d) : fs + (float)i * step;
-            ((uint16_t *)y->data)[i] = half_from_double(v);
+            y16[i] = y->dtype == MLRT_FLOAT16 ? mlrt_f32_to_f16(v) : mlrt_f32_to_bf16(v);
         }
         return MLRT_OK;
     }
-    /* numpy's float64 arange, cast to the output type */
+    /* numpy's float64 arange, cast to the output type (bfloat16 through float, as ml_dtypes does) */
     double step = (s + d) - s;
     for (int64_t i = 0; i < n; ++i) {
         double v = i == 0 ? s : i == 1 ? s + d : s + (double)i * step;
         if (y->dtype == MLRT_FLOAT) ((float *)y->data)[i] = (float)v;
         else if (y->dtype == MLRT_DOUBLE) ((double *)y->data)[i] = v;
-        else ((uint16_t *)y->data)[i] = half_from_double(v);
+        else if (y->dtype == MLRT_FLOAT16) y16[i] = mlrt_f64_to_f16(v);
+        else y16[i] = mlrt_f32_to_bf16((float)v);
     }
     return MLRT_OK;
 }
 
 MLRT_KERNEL(range, "Range", "", 11, MLRT_OPSET_MAX,
-            MLRT_MASK_FLOATS | MLRT_BIT(MLRT_FLOAT16) | MLRT_BIT(MLRT_INT16) | MLRT_BIT(MLRT_INT32) | MLRT_BIT(MLRT_INT64),
+            MLRT_MASK_FLOATS | MLRT_BIT(MLRT_FLOAT16) | MLRT_BIT(MLRT_BFLOAT16) | MLRT_BIT(MLRT_INT16) |
+                MLRT_BIT(MLRT_INT32) | MLRT_BIT(MLRT_INT64),
             k_range);

@@ -20,9 +20,9 @@ typedef struct mlrt_one_hot_params {
     int64_t depth;
 } mlrt_one_hot_params;
 
-/* Range: float16 in float32 steps (1, numpy's float32 arange) or in double (0). */
+/* Range: float16/bfloat16 in float32 steps (1, numpy's float32 arange) or in double (0). */
 typedef struct mlrt_range_params {
-    int64_t half_in_float;
+    int64_t low_in_float;
 } mlrt_range_params;
 
 #endif

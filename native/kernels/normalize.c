@@ -168,7 +168,8 @@ static int run_norm(const mlrt_context *ctx, const mlrt_tensor *in, int32_t n_in
                     .n_kept = (int32_t)p->n_kept, .n_red = x->rank - (int32_t)p->n_kept, .count = 1, .rows = 1};
     for (int32_t k = 1; k < n_in; ++k) {
         if (!mlrt_present(&in[k])) continue;
-        MLRT_CHECK(in[k].dtype == x->dtype && mlrt_same_shape(&in[k], x), "input %d must be a view of X's shape and type", k);
+        MLRT_CHECK(in[k].dtype == x->dtype && mlrt_same_shape(&in[k], x),
+                   "input %d must be a view of X's shape and type", k);
     }
     const mlrt_tensor *scale = n_in > 1 && mlrt_present(&in[1]) ? &in[1] : NULL;
     const mlrt_tensor *bias = n_in > 2 && mlrt_present(&in[2]) ? &in[2] : NULL;
@@ -191,7 +192,8 @@ static int run_norm(const mlrt_context *ctx, const mlrt_tensor *in, int32_t n_in
     for (int32_t k = 1; k < n_out && k < 3; ++k) {
         if (!mlrt_present(&out[k])) continue;
         MLRT_CHECK(out[k].dtype == MLRT_FLOAT || out[k].dtype == MLRT_DOUBLE, "output %d must be float or double", k);
-        MLRT_CHECK(mlrt_numel(&out[k]) == groups && mlrt_is_contiguous(&out[k]), "output %d must hold one value per group", k);
+        MLRT_CHECK(mlrt_numel(&out[k]) == groups && mlrt_is_contiguous(&out[k]),
+                   "output %d must hold one value per group", k);
         if (k == 1) { job.mean = out[k].data; job.mean_dtype = out[k].dtype; }
         else { job.inv_std = out[k].data; job.inv_dtype = out[k].dtype; }
     }

@@ -46,7 +46,8 @@ static inline int64_t kept_offset(const red_job *j, int32_t rank, int64_t e) {
 }
 
 /* advance an odometer over shape[0..rank), keeping the element offset in step */
-static inline void odometer_next(int64_t *idx, int64_t *off, const int64_t *shape, const int64_t *stride, int32_t rank) {
+static inline void odometer_next(int64_t *idx, int64_t *off, const int64_t *shape, const int64_t *stride,
+                                 int32_t rank) {
     for (int32_t d = rank - 1; d >= 0; --d) {
         *off += stride[d];
         if (++idx[d] < shape[d]) return;
@@ -59,7 +60,7 @@ static inline void odometer_next(int64_t *idx, int64_t *off, const int64_t *shap
  * F: float types (double accumulator), S: signed ints, U: unsigned ints (uint64
  * accumulators, wrapping), B: bool (as uint8). */
 #define ABS_F(v) fabs((double)(v))
-#define ABS_S(v) ((uint64_t)((v) < 0 ? -(int64_t)(v) : (int64_t)(v)))
+#define ABS_S(v) ((v) < 0 ? (uint64_t)0 - (uint64_t)(v) : (uint64_t)(v))
 #define ABS_U(v) ((uint64_t)(v))
 #define ISNAN_F(v) ((v) != (v))
 #define ISNAN_S(v) 0
@@ -189,7 +190,7 @@ static inline void odometer_next(int64_t *idx, int64_t *off, const int64_t *shap
         for (int64_t b = begin; b < end; ++b) {                                                         \
             int64_t row = b / j->col_blocks, c0 = (b % j->col_blocks) * BLOCK;                          \
             int64_t w = j->col_len - c0 < BLOCK ? j->col_len - c0 : BLOCK;                              \
-            const T *base = x + kept_offset(j, j->n_kept - 1, row) + c0;                \
+            const T *base = x + kept_offset(j, j->n_kept - 1, row) + c0;                                \
             for (int64_t i = 0; i < w; ++i) {                                                           \
                 acc[i] = j->op == R_PROD ? (ACC)1 : (ACC)0;                                             \
                 m[i] = j->op == R_MIN ? HI : LO;                                                        \
@@ -197,7 +198,7 @@ static inline void odometer_next(int64_t *idx, int64_t *off, const int64_t *shap
             for (int pass = 0; pass < passes; ++pass) {                                                 \
                 int64_t idx[MLRT_MAX_RANK] = {0}, off = 0;                                              \
                 for (int64_t r = 0; r < j->count; ++r) {                                                \
-                    lanes_##SUF(j->op, base + off, w, acc, m, pass);                     \
+                    lanes_##SUF(j->op, base + off, w, acc, m, pass);                                    \
                     odometer_next(idx, &off, j->rshape, j->rstride, j->n_red);                          \
                 }                                                                                       \
             }   /* a lane whose max is not finite gets NaN sums here, which finish ignores */           \

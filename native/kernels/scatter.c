@@ -4,9 +4,8 @@
  * (so with duplicate indices the last write wins, as in the reference), replacing
  * or combining (add, mul, max, min) with what is there.  Every index is checked
  * against its dimension before anything is written; negative ones count from the
- * end.  Combining is typed: floats (float16 through float32, as numpy does), ints
- * with wrap-around, bool as or/and. */
-#include <math.h>
+ * end.  Combining is typed: floats (float16 and bfloat16 through float32, as numpy
+ * and ml_dtypes do), ints with wrap-around, bool as or/and. */
 
 #include "internal.h"
 #include "scatter.h"
@@ -14,37 +13,6 @@
 enum { RED_NONE, RED_ADD, RED_MUL, RED_MAX, RED_MIN };
 
 typedef void (*apply_fn)(char *dst, const char *src, int64_t n);
-
-/* float16 <-> float, round to nearest even like numpy */
-static float half_to_float(uint16_t h) {
-    int exp = (h >> 10) & 0x1f;
-    float man = (float)(h & 0x3ff);
-    float v = exp == 0 ? ldexpf(man, -24) : exp == 31 ? (man != 0.0f ? NAN : INFINITY) : ldexpf(man + 1024.0f, exp - 25);
-    return (h & 0x8000) ? -v : v;
-}
-
-static uint16_t half_from_float(float f) {
-    uint32_t b;
-    memcpy(&b, &f, sizeof b);
-    uint16_t sign = (uint16_t)((b >> 16) & 0x8000);
-    int32_t exp = (int32_t)((b >> 23) & 0xff);
-    uint32_t man = b & 0x7fffff;
-    if (exp == 0xff) return sign | 0x7c00 | (man ? 0x200 : 0);
-    int32_t e = exp - 127 + 15;
-    if (e >= 31) return sign | 0x7c00;
-    if (e < -10) return sign;
-    int shift = 13;
-    uint32_t base = 0;
-    if (e <= 0) {
-        man |= UINT32_C(1) << 23;
-        shift = 14 - e;
-    } else {
-        base = (uint32_t)e << 10;
-    }
-    uint32_t h = base | (man >> shift), rem = man & ((UINT32_C(1) << shift) - 1), half = UINT32_C(1) << (shift - 1);
-    if (rem > half || (rem == half && (h & 1))) ++h;
-    return sign | (uint16_t)h;
-}
 
 #define NANMAX(a, b) ((a) != (a) ? (a) : (b) != (b) ? (b) : (a) > (b) ? (a) : (b))
 #define NANMIN(a, b) ((a) != (a) ? (a) : (b) != (b) ? (b) : (a) < (b) ? (a) : (b))
@@ -81,11 +49,16 @@ DEF_INT(u32, uint32_t, uint32_t)
 DEF_INT(u64, uint64_t, uint64_t)
 DEF_APPLY1(b8_or, uint8_t, (uint8_t)(a || b))
 DEF_APPLY1(b8_and, uint8_t, (uint8_t)(a && b))
-#define HF(x) half_to_float(x)
-DEF_APPLY1(f16_add, uint16_t, half_from_float(HF(a) + HF(b)))
-DEF_APPLY1(f16_mul, uint16_t, half_from_float(HF(a) * HF(b)))
-DEF_APPLY1(f16_max, uint16_t, half_from_float(NANMAX(HF(a), HF(b))))
-DEF_APPLY1(f16_min, uint16_t, half_from_float(NANMIN(HF(a), HF(b))))
+#define HF(x) mlrt_f16_to_f32(x)
+DEF_APPLY1(f16_add, uint16_t, mlrt_f32_to_f16(HF(a) + HF(b)))
+DEF_APPLY1(f16_mul, uint16_t, mlrt_f32_to_f16(HF(a) * HF(b)))
+DEF_APPLY1(f16_max, uint16_t, mlrt_f32_to_f16(NANMAX(HF(a), HF(b))))
+DEF_APPLY1(f16_min, uint16_t, mlrt_f32_to_f16(NANMIN(HF(a), HF(b))))
+#define BF(x) mlrt_bf16_to_f32(x)
+DEF_APPLY1(bf16_add, uint16_t, mlrt_f32_to_bf16(BF(a) + BF(b)))
+DEF_APPLY1(bf16_mul, uint16_t, mlrt_f32_to_bf16(BF(a) * BF(b)))
+DEF_APPLY1(bf16_max, uint16_t, mlrt_f32_to_bf16(NANMAX(BF(a), BF(b))))
+DEF_APPLY1(bf16_min, uint16_t, mlrt_f32_to_bf16(NANMIN(BF(a), BF(b))))
 
 
 #define PICK(N) return red == RED_ADD ? N##_add : red == RED_MUL ? N##_mul : red == RED_MAX ? N##_max : N##_min
@@ -94,6 +67,7 @@ static apply_fn pick_apply(int32_t dtype, int64_t red) {
     case MLRT_FLOAT: PICK(f32);
     case MLRT_DOUBLE: PICK(f64);
     case MLRT_FLOAT16: PICK(f16);
+    case MLRT_BFLOAT16: PICK(bf16);
     case MLRT_INT8: PICK(i8);
     case MLRT_INT16: PICK(i16);
     case MLRT_INT32: PICK(i32);

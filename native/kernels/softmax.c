@@ -27,16 +27,17 @@ typedef struct sm_job {
 } sm_job;
 
 /* hot loops: one clone per ISA level, picked at load time; FMA contraction allowed.
- * MLRT_MAX_LOOP lets a max reduction vectorise (NaN is dealt with by the caller),
- * MLRT_SUM_LOOP a sum (in a different order of additions). */
+ * MAX_LOOP lets a max reduction vectorise (NaN is dealt with by the caller),
+ * SUM_LOOP a sum (in a different order of additions). */
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define MLRT_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"), optimize("fp-contract=fast")))
-#define MLRT_MAX_LOOP __attribute__((optimize("finite-math-only", "no-signed-zeros")))
-#define MLRT_SUM_LOOP __attribute__((optimize("associative-math", "no-signed-zeros", "no-trapping-math")))
+#define HOT_LOOP \
+    __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"), optimize("fp-contract=fast")))
+#define MAX_LOOP __attribute__((optimize("finite-math-only", "no-signed-zeros")))
+#define SUM_LOOP __attribute__((optimize("associative-math", "no-signed-zeros", "no-trapping-math")))
 #else
-#define MLRT_CLONES
-#define MLRT_MAX_LOOP
-#define MLRT_SUM_LOOP
+#define HOT_LOOP
+#define MAX_LOOP
+#define SUM_LOOP
 #endif
 
 /* ---- float32 building blocks ------------------------------------------------------ */
@@ -66,40 +67,40 @@ static inline float exp_f32(float x) {
 
 /* max of a row; with a NaN in the row the result is unspecified, but the NaN still
  * poisons the sum that follows, so the whole line comes out NaN */
-MLRT_CLONES MLRT_MAX_LOOP static float max_row_f32(const float *x, int64_t n) {
+HOT_LOOP MAX_LOOP static float max_row_f32(const float *x, int64_t n) {
     float m = -INFINITY;
     for (int64_t i = 0; i < n; ++i) m = x[i] > m ? x[i] : m;
     return m;
 }
 
 /* y = exp(x - m) */
-MLRT_CLONES static void exp_row_f32(const float *x, float *y, int64_t n, float m) {
+HOT_LOOP static void exp_row_f32(const float *x, float *y, int64_t n, float m) {
     for (int64_t i = 0; i < n; ++i) y[i] = exp_f32(x[i] - m);
 }
 
 /* (the sum is its own loop: reassociating additions must not touch exp's rounding trick) */
-MLRT_CLONES MLRT_SUM_LOOP static float sum_row_f32(const float *y, int64_t n) {
+HOT_LOOP SUM_LOOP static float sum_row_f32(const float *y, int64_t n) {
     float s = 0.0f;
     for (int64_t i = 0; i < n; ++i) s += y[i];
     return s;
 }
 
-MLRT_CLONES static void scale_row_f32(float *y, int64_t n, float s) {
+HOT_LOOP static void scale_row_f32(float *y, int64_t n, float s) {
     for (int64_t i = 0; i < n; ++i) y[i] *= s;
 }
 
 /* y = (x - m) - l: x - m first, so the result keeps its precision where x is large */
-MLRT_CLONES static void log_row_f32(const float *x, float *y, int64_t n, float m, float l) {
+HOT_LOOP static void log_row_f32(const float *x, float *y, int64_t n, float m, float l) {
     for (int64_t i = 0; i < n; ++i) y[i] = (x[i] - m) - l;
 }
 
 /* lane-wise over w neighbouring lines: m = max(m, x) */
-MLRT_CLONES static void max_lanes_f32(const float *x, float *m, int64_t w) {
+HOT_LOOP static void max_lanes_f32(const float *x, float *m, int64_t w) {
     for (int64_t i = 0; i < w; ++i) m[i] = x[i] > m[i] ? x[i] : m[i];
 }
 
 /* lane-wise: y = exp(x - m); s += y */
-MLRT_CLONES static void exp_sum_lanes_f32(const float *x, float *y, const float *m, float *s, int64_t w) {
+HOT_LOOP static void exp_sum_lanes_f32(const float *x, float *y, const float *m, float *s, int64_t w) {
     for (int64_t i = 0; i < w; ++i) {
         float e = exp_f32(x[i] - m[i]);
         y[i] = e;
@@ -108,15 +109,15 @@ MLRT_CLONES static void exp_sum_lanes_f32(const float *x, float *y, const float 
 }
 
 /* lane-wise: s += exp(x - m) */
-MLRT_CLONES static void sum_exp_lanes_f32(const float *x, const float *m, float *s, int64_t w) {
+HOT_LOOP static void sum_exp_lanes_f32(const float *x, const float *m, float *s, int64_t w) {
     for (int64_t i = 0; i < w; ++i) s[i] += exp_f32(x[i] - m[i]);
 }
 
-MLRT_CLONES static void mul_lanes_f32(float *y, const float *s, int64_t w) {
+HOT_LOOP static void mul_lanes_f32(float *y, const float *s, int64_t w) {
     for (int64_t i = 0; i < w; ++i) y[i] *= s[i];
 }
 
-MLRT_CLONES static void log_lanes_f32(const float *x, float *y, const float *m, const float *l, int64_t w) {
+HOT_LOOP static void log_lanes_f32(const float *x, float *y, const float *m, const float *l, int64_t w) {
     for (int64_t i = 0; i < w; ++i) y[i] = (x[i] - m[i]) - l[i];
 }
 
@@ -242,7 +243,8 @@ static int run_softmax(const mlrt_context *ctx, const mlrt_tensor *in, int32_t n
     MLRT_CHECK(x->dtype == y->dtype && mlrt_same_shape(x, y), "output must match the input");
     MLRT_CHECK(mlrt_is_contiguous(x) && mlrt_is_contiguous(y), "needs contiguous tensors");
     int64_t numel = mlrt_numel(x);
-    MLRT_CHECK(block_covers(p->outer, p->n, p->inner, numel), "[outer %lld, n %lld, inner %lld] does not cover %lld elements",
+    MLRT_CHECK(block_covers(p->outer, p->n, p->inner, numel),
+               "[outer %lld, n %lld, inner %lld] does not cover %lld elements",
                (long long)p->outer, (long long)p->n, (long long)p->inner, (long long)numel);
     if (numel == 0) return MLRT_OK;
     if (x->dtype != MLRT_FLOAT && x->dtype != MLRT_DOUBLE)

@@ -135,7 +135,8 @@ static int k_topk(const mlrt_context *ctx, const mlrt_tensor *in, int32_t n_in, 
                     .largest = p->largest != 0};
     atomic_init(&job.failed, 0);
     mlrt_parallel_for(ctx, p->outer * p->inner, 16384 / (p->n + 1) + 1, fn, &job);
-    if (atomic_load(&job.failed)) return mlrt_fail(MLRT_ERR_OUT_OF_MEMORY, "cannot allocate %lld heap entries", (long long)p->k);
+    if (atomic_load(&job.failed))
+        return mlrt_fail(MLRT_ERR_OUT_OF_MEMORY, "cannot allocate %lld heap entries", (long long)p->k);
     return MLRT_OK;
 }
 

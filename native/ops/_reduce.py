@@ -56,13 +56,6 @@ def grouped_view(shape, reduced, *others) -> tuple[int, View, list[View]]:
     return n_kept, views[0], views[1:]
 
 
-def broadcast_strides(shape, out_shape) -> tuple[int, ...]:
-    """Strides of a contiguous `shape` stretched (numpy rules) to `out_shape`."""
-    strides = contiguous_strides(shape)
-    pad = len(out_shape) - len(shape)
-    return tuple(0 if d < pad or shape[d - pad] == 1 else strides[d - pad] for d in range(len(out_shape)))
-
-
 class _Reduce(Op):
     """Reduce*: axes from the attribute (old opsets) or from input 1 (newer ones)."""
 
@@ -116,6 +109,8 @@ class _ArgReduce(Op):
 
     def infer(self, inputs):
         x = self.need(inputs, 0)
+        if x.rank == 0:
+            raise self.fail("needs an input of rank 1 or more")
         axis = normalize_axis(self.a.axis, x.rank, self.where)
         if x.shape[axis] == 0 and prod(x.shape[:axis] + x.shape[axis + 1:]) > 0:
             raise self.fail(f"cannot reduce the empty axis {axis} of shape {x.shape}")

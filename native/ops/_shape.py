@@ -1,9 +1,9 @@
 """Shared semantics of the data-movement operators (Reshape, Transpose, Slice, ...).
 
 Most of them are one strided copy: the output is the input seen through a view
-(reshaped, permuted, broadcast or sliced), written out contiguously.  `_Copy` hands
-the C copy kernel that view, its start offset and the size of the buffer behind it
-(so the kernel can check every element it reaches).  The helpers below read shape
+(reshaped, permuted or broadcast), written out contiguously.  `_Copy` hands the C
+copy kernel that view and the size of the buffer behind it (so the kernel can check
+every element it reaches).  The helpers below read shape
 and axis inputs and turn fill values into the bit patterns kernels copy.
 """
 
@@ -53,13 +53,13 @@ class _Copy(Op):
 
     params = "mlrt_copy_params"
 
-    def view(self, inputs, outputs) -> tuple[View | None, int]:
-        """(view of input 0, start offset in elements); None means the input as it is."""
-        return None, 0
+    def view(self, inputs, outputs) -> View | None:
+        """The view of input 0 (non-negative strides) in output order; None: the input as it is."""
+        return None
 
     def launch(self, inputs, outputs):
-        view, offset = self.view(inputs, outputs)
-        params = {"offset": int(offset), "src_numel": inputs[0].size}
+        view = self.view(inputs, outputs)
+        params = {"src_numel": inputs[0].size}
         return Launch(self.kernel or self.op_type, params, {0: view} if view is not None else {})
 
 

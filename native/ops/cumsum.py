@@ -21,6 +21,8 @@ class CumSum(Op):
     def infer(self, inputs):
         x = self.need(inputs, 0)
         self.need(inputs, 1)
+        if x.rank == 0:
+            raise self.fail("needs an input of rank 1 or more")
         self._axis(inputs, x.rank)
         return [Info(x.dtype, x.shape)]
 

@@ -26,5 +26,5 @@ class DepthToSpace(_Copy):
     def view(self, inputs, outputs):
         b, c, h, w, bs = self.dims(inputs[0])
         if self.a.mode == "DCR":
-            return permuted_view((b, bs, bs, c, h, w), (0, 3, 4, 1, 5, 2)), 0
-        return permuted_view((b, c, bs, bs, h, w), (0, 1, 4, 2, 5, 3)), 0
+            return permuted_view((b, bs, bs, c, h, w), (0, 3, 4, 1, 5, 2))
+        return permuted_view((b, c, bs, bs, h, w), (0, 1, 4, 2, 5, 3))

@@ -4,8 +4,8 @@ stash type, float32 for stash_type 1, shaped like x with those dims set to 1).""
 
 import numpy as np
 
-from ._base import Info, Launch, Op, broadcast_shape, normalize_axis
-from ._reduce import FLOATS, broadcast_strides, grouped_view
+from ._base import Info, Launch, Op, broadcast_shape, broadcast_view, normalize_axis
+from ._reduce import FLOATS, grouped_view
 
 _STASH = {1: np.dtype(np.float32), 11: np.dtype(np.float64)}
 
@@ -33,7 +33,7 @@ class LayerNormalization(Op):
         x = inputs[0]
         axis = normalize_axis(self.a.axis, x.rank, self.where)
         present = [i for i in (1, 2) if i < len(inputs) and inputs[i] is not None]
-        others = [(inputs[i].shape, broadcast_strides(inputs[i].shape, x.shape)) for i in present]
+        others = [(inputs[i].shape, broadcast_view(inputs[i].shape, x.shape).strides) for i in present]
         n_kept, view, views = grouped_view(x.shape, set(range(axis, x.rank)), *others)
         return Launch(self.op_type, {"n_kept": n_kept, "epsilon": float(self.a.epsilon)},
                       {0: view, **dict(zip(present, views))})

@@ -1,13 +1,16 @@
 """Slice: starts/ends/axes/steps per axis, clamped to the dimension (negative steps walk back).
 
-Opset 1-9 take starts/ends/axes as attributes; from 10 they are inputs, plus steps."""
+Opset 1-9 take starts/ends/axes as attributes; from 10 they are inputs, plus steps.
+The kernel gets, per axis, the first index read and the step; the output shape says
+how many (it builds the strided view itself and checks it against the input)."""
 
-from ._base import Info, View, contiguous_strides
-from ._shape import _Copy, ints, normalize_axes
+from ._base import Info, Op
+from ._shape import ints, normalize_axes
 
 
-class Slice(_Copy):
+class Slice(Op):
     attributes = {"starts": None, "ends": None, "axes": None}
+    params = "mlrt_slice_params"
 
     def spec(self, inputs):
         if self.a.starts is None or self.a.ends is None:
@@ -15,7 +18,7 @@ class Slice(_Copy):
         return ints(self.a.starts), ints(self.a.ends), self.a.axes, None
 
     def resolve(self, inputs):
-        """(output shape, view strides, start offset) of the slice."""
+        """(output shape, first index per axis, step per axis)."""
         x = self.need(inputs, 0)
         starts, ends, axes, steps = self.spec(inputs)
         axes = list(range(len(starts))) if axes is None else ints(axes)
@@ -24,8 +27,7 @@ class Slice(_Copy):
             raise self.fail(f"starts, ends, axes and steps have different lengths "
                             f"({len(starts)}, {len(ends)}, {len(axes)}, {len(steps)})")
         axes = normalize_axes(self, axes, x.rank)
-        shape, strides = list(x.shape), list(contiguous_strides(x.shape))
-        view_strides, offset = list(strides), 0
+        shape, first, step_of = list(x.shape), [0] * x.rank, [1] * x.rank
         for start, end, axis, step in zip(starts, ends, axes, steps):
             if step == 0:
                 raise self.fail(f"step for axis {axis} is 0")
@@ -37,19 +39,16 @@ class Slice(_Copy):
             else:
                 start, end = min(max(start, 0), dim - 1), min(max(end, -1), dim - 1)
             shape[axis] = max(0, -((end - start) // -step))
-            offset += start * strides[axis]
-            view_strides[axis] = strides[axis] * step
-        if 0 in shape:
-            offset = 0
-        return tuple(shape), tuple(view_strides), offset
+            first[axis], step_of[axis] = (start, step) if shape[axis] else (0, 1)
+        return tuple(shape), first, step_of
 
     def infer(self, inputs):
         shape, _, _ = self.resolve(inputs)
         return [Info(inputs[0].dtype, shape)]
 
-    def view(self, inputs, outputs):
-        shape, strides, offset = self.resolve(inputs)
-        return View(shape, strides), offset
+    def pack(self, inputs, outputs):
+        _, first, steps = self.resolve(inputs)
+        return {"starts": first, "steps": steps}
 
 
 class Slice_10(Slice):

@@ -24,7 +24,7 @@ class SpaceToDepth(_Copy):
     def view(self, inputs, outputs):
         b, c, h, w, bs = self.dims(inputs[0])
         crd = getattr(self.a, "mode", "DCR") == "CRD"
-        return permuted_view((b, c, h, bs, w, bs), (0, 1, 3, 5, 2, 4) if crd else (0, 3, 5, 1, 2, 4)), 0
+        return permuted_view((b, c, h, bs, w, bs), (0, 1, 3, 5, 2, 4) if crd else (0, 3, 5, 1, 2, 4))
 
 
 class SpaceToDepth_28(SpaceToDepth):

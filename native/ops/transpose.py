@@ -21,4 +21,4 @@ class Transpose(_Copy):
 
     def view(self, inputs, outputs):
         x = inputs[0]
-        return permuted_view(x.shape, self.perm(x.rank)), 0
+        return permuted_view(x.shape, self.perm(x.rank))

@@ -22,10 +22,12 @@ def apply(graph, context) -> int:
         names = [n for n in node.input if n]
         if any(n not in consts or n in inputs for n in names):
             continue
-        if any(a.g.node or a.graphs for a in node.attribute):
+        if any(a.HasField("g") or a.graphs for a in node.attribute):
             continue
         try:
             op = make_op(node, graph)
+            if op.host:
+                continue
             values = run_eager(op, [graph.initializers[n] if n else None for n in node.input], context.pool)
         except MlrtError:
             continue  # left for run time, where the error (if any) names the inputs too
@@ -36,7 +38,7 @@ def apply(graph, context) -> int:
         graph.nodes.remove(node)
         folded += 1
     if folded:
-        used = {n for node in graph.nodes for n in node.input} | {o.name for o in graph.outputs} | overridable
+        used = graph.names_read() | overridable
         for name in list(graph.initializers):
             if name not in used:
                 del graph.initializers[name]

@@ -1,6 +1,6 @@
 """Remove Identity nodes, and Dropout nodes in inference (their mask unused), by
 renaming readers of the output to read the input.  A node whose output is a graph
-output stays (the output name must survive)."""
+output, or is read from inside a subgraph, stays (the name must survive)."""
 
 LEVEL = 1
 ORDER = 10
@@ -20,7 +20,7 @@ def _removable(node, graph_outputs) -> bool:
 
 
 def apply(graph, context) -> int:
-    outputs = {o.name for o in graph.outputs}
+    outputs = {o.name for o in graph.outputs} | graph.read_by_subgraphs()  # names that must survive
     removed = 0
     for node in list(graph.nodes):
         if not _removable(node, outputs):

@@ -71,7 +71,7 @@ def apply(graph, context) -> int:
         consumers = graph.consumers()
         fused += 1
     if fused:
-        used = {n for node in graph.nodes for n in node.input} | outputs | {v.name for v in graph.overridable}
+        used = graph.names_read() | {v.name for v in graph.overridable}
         for name in list(graph.initializers):
             if name not in used:
                 del graph.initializers[name]

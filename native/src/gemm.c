@@ -64,7 +64,9 @@ static int check_sizes(bool ta, bool tb, int64_t M, int64_t N, int64_t K, int64_
                "gemm: sizes %lld x %lld x %lld (leading dims %lld, %lld, %lld) exceed the 32-bit BLAS limit",
                (long long)M, (long long)N, (long long)K, (long long)lda, (long long)ldb, (long long)ldc);
     int64_t a_cols = ta ? M : K, b_cols = tb ? K : N;
-    MLRT_CHECK(lda >= (a_cols > 1 ? a_cols : 1) && ldb >= (b_cols > 1 ? b_cols : 1) && ldc >= (N > 1 ? N : 1),
+    bool reads = M > 0 && N > 0 && K > 0; /* A and B are not read otherwise */
+    MLRT_CHECK((!reads || (lda >= (a_cols > 1 ? a_cols : 1) && ldb >= (b_cols > 1 ? b_cols : 1))) &&
+                   (M == 0 || N == 0 || ldc >= (N > 1 ? N : 1)),
                "gemm: leading dimensions %lld, %lld, %lld too small", (long long)lda, (long long)ldb, (long long)ldc);
     MLRT_CHECK((M == 0 || N == 0 || (C && (K == 0 || (A && B)))), "gemm: missing operand data");
     return MLRT_OK;

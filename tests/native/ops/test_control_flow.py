@@ -405,9 +405,8 @@ def test_sequence_map_length_mismatch():
         run_mlrt(model([node], feeds, ["sums", "prods"]), feeds)
 
 
-# -- executor limits these tests found (see the report); they pass once fixed ------------
-@pytest.mark.xfail(strict=False, reason="executor.run_eager: np.ascontiguousarray makes 0-d arrays shape (1,)")
 def test_loop_eager_body_on_scalars():
+    """A body with host ops runs node by node; its rank-0 values reach C kernels as rank 0."""
     b = body([helper.make_node("Not", ["c_in"], ["stop"]), helper.make_node("Not", ["stop"], ["c_out"]),
               helper.make_node("SequenceInsert", ["s_in", "i"], ["s_out"])],
              [vi("i", I64, []), vi("c_in", B, []), seq_vi("s_in", I64)], [vi("c_out", B, []), seq_vi("s_out", I64)])
@@ -417,7 +416,7 @@ def test_loop_eager_body_on_scalars():
     run_both(model(nodes, feeds, ["s"]), feeds)
 
 
-@pytest.mark.xfail(strict=False, reason="graph._toposort ignores values a subgraph reads from the enclosing graph")
+# -- a body reading a value that a later node in file order produces ------------------------
 def test_if_branch_reads_a_value_produced_later_in_node_order():
     then = body([helper.make_node("Add", ["b", "b"], ["t"])], [], [vi("t")])
     other = body([helper.make_node("Sub", ["b", "b"], ["e"])], [], [vi("e")])

@@ -57,3 +57,5 @@ def test_cumsum_large_and_empty():
 def test_cumsum_bad_axis():
     with pytest.raises(mlrt.MlrtError):
         cumsum(np.zeros((2, 3), np.float32), 2)
+    with pytest.raises(mlrt.MlrtError):
+        cumsum(np.array(1.0, np.float32), 0)

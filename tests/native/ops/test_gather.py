@@ -36,8 +36,6 @@ def test_gather_scalar_index():
     check_node("Gather", [data((5, 4)), np.array(-2, I64)], {"axis": 1})
 
 
-@pytest.mark.xfail(reason="executor.run_eager hands kernels np.ascontiguousarray(a).shape, which is (1,) for a 0-d a",
-                   strict=False)
 def test_gather_scalar_index_folded():
     """Shape -> Gather(scalar) chains run through run_eager at plan time (constant folding)."""
     d = np.arange(20, dtype=np.float32).reshape(5, 4)

@@ -98,8 +98,6 @@ def test_optional_sequence_input(value):
     assert bool(got[0]) == (value is not None)
 
 
-@pytest.mark.xfail(strict=False, reason="executor: an absent optional (None) goes to run_eager, "
-                                         "not to Identity.run_host")
 def test_identity_on_empty_optional():
     m = model([helper.make_node("Identity", ["o"], ["p"])], [opt_seq_info("o")], ["p"])
     assert run_mlrt(m, {"o": None}) == [None]

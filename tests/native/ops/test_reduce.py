@@ -214,6 +214,8 @@ def test_arg_old_opset_and_empty(op):
         check_node(op, [np.zeros((3, 0), np.float32)], {"axis": 1})
     with pytest.raises(mlrt.MlrtError):
         check_node(op, [np.zeros((3, 4), np.float32)], {"axis": 2})
+    with pytest.raises(mlrt.MlrtError):
+        check_node(op, [np.array(1.0, np.float32)], {"axis": 0})
 
 
 def test_reduce_kernel_checks_its_params():

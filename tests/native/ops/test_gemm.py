@@ -1,0 +1,100 @@
+"""Gemm against onnx.reference: transA / transB, alpha / beta, every C broadcast,
+no C (opset 11+), the opset < 7 `broadcast` attribute, sizes that split across
+threads, float64 and integer types, edge values, bad input."""
+
+import numpy as np
+import pytest
+
+import mlrt
+from oracle import EDGE_SIZES, EDGE_VALUES, assert_same, check_node, make_model, run_mlrt, run_reference
+
+rng = np.random.default_rng(0)
+
+
+def mats(m, n, k, ta=0, tb=0, dtype=np.float32):
+    a = rng.standard_normal((k, m) if ta else (m, k)).astype(dtype)
+    b = rng.standard_normal((n, k) if tb else (k, n)).astype(dtype)
+    return a, b
+
+
+@pytest.mark.parametrize("ta", [0, 1])
+@pytest.mark.parametrize("tb", [0, 1])
+@pytest.mark.parametrize("c_shape", [None, (), (1,), (5,), (3, 1), (1, 5), (3, 5)])
+def test_gemm_attributes(ta, tb, c_shape):
+    a, b = mats(3, 5, 4, ta, tb)
+    inputs = [a, b] + ([rng.standard_normal(c_shape).astype(np.float32)] if c_shape is not None else [])
+    check_node("Gemm", inputs, {"transA": ta, "transB": tb, "alpha": 0.5, "beta": -2.0})
+
+
+@pytest.mark.parametrize("n", EDGE_SIZES)
+def test_gemm_sizes(n):
+    a, b = mats(n, 7, n)
+    check_node("Gemm", [a, b, rng.standard_normal(7).astype(np.float32)])
+    a, b = mats(2, n, 3, tb=1)
+    check_node("Gemm", [a, b], {"transB": 1})
+
+
+@pytest.mark.parametrize("m,n,k,ta,tb", [(1, 4096, 2048, 0, 1), (256, 300, 129, 1, 0), (300, 64, 200, 1, 1),
+                                         (1000, 3, 37, 0, 0)])
+def test_gemm_large(m, n, k, ta, tb):
+    a, b = mats(m, n, k, ta, tb)
+    check_node("Gemm", [a, b, rng.standard_normal(n).astype(np.float32)], {"transA": ta, "transB": tb},
+               rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.int32, np.int64, np.uint32, np.uint64])
+def test_gemm_types(dtype):
+    if np.dtype(dtype).kind == "f":
+        a, b = mats(6, 5, 7, dtype=dtype)
+        c = rng.standard_normal((6, 1)).astype(dtype)
+    else:
+        a, b = rng.integers(0, 9, (6, 7)).astype(dtype), rng.integers(0, 9, (7, 5)).astype(dtype)
+        c = rng.integers(0, 9, (6, 1)).astype(dtype)
+    check_node("Gemm", [a, b, c])
+    check_node("Gemm", [a.T.copy(), b, c], {"transA": 1, "alpha": 2.0, "beta": 3.0})
+
+
+def test_gemm_empty():
+    a, b = mats(0, 5, 4)
+    check_node("Gemm", [a, b, np.ones(5, np.float32)])
+    a, b = mats(3, 5, 0)  # K = 0: Y = beta * C
+    check_node("Gemm", [a, b, rng.standard_normal((3, 5)).astype(np.float32)], {"beta": 2.0})
+
+
+def test_gemm_edge_values():
+    a = np.resize(EDGE_VALUES, (13, 1)).astype(np.float32)
+    b = np.array([[1.0, -1.0, 0.5]], np.float32)
+    check_node("Gemm", [a, b, np.zeros(3, np.float32)])
+
+
+@pytest.mark.parametrize("opset", [1, 6])
+def test_gemm_legacy_broadcast(opset):
+    # onnx.reference has no Gemm-1: opset 1 is checked against its opset-6 result
+    a, b = mats(3, 4, 5)
+    for c, bc in ((rng.standard_normal((3, 4)).astype(np.float32), 0), (rng.standard_normal(4).astype(np.float32), 1)):
+        attrs = {"broadcast": bc, "alpha": 2.0}
+        got = run_mlrt(make_model("Gemm", [a, b, c], attrs, opset=opset), [a, b, c])[0]
+        expected = run_reference(make_model("Gemm", [a, b, c], attrs, opset=6), [a, b, c])[0]
+        assert_same(got, expected, 1e-5, 1e-5, where="Gemm")
+    c = np.ones(4, np.float32)
+    with pytest.raises(mlrt.MlrtError):  # without broadcast=1, C must be (M, N)
+        run_mlrt(make_model("Gemm", [a, b, c], {"broadcast": 0}, opset=opset), [a, b, c])
+
+
+def test_gemm_opset7_broadcasts():
+    a, b = mats(3, 4, 5)
+    check_node("Gemm", [a, b, np.float32(1.5) * np.ones((1, 4), np.float32)], opset=7)
+
+
+@pytest.mark.parametrize("shapes", [((3, 4), (5, 6), None), ((3, 4), (4, 5), (2, 5)), ((3, 4), (4, 5), (3, 5, 1)),
+                                    ((3, 4, 1), (4, 5), None), ((3,), (3, 5), None)])
+def test_gemm_bad_input(shapes):
+    inputs = [np.ones(s, np.float32) for s in shapes if s is not None]
+    with pytest.raises(mlrt.MlrtError):
+        run_mlrt(make_model("Gemm", inputs), inputs)
+
+
+def test_gemm_mixed_types():
+    inputs = [np.ones((2, 3), np.float32), np.ones((3, 2), np.float64)]
+    with pytest.raises(mlrt.MlrtError):
+        run_mlrt(make_model("Gemm", inputs), inputs)
