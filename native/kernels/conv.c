@@ -192,32 +192,82 @@ static int conv_setup(const mlrt_conv_params *p, const mlrt_tensor *X, const mlr
         }                                                                                                    \
     }                                                                                                        \
                                                                                                              \
-    /* Depthwise 2-D: each (image, output channel) plane from its one input plane. */                       \
+    /* Depthwise 2-D: each (image, output channel) plane from its one input plane, copied first   \
+     * into a zero-padded plane P (the rows and columns the windows reach), so the taps need no    \
+     * bounds: y[oh][ow] = bias + sum w[kh][kw] * P[oh*sh + kh*dh][ow*sw + kw*dw].  3x3 windows   \
+     * with unit dilation take all nine taps in one pass over the output row. */                  \
     __attribute__((target_clones("default", "arch=x86-64-v3", "arch=x86-64-v4")))                            \
-    static void dw_plane_##NAME(const T *xp, const T *wp, T *yp, const conv_geom *g, T bias, int64_t act) {  \
+    static void dw_plane_##NAME(const T *xp, const T *wp, T *yp, const conv_geom *g, T bias, int64_t act,    \
+                                T *P) {                                                                      \
         int64_t H = g->in[0], Wd = g->in[1], OH = g->out[0], OW = g->out[1], KH = g->k[0], KW = g->k[1];     \
         int64_t sh = g->s[0], sw = g->s[1], dh = g->d[0], dw = g->d[1], ph = g->pb[0], pw = g->pb[1];       \
+        int64_t PH = (OH - 1) * sh + (KH - 1) * dh + 1, PW = (OW - 1) * sw + (KW - 1) * dw + 1;              \
+        for (int64_t r = 0; r < PH; ++r) {                                                                   \
+            T *pr = P + r * PW;                                                                              \
+            int64_t ih = r - ph;                                                                             \
+            if (ih < 0 || ih >= H) { for (int64_t c = 0; c < PW; ++c) pr[c] = 0; continue; }                \
+            int64_t a = pw < PW ? pw : PW, b = Wd + pw < PW ? Wd + pw : PW;                                  \
+            for (int64_t c = 0; c < a; ++c) pr[c] = 0;                                                       \
+            if (b > a) memcpy(pr + a, xp + ih * Wd, (size_t)(b - a) * sizeof(T));                            \
+            for (int64_t c = b > a ? b : a; c < PW; ++c) pr[c] = 0;                                          \
+        }                                                                                                    \
+        for (int64_t c = PH * PW; c < PH * PW + PW; ++c) P[c] = 0; /* the flat pass reads past the end */  \
+        bool fused = KH == 3 && KW == 3 && dh == 1 && dw == 1;                                               \
+        T w0 = wp[0], w1 = fused ? wp[1] : 0, w2 = fused ? wp[2] : 0, w3 = fused ? wp[3] : 0;                \
+        T w4 = fused ? wp[4] : 0, w5 = fused ? wp[5] : 0, w6 = fused ? wp[6] : 0, w7 = fused ? wp[7] : 0;    \
+        T w8 = fused ? wp[8] : 0;                                                                            \
+        if (sw == 1 && sh == 1) {                                                                            \
+            /* one flat pass over OH rows of width PW (columns past OW are dropped after) */               \
+            int64_t n = OH * PW;                                                                             \
+            T *V = P + PH * PW + PW;                                                                         \
+            if (fused) {                                                                                     \
+                const T *p1 = P + PW, *p2 = P + 2 * PW;                                                      \
+                for (int64_t i = 0; i < n; ++i)                                                              \
+                    V[i] = bias + w0 * P[i] + w1 * P[i + 1] + w2 * P[i + 2] + w3 * p1[i] + w4 * p1[i + 1] +  \
+                           w5 * p1[i + 2] + w6 * p2[i] + w7 * p2[i + 1] + w8 * p2[i + 2];                    \
+            } else {                                                                                         \
+                for (int64_t i = 0; i < n; ++i) V[i] = bias;                                                 \
+                for (int64_t kh = 0; kh < KH; ++kh)                                                          \
+                    for (int64_t kw = 0; kw < KW; ++kw) {                                                    \
+                        T wv = wp[kh * KW + kw];                                                             \
+                        const T *ps = P + kh * dh * PW + kw * dw;                                            \
+                        for (int64_t i = 0; i < n; ++i) V[i] += wv * ps[i];                                  \
+                    }                                                                                        \
+            }                                                                                                \
+            for (int64_t oh = 0; oh < OH; ++oh) {                                                            \
+                T *yr = yp + oh * OW;                                                                        \
+                const T *vr = V + oh * PW;                                                                   \
+                if (act == 1)                                                                                \
+                    for (int64_t ow = 0; ow < OW; ++ow) yr[ow] = vr[ow] > 0 ? vr[ow] : (vr[ow] != vr[ow] ? vr[ow] : 0); \
+                else                                                                                         \
+                    memcpy(yr, vr, (size_t)OW * sizeof(T));                                                  \
+            }                                                                                                \
+            return;                                                                                          \
+        }                                                                                                    \
         for (int64_t oh = 0; oh < OH; ++oh) {                                                                \
             T *yr = yp + oh * OW;                                                                            \
-            for (int64_t ow = 0; ow < OW; ++ow) yr[ow] = bias;                                               \
-            for (int64_t kh = 0; kh < KH; ++kh) {                                                            \
-                int64_t ih = oh * sh - ph + kh * dh;                                                         \
-                if (ih < 0 || ih >= H) continue;                                                             \
-                const T *xr = xp + ih * Wd;                                                                  \
-                for (int64_t kw = 0; kw < KW; ++kw) {                                                        \
-                    T wv = wp[kh * KW + kw];                                                                 \
-                    int64_t off = kw * dw - pw;                                                              \
-                    int64_t lo = off >= 0 ? 0 : (-off + sw - 1) / sw;                                        \
-                    int64_t hi = Wd - off > 0 ? (Wd - off + sw - 1) / sw : 0;                                \
-                    if (hi > OW) hi = OW;                                                                    \
-                    if (sw == 1) {                                                                           \
-                        const T *xs = xr + off;                                                              \
-                        for (int64_t ow = lo; ow < hi; ++ow) yr[ow] += wv * xs[ow];                          \
-                    } else if (sw == 2) {                                                                    \
-                        const T *xs = xr + off;                                                              \
-                        for (int64_t ow = lo; ow < hi; ++ow) yr[ow] += wv * xs[2 * ow];                      \
-                    } else {                                                                                 \
-                        for (int64_t ow = lo; ow < hi; ++ow) yr[ow] += wv * xr[ow * sw + off];               \
+            const T *p0 = P + oh * sh * PW;                                                                  \
+            if (fused && sw == 1) {                                                                          \
+                const T *p1 = p0 + PW, *p2 = p1 + PW;                                                        \
+                for (int64_t ow = 0; ow < OW; ++ow)                                                          \
+                    yr[ow] = bias + w0 * p0[ow] + w1 * p0[ow + 1] + w2 * p0[ow + 2] + w3 * p1[ow] +          \
+                             w4 * p1[ow + 1] + w5 * p1[ow + 2] + w6 * p2[ow] + w7 * p2[ow + 1] + w8 * p2[ow + 2]; \
+            } else if (fused && sw == 2) {                                                                   \
+                const T *p1 = p0 + PW, *p2 = p1 + PW;                                                        \
+                for (int64_t ow = 0; ow < OW; ++ow) {                                                        \
+                    int64_t c = 2 * ow;                                                                      \
+                    yr[ow] = bias + w0 * p0[c] + w1 * p0[c + 1] + w2 * p0[c + 2] + w3 * p1[c] +              \
+                             w4 * p1[c + 1] + w5 * p1[c + 2] + w6 * p2[c] + w7 * p2[c + 1] + w8 * p2[c + 2]; \
+                }                                                                                            \
+            } else {                                                                                         \
+                for (int64_t ow = 0; ow < OW; ++ow) yr[ow] = bias;                                           \
+                for (int64_t kh = 0; kh < KH; ++kh) {                                                        \
+                    const T *pr = p0 + kh * dh * PW;                                                         \
+                    for (int64_t kw = 0; kw < KW; ++kw) {                                                    \
+                        T wv = wp[kh * KW + kw];                                                             \
+                        const T *ps = pr + kw * dw;                                                          \
+                        if (sw == 1) for (int64_t ow = 0; ow < OW; ++ow) yr[ow] += wv * ps[ow];              \
+                        else for (int64_t ow = 0; ow < OW; ++ow) yr[ow] += wv * ps[ow * sw];                 \
                     }                                                                                        \
                 }                                                                                            \
             }                                                                                                \
@@ -227,14 +277,18 @@ static int conv_setup(const mlrt_conv_params *p, const mlrt_tensor *X, const mlr
     }                                                                                                        \
                                                                                                              \
     static void dw_tasks_##NAME(void *arg, int64_t begin, int64_t end) {                                     \
-        const conv_job *j = arg;                                                                             \
+        conv_job *j = arg;                                                                                   \
         const conv_geom *g = &j->g;                                                                          \
         const T *x = j->x, *w = j->w, *b = j->b;                                                             \
         T *y = j->y;                                                                                         \
+        int64_t PH = (g->out[0] - 1) * g->s[0] + (g->k[0] - 1) * g->d[0] + 1;                                \
+        int64_t PW = (g->out[1] - 1) * g->s[1] + (g->k[1] - 1) * g->d[1] + 1;                                \
+        T *P = mlrt_scratch((size_t)(PH * PW + PW + g->out[0] * PW) * sizeof(T));                            \
+        if (!P) { atomic_store(&j->failed, 1); return; }                                                     \
         for (int64_t t = begin; t < end; ++t) { /* t = n * M + m; input channel m / Mg */                   \
             int64_t n = t / g->M, m = t % g->M;                                                              \
             dw_plane_##NAME(x + (n * g->C + m / g->Mg) * g->in_size, w + m * g->k_size,                      \
-                            y + t * g->out_size, g, b ? b[m] : 0, j->activation);                            \
+                            y + t * g->out_size, g, b ? b[m] : 0, j->activation, P);                         \
         }                                                                                                    \
     }
 
@@ -314,6 +368,7 @@ static int k_conv(const mlrt_context *ctx, const mlrt_tensor *in, int32_t n_in, 
         int64_t work = j.g.out_size * j.g.k_size;
         mlrt_parallel_for(ctx, planes, work >= 65536 ? 1 : 65536 / (work + 1) + 1,
                           dtype == MLRT_FLOAT ? dw_tasks_f32 : dw_tasks_f64, &j);
+        if (atomic_load(&j.failed)) return mlrt_fail(MLRT_ERR_OUT_OF_MEMORY, "Conv: cannot allocate a padded plane");
         return MLRT_OK;
     }
     conv_plan(&j, mlrt_ctx_threads(ctx));

@@ -3,6 +3,8 @@ overridable graph inputs) is run once, now, on the C kernels, and its outputs
 become initializers."""
 
 
+import numpy as np
+
 from ..._errors import MlrtError
 from ..executor import make_op, run_eager
 
@@ -24,11 +26,15 @@ def apply(graph, context) -> int:
             continue
         if any(a.HasField("g") or a.graphs for a in node.attribute):
             continue
+        arrays = [graph.initializers[n] if n else None for n in node.input]
         try:
             op = make_op(node, graph)
-            if op.host:
-                continue
-            values = run_eager(op, [graph.initializers[n] if n else None for n in node.input], context.pool)
+            if op.host:  # data-dependent shapes (NonZero, Unique, ...): fold when the result is numeric
+                values = op.run_host(arrays, None)
+                if not all(isinstance(v, np.ndarray) and v.dtype.kind not in "OUS" for v in values):
+                    continue
+            else:
+                values = run_eager(op, arrays, context.pool)
         except MlrtError:
             continue  # left for run time, where the error (if any) names the inputs too
         for name, value in zip(node.output, values):
