@@ -107,6 +107,7 @@ def run_eager(op: Op, arrays: list[np.ndarray | None], pool: ThreadPool | None) 
     kernel = _kernel_index(op, launch, infos)
     results = [allocate(o.shape, o.dtype, op.where) if o is not None else None for o in outs]
     ffi, lib = _lib.ffi(), _lib.lib()
+    arrays = list(arrays) + [np.asarray(e) for e in launch.extra]
     n_in, n_out = len(arrays), len(results)
     ins, outs_d = ffi.new("mlrt_tensor[]", max(n_in, 1)), ffi.new("mlrt_tensor[]", max(n_out, 1))
     keep = []
@@ -148,6 +149,11 @@ class StaticPlan:
         ffi, lib = _lib.ffi(), _lib.lib()
         self.input_names = list(input_names)
         self.output_names = list(output_names)
+        constants = dict(constants)
+        extra_names = []  # per step: names given to its Launch.extra arrays
+        for k, step in enumerate(steps):
+            extra_names.append([f"\0extra{k}.{j}" for j in range(len(step.launch.extra))])
+            constants.update(zip(extra_names[-1], (np.asarray(e) for e in step.launch.extra)))
         self.constants = [np.require(c, requirements="C") for c in constants.values()]
         # externals: graph inputs, then constants, then graph outputs (base = index + 1)
         external = {name: i + 1 for i, name in enumerate(self.input_names)}
@@ -168,16 +174,19 @@ class StaticPlan:
             raise ResourceExhausted(f"the plan needs a {arena:,}-byte arena, over the limit of {MEMORY_LIMIT:,}")
         records = ffi.new("mlrt_node_record[]", max(len(steps), 1))
         keep = []
-        for r, step in zip(records, steps):
+        for r, step, extras in zip(records, steps, extra_names):
             node = step.op.node
-            ins = ffi.new("mlrt_tensor[]", max(len(step.inputs), 1))
-            in_slots = ffi.new("mlrt_slot[]", max(len(step.inputs), 1))
+            n_in = len(step.inputs) + len(extras)
+            ins = ffi.new("mlrt_tensor[]", max(n_in, 1))
+            in_slots = ffi.new("mlrt_slot[]", max(n_in, 1))
             outs = ffi.new("mlrt_tensor[]", max(len(step.outputs), 1))
             out_slots = ffi.new("mlrt_slot[]", max(len(step.outputs), 1))
             for i, info in enumerate(step.inputs):
                 name = node.input[i] if i < len(node.input) else ""
                 slot = (external[name], 0) if name in external else (0, offsets.get(name, 0))
                 _describe(ins, in_slots, i, info, step.launch.views.get(i), slot)
+            for j, name in enumerate(extras):
+                _describe(ins, in_slots, len(step.inputs) + j, Info.of(constants[name]), None, (external[name], 0))
             for i, info in enumerate(step.outputs):
                 name = node.output[i] if i < len(node.output) else ""
                 if not name:
@@ -187,7 +196,7 @@ class StaticPlan:
             params, pptr, psize = _lib.pack_params(step.op.params, step.launch.params)
             cname = ffi.new("char[]", step.op.name.encode())
             keep += [ins, in_slots, outs, out_slots, params, cname]
-            r.kernel, r.n_inputs, r.n_outputs = step.kernel, len(step.inputs), len(step.outputs)
+            r.kernel, r.n_inputs, r.n_outputs = step.kernel, n_in, len(step.outputs)
             r.inputs, r.input_slots, r.outputs, r.output_slots = ins, in_slots, outs, out_slots
             r.params, r.params_size, r.name = pptr, psize, cname
         plan = lib.mlrt_plan_create(records, len(steps), self.n_external, arena)

@@ -110,7 +110,7 @@ static int k_batchnorm(const mlrt_context *ctx, const mlrt_tensor *in, int32_t n
         b[q] = param_at(&in[2], q) - mean[q] * a[q];
     }
     bn_job j = {X->data, Y->data, X->dtype, C, S, p->per_element != 0, a, b};
-    mlrt_parallel_for(ctx, N * C, S >= 16384 ? 1 : 16384 / (S + 1) + 1, bn_planes, &j);
+    mlrt_parallel_for(ctx, N * C, S >= (1 << 17) ? 1 : (1 << 17) / (S + 1) + 1, bn_planes, &j);
     if (p->training) {
         for (int64_t q = 0; q < P; ++q) {
             double m = p->momentum;

@@ -1,13 +1,16 @@
 /* conv.c -- Conv: 1-D to 6-D, groups (grouped and depthwise), strides, dilations,
  * pads (auto_pad resolved by the Python semantics), optional bias.
  *
- * Three paths, all splitting work over the intra-op pool themselves (the BLAS core
- * is called single-threaded from inside the tasks):
- *   - pointwise (1x1 kernel, stride 1, no pads): Y[n, g] = W[g] X[n, g], straight GEMM;
+ * Paths, all splitting work over the intra-op pool themselves (GEMM runs
+ * single-threaded inside the tasks):
  *   - depthwise 1-D/2-D (one input channel per group): a direct kernel per plane;
- *   - otherwise im2col + GEMM by tiles of output positions: a task gathers the patch
- *     columns of its tile into a private buffer and multiplies it by its block of
- *     filters, writing its tile of Y in place (bias and activation while hot).
+ *   - float32 on AVX2 / AVX-512, unit strides: the micro-kernels of src/gemm.c read the
+ *     (zero-padded) input directly, no patch matrix (see conv_direct below);
+ *   - float32 on AVX2 / AVX-512, other strides: patch columns (im2col) gathered straight
+ *     into packed strips for the micro-kernels; bias and activation in the store;
+ *   - otherwise (float64, or no SIMD kernel) BLAS: pointwise convs (1x1, stride 1, no
+ *     pads) multiply X in place; others gather the patch columns of a tile of output
+ *     positions into a private buffer first.
  * Tasks are (image, group, column tile, filter block); the tiling is chosen so that
  * the threads get equal shares and each tile's buffer stays bounded. */
 #include <stdatomic.h>
@@ -19,6 +22,14 @@
 #define CONV_MAX_SPATIAL 6
 /* Elements of one im2col tile buffer (per task): bounds memory, keeps tiles warm. */
 #define CONV_TILE_ELEMS (INT64_C(1) << 18)
+/* Work below which threads cost more than they save: multiply-adds of a GEMM-path
+ * conv, and of a depthwise chunk of planes. */
+#define CONV_PARALLEL_MIN (INT64_C(1) << 22)
+#define CONV_CHUNK_MIN (INT64_C(1) << 19)
+/* Packed path: patch rows per block, and output positions per tile (CONV_KC x tile
+ * floats of packed strips, 256 KB, stay in L2). */
+#define CONV_KC 256
+#define CONV_STRIP_TILE 256
 
 typedef struct conv_geom {
     int64_t N, C, M, G, Cg, Mg;
@@ -84,66 +95,67 @@ static int conv_setup(const mlrt_conv_params *p, const mlrt_tensor *X, const mlr
 
 /* One implementation per element type. */
 #define DEFINE_CONV(T, GEMM, NAME)                                                                           \
-    /* Patch columns of output positions [p0, p0 + tw) for one group, 2-D: row (c, kh, kw). */               \
-    static void im2col_2d_##NAME(const T *x, const conv_geom *g, int64_t p0, int64_t tw, T *col) {           \
-        int64_t H = g->in[0], Wd = g->in[1], OW = g->out[1], KH = g->k[0], KW = g->k[1];                     \
+    /* Row kk = (c, kh, kw) of the patch matrix of one group, over output positions [p0, p0 + tw). */     \
+    static void im2col_row_2d_##NAME(const T *x, const conv_geom *g, int64_t kk, int64_t p0, int64_t tw,     \
+                                     T *dst) {                                                               \
+        int64_t H = g->in[0], Wd = g->in[1], OW = g->out[1], KW = g->k[1];                                   \
         int64_t sh = g->s[0], sw = g->s[1], dh = g->d[0], dw = g->d[1], ph = g->pb[0], pw = g->pb[1];       \
-        for (int64_t c = 0; c < g->Cg; ++c) {                                                                \
-            const T *xc = x + c * g->in_size;                                                                \
-            for (int64_t kh = 0; kh < KH; ++kh)                                                              \
-                for (int64_t kw = 0; kw < KW; ++kw) {                                                        \
-                    T *dst = col + ((c * KH + kh) * KW + kw) * tw;                                           \
-                    int64_t off = kw * dw - pw; /* iw = ow * sw + off */                                     \
-                    int64_t lo = off >= 0 ? 0 : (-off + sw - 1) / sw;                                        \
-                    int64_t hi = Wd - off > 0 ? (Wd - off + sw - 1) / sw : 0;                                \
-                    if (hi > OW) hi = OW;                                                                    \
-                    int64_t oh = p0 / OW, ow = p0 % OW, left = tw;                                           \
-                    while (left > 0) {                                                                       \
-                        int64_t seg = OW - ow < left ? OW - ow : left;                                       \
-                        int64_t ih = oh * sh - ph + kh * dh;                                                 \
-                        if (ih < 0 || ih >= H) {                                                             \
-                            for (int64_t i = 0; i < seg; ++i) dst[i] = 0;                                    \
-                        } else {                                                                             \
-                            const T *xr = xc + ih * Wd + off;                                                \
-                            int64_t a = lo < ow ? ow : lo > ow + seg ? ow + seg : lo;                        \
-                            int64_t b = hi < a ? a : hi > ow + seg ? ow + seg : hi;                          \
-                            for (int64_t i = ow; i < a; ++i) dst[i - ow] = 0;                                \
-                            if (sw == 1)                                                                     \
-                                memcpy(dst + (a - ow), xr + a, (size_t)(b - a) * sizeof(T));                 \
-                            else                                                                             \
-                                for (int64_t i = a; i < b; ++i) dst[i - ow] = xr[i * sw];                    \
-                            for (int64_t i = b; i < ow + seg; ++i) dst[i - ow] = 0;                          \
-                        }                                                                                    \
-                        dst += seg, left -= seg, ow = 0, ++oh;                                               \
-                    }                                                                                        \
-                }                                                                                            \
+        int64_t c = kk / g->k_size, kh = kk % g->k_size / KW, kw = kk % KW;                                  \
+        const T *xc = x + c * g->in_size;                                                                    \
+        int64_t off = kw * dw - pw; /* iw = ow * sw + off */                                                 \
+        int64_t lo = off >= 0 ? 0 : (-off + sw - 1) / sw;                                                    \
+        int64_t hi = Wd - off > 0 ? (Wd - off + sw - 1) / sw : 0;                                            \
+        if (hi > OW) hi = OW;                                                                                \
+        int64_t oh = p0 / OW, ow = p0 % OW, left = tw;                                                       \
+        while (left > 0) {                                                                                   \
+            int64_t seg = OW - ow < left ? OW - ow : left;                                                   \
+            int64_t ih = oh * sh - ph + kh * dh;                                                             \
+            if (ih < 0 || ih >= H) {                                                                         \
+                for (int64_t i = 0; i < seg; ++i) dst[i] = 0;                                                \
+            } else {                                                                                         \
+                const T *xr = xc + ih * Wd + off;                                                            \
+                int64_t a = lo < ow ? ow : lo > ow + seg ? ow + seg : lo;                                    \
+                int64_t b = hi < a ? a : hi > ow + seg ? ow + seg : hi;                                      \
+                for (int64_t i = ow; i < a; ++i) dst[i - ow] = 0;                                            \
+                if (sw == 1)                                                                                 \
+                    memcpy(dst + (a - ow), xr + a, (size_t)(b - a) * sizeof(T));                             \
+                else                                                                                         \
+                    for (int64_t i = a; i < b; ++i) dst[i - ow] = xr[i * sw];                                \
+                for (int64_t i = b; i < ow + seg; ++i) dst[i - ow] = 0;                                      \
+            }                                                                                                \
+            dst += seg, left -= seg, ow = 0, ++oh;                                                           \
         }                                                                                                    \
     }                                                                                                        \
                                                                                                              \
     /* The same for any spatial rank (3-D and up): odometer over output positions. */                       \
-    static void im2col_nd_##NAME(const T *x, const conv_geom *g, int64_t p0, int64_t tw, T *col) {           \
+    static void im2col_row_nd_##NAME(const T *x, const conv_geom *g, int64_t kk, int64_t p0, int64_t tw,     \
+                                     T *dst) {                                                               \
         int32_t nd = g->nd;                                                                                  \
         int64_t kidx[CONV_MAX_SPATIAL], oidx[CONV_MAX_SPATIAL];                                              \
-        for (int64_t c = 0; c < g->Cg; ++c)                                                                  \
-            for (int64_t kk = 0; kk < g->k_size; ++kk) {                                                     \
-                int64_t rest = kk;                                                                           \
-                for (int32_t d = nd - 1; d >= 0; --d) kidx[d] = rest % g->k[d], rest /= g->k[d];             \
-                rest = p0;                                                                                   \
-                for (int32_t d = nd - 1; d >= 0; --d) oidx[d] = rest % g->out[d], rest /= g->out[d];         \
-                T *dst = col + (c * g->k_size + kk) * tw;                                                    \
-                const T *xc = x + c * g->in_size;                                                            \
-                for (int64_t i = 0; i < tw; ++i) {                                                           \
-                    int64_t at = 0;                                                                          \
-                    bool ok = true;                                                                          \
-                    for (int32_t d = 0; d < nd; ++d) {                                                       \
-                        int64_t ii = oidx[d] * g->s[d] - g->pb[d] + kidx[d] * g->d[d];                       \
-                        ok = ok && ii >= 0 && ii < g->in[d];                                                 \
-                        at = at * g->in[d] + ii;                                                             \
-                    }                                                                                        \
-                    dst[i] = ok ? xc[at] : 0;                                                                \
-                    mlrt_index_next(oidx, g->out, nd);                                                       \
-                }                                                                                            \
+        int64_t rest = kk % g->k_size;                                                                       \
+        for (int32_t d = nd - 1; d >= 0; --d) kidx[d] = rest % g->k[d], rest /= g->k[d];                     \
+        rest = p0;                                                                                           \
+        for (int32_t d = nd - 1; d >= 0; --d) oidx[d] = rest % g->out[d], rest /= g->out[d];                 \
+        const T *xc = x + kk / g->k_size * g->in_size;                                                       \
+        for (int64_t i = 0; i < tw; ++i) {                                                                   \
+            int64_t at = 0;                                                                                  \
+            bool ok = true;                                                                                  \
+            for (int32_t d = 0; d < nd; ++d) {                                                               \
+                int64_t ii = oidx[d] * g->s[d] - g->pb[d] + kidx[d] * g->d[d];                               \
+                ok = ok && ii >= 0 && ii < g->in[d];                                                         \
+                at = at * g->in[d] + ii;                                                                     \
             }                                                                                                \
+            dst[i] = ok ? xc[at] : 0;                                                                        \
+            mlrt_index_next(oidx, g->out, nd);                                                               \
+        }                                                                                                    \
+    }                                                                                                        \
+                                                                                                             \
+    /* Row kk of the patch matrix (a plain copy for pointwise convs). */                                    \
+    static void im2col_row_##NAME(const T *x, const conv_geom *g, int64_t kk, int64_t p0, int64_t tw,        \
+                                  T *dst) {                                                                  \
+        if (g->pointwise) memcpy(dst, x + kk * g->in_size + p0, (size_t)tw * sizeof(T));                     \
+        else if (g->nd == 2) im2col_row_2d_##NAME(x, g, kk, p0, tw, dst);                                    \
+        else im2col_row_nd_##NAME(x, g, kk, p0, tw, dst);                                                    \
     }                                                                                                        \
                                                                                                              \
     static void epilogue_##NAME(T *y, int64_t rows, int64_t cols, int64_t ld, const T *bias, int64_t act) {  \
@@ -182,8 +194,7 @@ static int conv_setup(const mlrt_conv_params *p, const mlrt_tensor *X, const mlr
                      g->out_size);                                                                           \
             } else {                                                                                         \
                 if (have != r) {                                                                             \
-                    if (g->nd == 2) im2col_2d_##NAME(xg, g, c0, tw, col);                                    \
-                    else im2col_nd_##NAME(xg, g, c0, tw, col);                                               \
+                    for (int64_t kk = 0; kk < g->kdim; ++kk) im2col_row_##NAME(xg, g, kk, c0, tw, col + kk * tw); \
                     have = r;                                                                                \
                 }                                                                                            \
                 GEMM(NULL, false, false, mw, tw, g->kdim, 1, wg, g->kdim, col, tw, 0, yg, g->out_size);      \
@@ -292,18 +303,182 @@ static int conv_setup(const mlrt_conv_params *p, const mlrt_tensor *X, const mlr
         }                                                                                                    \
     }
 
+/* Direct path (float, 2-D, unit strides): no patch matrix at all.  Row k = (c, kh, kw) of
+ * the patch matrix is the input itself, shifted: with each channel copied once into a
+ * zero-padded plane of width PW, output position v = oh * PW + ow reads P[v + off[k]],
+ * off[k] = c * plane + kh * dh * PW + kw * dw, so the micro-kernels read straight from P.
+ * Outputs are computed on that PW-wide grid (columns past OW are dropped when the tile is
+ * copied out); pointwise convs read X itself and write Y directly. */
+typedef struct conv_direct {
+    float *P;               /* N * C padded planes (NULL for pointwise: X is used as is) */
+    int64_t PW, plane;      /* padded row width, floats per padded plane (with slack) */
+    int64_t vsize;          /* positions of the computed grid: OH * PW, or out_size */
+    int64_t *off;           /* kdim row offsets */
+} conv_direct;
+
 typedef struct conv_job {
     conv_geom g;
     const void *x, *w, *b;
     void *y;
     int64_t tile, n_tiles, mblock, n_mblocks, activation;
+    int64_t strip;          /* micro-kernel strip width (packed and direct paths), else 0 */
+    conv_direct direct;     /* set up for the direct path (off != NULL) */
     atomic_int failed;
 } conv_job;
+
+static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
 
 DEFINE_CONV(float, mlrt_sgemm, f32)
 DEFINE_CONV(double, mlrt_dgemm, f64)
 
-static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+/* Float tasks over the packed-strip micro-kernels: per block of CONV_KC patch rows, the
+ * tile's patch columns are gathered straight into strips of NR positions, then each
+ * strip meets all the task's filters; bias and activation finish the last block. */
+static void conv_strip_tasks(void *arg, int64_t begin, int64_t end) {
+    conv_job *j = arg;
+    const conv_geom *g = &j->g;
+    const float *x = j->x, *w = j->w, *b = j->b;
+    float *y = j->y;
+    int64_t NR = j->strip, strips = ceil_div(j->tile, NR);
+    float *pack = mlrt_scratch((size_t)(CONV_KC * strips * NR + j->tile + CONV_KC + 16) * sizeof(float));
+    if (!pack) { atomic_store(&j->failed, 1); return; }
+    float *row = pack + CONV_KC * strips * NR, *zeros = row + j->tile;
+    memset(zeros, 0, CONV_KC * sizeof(float));
+    int64_t off[CONV_KC];
+    for (int64_t k = 0; k < CONV_KC; ++k) off[k] = k * NR;
+    for (int64_t t = begin; t < end; ++t) {
+        int64_t mb = t % j->n_mblocks, r = t / j->n_mblocks;
+        int64_t ct = r % j->n_tiles, ng = r / j->n_tiles;
+        int64_t n = ng / g->G, grp = ng % g->G;
+        int64_t c0 = ct * j->tile, tw = g->out_size - c0 < j->tile ? g->out_size - c0 : j->tile;
+        int64_t m0 = mb * j->mblock, mw = g->Mg - m0 < j->mblock ? g->Mg - m0 : j->mblock;
+        if (tw <= 0 || mw <= 0) continue;
+        const float *xg = x + (n * g->C + grp * g->Cg) * g->in_size;
+        const float *wg = w + (grp * g->Mg + m0) * g->kdim;
+        const float *bg = b ? b + grp * g->Mg + m0 : NULL;
+        float *yg = y + (n * g->M + grp * g->Mg + m0) * g->out_size + c0;
+        int64_t ns = ceil_div(tw, NR);
+        for (int64_t k0 = 0; k0 < g->kdim; k0 += CONV_KC) {
+            int64_t kc = g->kdim - k0 < CONV_KC ? g->kdim - k0 : CONV_KC;
+            for (int64_t k = 0; k < kc; ++k) {
+                const float *src = row;
+                if (g->pointwise) src = xg + (k0 + k) * g->in_size + c0;
+                else im2col_row_f32(xg, g, k0 + k, c0, tw, row);
+                for (int64_t s = 0; s < ns; ++s) {
+                    float *dst = pack + (s * kc + k) * NR;
+                    int64_t w0 = tw - s * NR < NR ? tw - s * NR : NR;
+                    memcpy(dst, src + s * NR, (size_t)w0 * sizeof(float));
+                    for (int64_t i = w0; i < NR; ++i) dst[i] = 0;
+                }
+            }
+            bool last = k0 + kc >= g->kdim;
+            for (int64_t s = 0; s < ns; ++s) {
+                int64_t w0 = tw - s * NR < NR ? tw - s * NR : NR;
+                mlrt_sgemm_strip(mw, kc, wg + k0, g->kdim, pack + s * kc * NR, off, yg + s * NR, g->out_size, w0,
+                                 k0 > 0, last ? bg : NULL, last ? (int)j->activation : 0, zeros);
+            }
+        }
+    }
+}
+
+static void direct_pad_planes(void *arg, int64_t begin, int64_t end) {
+    const conv_job *j = arg;
+    const conv_geom *g = &j->g;
+    const conv_direct *d = &j->direct;
+    int64_t H = g->in[0], Wd = g->in[1], ph = g->pb[0], pw = g->pb[1], PW = d->PW;
+    int64_t PH = g->out[0] + (g->k[0] - 1) * g->d[0];
+    for (int64_t plane = begin; plane < end; ++plane) { /* plane = n * C + c */
+        const float *x = (const float *)j->x + plane * g->in_size;
+        float *p = d->P + plane * d->plane;
+        memset(p, 0, (size_t)d->plane * sizeof(float));
+        for (int64_t r = 0; r < PH; ++r) {
+            int64_t ih = r - ph;
+            if (ih < 0 || ih >= H) continue;
+            int64_t a = pw, b = Wd + pw < PW ? Wd + pw : PW;
+            if (b > a) memcpy(p + r * PW + a, x + ih * Wd, (size_t)(b - a) * sizeof(float));
+        }
+    }
+}
+
+static void conv_direct_tasks(void *arg, int64_t begin, int64_t end) {
+    conv_job *j = arg;
+    const conv_geom *g = &j->g;
+    const conv_direct *d = &j->direct;
+    const float *w = j->w, *b = j->b;
+    float *y = j->y;
+    int64_t NR = j->strip, OW = g->out[1], PW = d->PW;
+    bool pointwise = d->P == NULL;
+    float *V = mlrt_scratch((size_t)(j->mblock * j->tile + CONV_KC + 16) * sizeof(float));
+    if (!V) { atomic_store(&j->failed, 1); return; }
+    float *zeros = V + j->mblock * j->tile;
+    memset(zeros, 0, CONV_KC * sizeof(float));
+    for (int64_t t = begin; t < end; ++t) {
+        int64_t mb = t % j->n_mblocks, r = t / j->n_mblocks;
+        int64_t ct = r % j->n_tiles, ng = r / j->n_tiles;
+        int64_t n = ng / g->G, grp = ng % g->G;
+        int64_t v0 = ct * j->tile, tw = d->vsize - v0 < j->tile ? d->vsize - v0 : j->tile;
+        int64_t m0 = mb * j->mblock, mw = g->Mg - m0 < j->mblock ? g->Mg - m0 : j->mblock;
+        if (tw <= 0 || mw <= 0) continue;
+        const float *base = pointwise ? (const float *)j->x + (n * g->C + grp * g->Cg) * g->in_size
+                                      : d->P + (n * g->C + grp * g->Cg) * d->plane;
+        const float *wg = w + (grp * g->Mg + m0) * g->kdim;
+        const float *bg = b ? b + grp * g->Mg + m0 : NULL;
+        float *yg = y + (n * g->M + grp * g->Mg + m0) * g->out_size;
+        float *dst = pointwise ? yg + v0 : V;
+        int64_t ldd = pointwise ? g->out_size : tw;
+        for (int64_t k0 = 0; k0 < g->kdim; k0 += CONV_KC) {
+            int64_t kc = g->kdim - k0 < CONV_KC ? g->kdim - k0 : CONV_KC;
+            bool last = k0 + kc >= g->kdim;
+            for (int64_t s = 0; s * NR < tw; ++s) {
+                int64_t nr = tw - s * NR < NR ? tw - s * NR : NR;
+                mlrt_sgemm_strip(mw, kc, wg + k0, g->kdim, base + v0 + s * NR, d->off + k0, dst + s * NR, ldd, nr,
+                                 k0 > 0, last ? bg : NULL, last ? (int)j->activation : 0, zeros);
+            }
+        }
+        if (pointwise) continue;
+        /* copy the grid's real columns out: position v is (v / PW, v % PW) */
+        for (int64_t v = v0; v < v0 + tw;) {
+            int64_t oh = v / PW, ow = v % PW, run = PW - ow < v0 + tw - v ? PW - ow : v0 + tw - v;
+            if (ow < OW) {
+                int64_t len = OW - ow < run ? OW - ow : run;
+                for (int64_t m = 0; m < mw; ++m)
+                    memcpy(yg + m * g->out_size + oh * OW + ow, V + m * tw + (v - v0), (size_t)len * sizeof(float));
+            }
+            v += run;
+        }
+    }
+}
+
+/* Decide on (and set up) the direct path: float, 2-D, unit strides, and a grid not so
+ * much wider than the output that the dropped columns cost more than packing saves. */
+static int conv_direct_setup(conv_job *j, const mlrt_context *ctx) {
+    const conv_geom *g = &j->g;
+    conv_direct *d = &j->direct;
+    memset(d, 0, sizeof *d);
+    if (!j->strip || g->nd != 2 || g->s[0] != 1 || g->s[1] != 1) return MLRT_OK;
+    int64_t OH = g->out[0], OW = g->out[1];
+    int64_t PW = g->pointwise ? OW : OW + (g->k[1] - 1) * g->d[1];
+    if (!g->pointwise && g->Mg * (PW - OW) >= 48 * OW) return MLRT_OK;
+    int64_t PH = OH + (g->k[0] - 1) * g->d[0];
+    d->PW = PW;
+    d->plane = g->pointwise ? g->in_size : (PH + 1) * PW + 64; /* slack: the last row's taps read past it */
+    d->vsize = g->pointwise ? g->out_size : OH * PW;
+    size_t planes = g->pointwise ? 0 : (size_t)(g->N * g->C);
+    char *mem = mlrt_scratch_slot(1, (size_t)g->kdim * sizeof(int64_t) + planes * (size_t)d->plane * sizeof(float) + 64);
+    if (!mem) return mlrt_fail(MLRT_ERR_OUT_OF_MEMORY, "Conv: cannot allocate the padded input");
+    d->off = (int64_t *)mem;
+    for (int64_t k = 0; k < g->kdim; ++k) {
+        int64_t c = k / g->k_size, kh = k % g->k_size / g->k[1], kw = k % g->k[1];
+        d->off[k] = g->pointwise ? k * g->in_size : c * d->plane + kh * g->d[0] * PW + kw * g->d[1];
+    }
+    if (!g->pointwise) {
+        d->P = (float *)(mem + ((size_t)g->kdim * sizeof(int64_t) + 63) / 64 * 64);
+        int64_t work = d->plane;
+        mlrt_parallel_for(ctx, (int64_t)planes, work >= (1 << 17) ? 1 : (1 << 17) / work + 1, direct_pad_planes, j);
+    }
+    return MLRT_OK;
+}
 
 /* Cut the work into tasks: whole (image, group) products, then column tiles that
  * bound the im2col buffer, then more tiles (or filter blocks) until the threads get
@@ -312,7 +487,10 @@ static void conv_plan(conv_job *j, int64_t threads) {
     const conv_geom *g = &j->g;
     int64_t base = g->N * g->G;
     j->n_tiles = 1, j->n_mblocks = 1, j->mblock = g->Mg;
-    if (!g->pointwise) {
+    int64_t size = j->direct.off ? j->direct.vsize : g->out_size;  /* positions to cover */
+    if (j->strip) {
+        j->n_tiles = ceil_div(size, CONV_STRIP_TILE);  /* a packed tile stays in L2 */
+    } else if (!g->pointwise) {
         int64_t limit = CONV_TILE_ELEMS / g->kdim;
         if (limit < 16) limit = 16;
         j->n_tiles = ceil_div(g->out_size, limit);
@@ -320,15 +498,16 @@ static void conv_plan(conv_job *j, int64_t threads) {
     int64_t f = 1;
     while (threads > 1 && (base * j->n_tiles * f) % threads != 0 && base * j->n_tiles * f < 8 * threads) ++f;
     if (f > 1) {
-        if (ceil_div(g->out_size, j->n_tiles * f) >= 32 || g->Mg < 2 * f)
+        if (ceil_div(size, j->n_tiles * f) >= 32 || g->Mg < 2 * f)
             j->n_tiles *= f;
         else
             j->n_mblocks = f;
     }
-    j->tile = ceil_div(g->out_size, j->n_tiles);
-    if (j->tile > 16 && j->n_tiles > 1) j->tile = ceil_div(j->tile, 16) * 16;
+    j->tile = ceil_div(size, j->n_tiles);
+    int64_t align = j->strip ? j->strip : 16;
+    if (j->tile > align && j->n_tiles > 1) j->tile = ceil_div(j->tile, align) * align;
     if (j->tile < 1) j->tile = 1;
-    j->n_tiles = ceil_div(g->out_size, j->tile);
+    j->n_tiles = ceil_div(size, j->tile);
     j->mblock = ceil_div(g->Mg, j->n_mblocks);
     j->n_mblocks = ceil_div(g->Mg, j->mblock);
 }
@@ -366,16 +545,20 @@ static int k_conv(const mlrt_context *ctx, const mlrt_tensor *in, int32_t n_in, 
     if (j.g.depthwise) {
         int64_t planes = j.g.N * j.g.M;
         int64_t work = j.g.out_size * j.g.k_size;
-        mlrt_parallel_for(ctx, planes, work >= 65536 ? 1 : 65536 / (work + 1) + 1,
+        mlrt_parallel_for(ctx, planes, work >= CONV_CHUNK_MIN ? 1 : CONV_CHUNK_MIN / (work + 1) + 1,
                           dtype == MLRT_FLOAT ? dw_tasks_f32 : dw_tasks_f64, &j);
         if (atomic_load(&j.failed)) return mlrt_fail(MLRT_ERR_OUT_OF_MEMORY, "Conv: cannot allocate a padded plane");
         return MLRT_OK;
     }
+    j.strip = dtype == MLRT_FLOAT ? mlrt_sgemm_strip_width() : 0;
+    if ((status = conv_direct_setup(&j, ctx))) return status;
     conv_plan(&j, mlrt_ctx_threads(ctx));
     int64_t tasks = j.g.N * j.g.G * j.n_tiles * j.n_mblocks;
     double flops = (double)j.g.N * (double)j.g.M * (double)j.g.out_size * (double)j.g.kdim;
-    mlrt_range_fn fn = dtype == MLRT_FLOAT ? conv_tasks_f32 : conv_tasks_f64;
-    if (flops < 65536.0)
+    mlrt_range_fn fn = j.direct.off ? conv_direct_tasks
+                       : j.strip    ? conv_strip_tasks
+                       : dtype == MLRT_FLOAT ? conv_tasks_f32 : conv_tasks_f64;
+    if (flops < (double)CONV_PARALLEL_MIN)
         fn(&j, 0, tasks);
     else
         mlrt_parallel_for(ctx, tasks, 1, fn, &j);

@@ -161,7 +161,11 @@ static int k_convtranspose(const mlrt_context *ctx, const mlrt_tensor *in, int32
     if (j.tile < 16) j.tile = 16;
     if (j.tile > j.in_size) j.tile = j.in_size > 0 ? j.in_size : 1;
     atomic_init(&j.failed, 0);
-    mlrt_parallel_for(ctx, base * j.n_mblocks, 1, X->dtype == MLRT_FLOAT ? ct_tasks_f32 : ct_tasks_f64, &j);
+    mlrt_range_fn fn = X->dtype == MLRT_FLOAT ? ct_tasks_f32 : ct_tasks_f64;
+    if ((double)j.N * (double)j.M * (double)j.k_size * (double)j.in_size * (double)j.Cg < (double)(INT64_C(1) << 22))
+        fn(&j, 0, base * j.n_mblocks); /* too little work to wake the pool for */
+    else
+        mlrt_parallel_for(ctx, base * j.n_mblocks, 1, fn, &j);
     if (atomic_load(&j.failed))
         return mlrt_fail(MLRT_ERR_OUT_OF_MEMORY, "ConvTranspose: cannot allocate the column buffer");
     return MLRT_OK;

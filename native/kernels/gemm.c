@@ -66,7 +66,7 @@ static mlrt_range_fn int_mm_fn(int32_t dtype) {
 static void int_mm_run(const mlrt_context *ctx, int_mm_job *j, int64_t batch) {
     int64_t rows = batch * j->M;
     int64_t per_row = j->N * (j->K + 1);
-    int64_t grain = per_row >= 16384 ? 1 : 16384 / (per_row + 1) + 1;
+    int64_t grain = per_row >= (1 << 17) ? 1 : (1 << 17) / (per_row + 1) + 1;
     mlrt_parallel_for(ctx, rows, grain, int_mm_fn(j->dtype), j);
 }
 
@@ -138,7 +138,7 @@ static int k_gemm(const mlrt_context *ctx, const mlrt_tensor *in, int32_t n_in, 
     if (Y->dtype == MLRT_FLOAT || Y->dtype == MLRT_DOUBLE) {
         if (C) {
             fill_job fj = {C->data, Y->data, N, C->strides[0], C->strides[1], p->beta, Y->dtype};
-            mlrt_parallel_for(ctx, M, N >= 4096 ? 1 : 4096 / N + 1, fill_rows, &fj);
+            mlrt_parallel_for(ctx, M, N >= (1 << 17) ? 1 : (1 << 17) / N + 1, fill_rows, &fj);
         }
         if (Y->dtype == MLRT_FLOAT)
             return mlrt_sgemm(ctx, ta, tb, M, N, K, (float)p->alpha, A->data, lda, B->data, ldb, C ? 1.0f : 0.0f,
@@ -252,7 +252,10 @@ static int k_matmul(const mlrt_context *ctx, const mlrt_tensor *in, int32_t n_in
         }
         return MLRT_OK;
     }
-    mlrt_parallel_for(ctx, batch, 1, mm_batches, &j);
+    if ((double)batch * (double)M * (double)N * (double)K < (double)(INT64_C(1) << 22))
+        mm_batches(&j, 0, batch); /* too little work to wake the pool for */
+    else
+        mlrt_parallel_for(ctx, batch, 1, mm_batches, &j);
     return MLRT_OK;
 }
 

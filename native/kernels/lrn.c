@@ -82,7 +82,7 @@ static int k_lrn(const mlrt_context *ctx, const mlrt_tensor *in, int32_t n_in, m
     int64_t planes = X->shape[0] * X->shape[1];
     if (planes == 0 || j.S == 0) return MLRT_OK;
     int64_t work = j.S * (p->size + 4);
-    mlrt_parallel_for(ctx, planes, work >= 32768 ? 1 : 32768 / work + 1, lrn_planes, &j);
+    mlrt_parallel_for(ctx, planes, work >= (1 << 17) ? 1 : (1 << 17) / work + 1, lrn_planes, &j);
     return MLRT_OK;
 }
 

@@ -241,7 +241,8 @@ static int run_pool(const mlrt_context *ctx, const mlrt_tensor *in, int32_t n_in
         }
     }
     int64_t work = j.out_size * j.k_size;
-    mlrt_parallel_for(ctx, planes, work >= 32768 ? 1 : 32768 / (work + 1) + 1, pool_planes, &j);
+    /* chunks of at least ~2^18 window taps: less is cheaper than waking the pool */
+    mlrt_parallel_for(ctx, planes, work >= (1 << 18) ? 1 : (1 << 18) / (work + 1) + 1, pool_planes, &j);
     free(counts);
     return MLRT_OK;
 }
@@ -308,7 +309,7 @@ static int run_global(const mlrt_context *ctx, const mlrt_tensor *in, int32_t n_
     int64_t planes = X->shape[0] * X->shape[1];
     if (planes == 0) return MLRT_OK;
     MLRT_CHECK(j.size > 0, "cannot pool an empty spatial extent");
-    mlrt_parallel_for(ctx, planes, j.size >= 16384 ? 1 : 16384 / j.size + 1, global_planes, &j);
+    mlrt_parallel_for(ctx, planes, j.size >= (1 << 17) ? 1 : (1 << 17) / j.size + 1, global_planes, &j);
     return MLRT_OK;
 }
 

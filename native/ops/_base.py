@@ -55,12 +55,15 @@ class View:
 
 @dataclass
 class Launch:
-    """One kernel call: which C kernel, its parameters, optional input views."""
+    """One kernel call: which C kernel, its parameters, optional input views, and
+    `extra` constant arrays appended after the node's inputs (tables built once from
+    attributes, pre-packed weights) -- the kernel sees them as more inputs."""
 
     kernel: str
     params: dict | None = None
     views: dict[int, View] = field(default_factory=dict)
     type_input: int = 0  # which input's dtype selects the kernel
+    extra: list = field(default_factory=list)
 
 
 def contiguous_strides(shape) -> tuple[int, ...]:

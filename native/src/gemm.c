@@ -1,11 +1,16 @@
-/* gemm.c -- mlrt_sgemm / mlrt_dgemm: OpenBLAS, single-threaded, split by mlrt.
+/* gemm.c -- mlrt_sgemm / mlrt_dgemm: OpenBLAS, single-threaded, split by mlrt; and
+ * mlrt_sgemm_strip: float micro-kernels (AVX-512, AVX2) over packed strips for Conv.
  *
  * OpenBLAS is told once to use one thread; a large product is cut into as many
  * blocks of columns (or rows) of C as the pool has threads, each block one BLAS
  * call, so the session's intra-op pool is the only source of threads.  BLAS ints are
- * 32-bit here: sizes that do not fit fail with a clear error instead of wrapping. */
+ * 32-bit here: sizes that do not fit fail with a clear error instead of wrapping.
+ * The micro-kernels are chosen at run time by CPU feature (target attributes, no
+ * -march flags), so the shipped library runs everywhere. */
+#include <immintrin.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <cblas.h>
 
@@ -15,9 +20,11 @@ static pthread_once_t blas_once = PTHREAD_ONCE_INIT;
 
 static void blas_init(void) { scipy_openblas_set_num_threads(1); }
 
+#define SCRATCH_SLOTS 4
+
 typedef struct scratch_buf {
-    size_t size;
-    void *data;
+    size_t size[SCRATCH_SLOTS];
+    void *data[SCRATCH_SLOTS];
 } scratch_buf;
 
 static pthread_key_t scratch_key;
@@ -25,35 +32,38 @@ static pthread_once_t scratch_once = PTHREAD_ONCE_INIT;
 
 static void scratch_free(void *p) {
     scratch_buf *s = p;
-    if (s) free(s->data);
+    if (s)
+        for (int i = 0; i < SCRATCH_SLOTS; ++i) free(s->data[i]);
     free(s);
 }
 
 static void scratch_init(void) { pthread_key_create(&scratch_key, scratch_free); }
 
-void *mlrt_scratch(size_t bytes) {
+void *mlrt_scratch_slot(int slot, size_t bytes) {
+    if (slot < 0 || slot >= SCRATCH_SLOTS) return NULL;
     pthread_once(&scratch_once, scratch_init);
     scratch_buf *s = pthread_getspecific(scratch_key);
     if (!s) {
         if (!(s = calloc(1, sizeof *s))) return NULL;
         pthread_setspecific(scratch_key, s);
     }
-    if (s->size < bytes) {
-        void *fresh = aligned_alloc(64, (bytes + 63) / 64 * 64);
+    if (s->size[slot] < bytes || !s->data[slot]) {
+        void *fresh = aligned_alloc(64, (bytes + 63) / 64 * 64 + 64);
         if (!fresh) return NULL;
-        free(s->data);
-        s->data = fresh;
-        s->size = bytes;
+        free(s->data[slot]);
+        s->data[slot] = fresh;
+        s->size[slot] = bytes;
     }
-    return s->data;
+    return s->data[slot];
 }
 
 int32_t mlrt_ctx_threads(const mlrt_context *ctx) {
     return ctx && ctx->pool ? mlrt_threadpool_size(ctx->pool) : 1;
 }
 
-/* Below this many multiply-adds a product runs as one call (threads cost more). */
-#define GEMM_PARALLEL_MIN (INT64_C(1) << 18)
+/* Below this many multiply-adds (some 20-40 us of work) a product runs as one call:
+ * waking the pool costs more than it saves. */
+#define GEMM_PARALLEL_MIN (INT64_C(1) << 22)
 
 static int check_sizes(bool ta, bool tb, int64_t M, int64_t N, int64_t K, int64_t lda, int64_t ldb, int64_t ldc,
                        const void *A, const void *B, const void *C) {
@@ -142,3 +152,174 @@ static int check_sizes(bool ta, bool tb, int64_t M, int64_t N, int64_t K, int64_
 
 DEFINE_GEMM(float, scipy_cblas_sgemm, sgemm)
 DEFINE_GEMM(double, scipy_cblas_dgemm, dgemm)
+
+/* ---- strip micro-kernels (float32) -------------------------------------------------------------
+ *
+ * C[0:M, 0:nr] (+)= A[0:M, 0:kc] * B, row k of B at B + off[k] (a packed strip, or rows of the
+ * input itself for Conv's direct path).  A is read in place (row stride lda), MR rows at a time,
+ * the tail through a zero row, so every element of C is the same sequence of fused
+ * multiply-adds wherever it sits (equal inputs give equal outputs).  A strip narrower than NR
+ * loads under a mask, so nothing past column nr is read.  Bias and activation, when given,
+ * finish the values before the (masked) store. */
+
+#define UK_MR 6
+
+/* 24 FMAs of one k step of the 6 x 64 AVX-512 tile (b0..b3 loaded by the caller). */
+#define UK512_STEP(K)                                                                              \
+    {                                                                                              \
+        __m512 x = _mm512_set1_ps(a0[K]);                                                          \
+        c00 = _mm512_fmadd_ps(x, b0, c00), c01 = _mm512_fmadd_ps(x, b1, c01);                      \
+        c02 = _mm512_fmadd_ps(x, b2, c02), c03 = _mm512_fmadd_ps(x, b3, c03);                      \
+        x = _mm512_set1_ps(a1[K]);                                                                 \
+        c10 = _mm512_fmadd_ps(x, b0, c10), c11 = _mm512_fmadd_ps(x, b1, c11);                      \
+        c12 = _mm512_fmadd_ps(x, b2, c12), c13 = _mm512_fmadd_ps(x, b3, c13);                      \
+        x = _mm512_set1_ps(a2[K]);                                                                 \
+        c20 = _mm512_fmadd_ps(x, b0, c20), c21 = _mm512_fmadd_ps(x, b1, c21);                      \
+        c22 = _mm512_fmadd_ps(x, b2, c22), c23 = _mm512_fmadd_ps(x, b3, c23);                      \
+        x = _mm512_set1_ps(a3[K]);                                                                 \
+        c30 = _mm512_fmadd_ps(x, b0, c30), c31 = _mm512_fmadd_ps(x, b1, c31);                      \
+        c32 = _mm512_fmadd_ps(x, b2, c32), c33 = _mm512_fmadd_ps(x, b3, c33);                      \
+        x = _mm512_set1_ps(a4[K]);                                                                 \
+        c40 = _mm512_fmadd_ps(x, b0, c40), c41 = _mm512_fmadd_ps(x, b1, c41);                      \
+        c42 = _mm512_fmadd_ps(x, b2, c42), c43 = _mm512_fmadd_ps(x, b3, c43);                      \
+        x = _mm512_set1_ps(a5[K]);                                                                 \
+        c50 = _mm512_fmadd_ps(x, b0, c50), c51 = _mm512_fmadd_ps(x, b1, c51);                      \
+        c52 = _mm512_fmadd_ps(x, b2, c52), c53 = _mm512_fmadd_ps(x, b3, c53);                      \
+    }
+
+__attribute__((target("avx512f")))
+static void uk_6x64_avx512(int64_t kc, const float *const *a, const float *b, const int64_t *off, float *c,
+                           int64_t ldc, int64_t mr, int64_t nr, bool accumulate, const float *bias, int act) {
+    __m512 c00 = _mm512_setzero_ps(), c01 = c00, c02 = c00, c03 = c00, c10 = c00, c11 = c00, c12 = c00, c13 = c00;
+    __m512 c20 = c00, c21 = c00, c22 = c00, c23 = c00, c30 = c00, c31 = c00, c32 = c00, c33 = c00;
+    __m512 c40 = c00, c41 = c00, c42 = c00, c43 = c00, c50 = c00, c51 = c00, c52 = c00, c53 = c00;
+    const float *a0 = a[0], *a1 = a[1], *a2 = a[2], *a3 = a[3], *a4 = a[4], *a5 = a[5];
+    __mmask16 mask[4];
+    for (int v = 0; v < 4; ++v) {
+        int64_t left = nr - 16 * v;
+        mask[v] = left >= 16 ? (__mmask16)0xFFFF : left <= 0 ? (__mmask16)0 : (__mmask16)((1u << left) - 1);
+    }
+    if (nr >= 64) {
+        for (int64_t k = 0; k < kc; ++k) {
+            const float *bk = b + off[k];
+            __m512 b0 = _mm512_loadu_ps(bk), b1 = _mm512_loadu_ps(bk + 16), b2 = _mm512_loadu_ps(bk + 32),
+                   b3 = _mm512_loadu_ps(bk + 48);
+            UK512_STEP(k)
+        }
+    } else {
+        for (int64_t k = 0; k < kc; ++k) {
+            const float *bk = b + off[k];
+            __m512 b0 = _mm512_maskz_loadu_ps(mask[0], bk), b1 = _mm512_maskz_loadu_ps(mask[1], bk + 16),
+                   b2 = _mm512_maskz_loadu_ps(mask[2], bk + 32), b3 = _mm512_maskz_loadu_ps(mask[3], bk + 48);
+            UK512_STEP(k)
+        }
+    }
+    __m512 rows[UK_MR][4] = {{c00, c01, c02, c03}, {c10, c11, c12, c13}, {c20, c21, c22, c23},
+                             {c30, c31, c32, c33}, {c40, c41, c42, c43}, {c50, c51, c52, c53}};
+    __m512 zero = _mm512_setzero_ps();
+    for (int64_t i = 0; i < mr; ++i) {
+        float *ci = c + i * ldc;
+        __m512 bv = _mm512_set1_ps(bias ? bias[i] : 0.0f);
+        for (int v = 0; v < 4; ++v) {
+            if (!mask[v]) break;
+            __m512 r = rows[i][v];
+            if (accumulate) r = _mm512_add_ps(_mm512_maskz_loadu_ps(mask[v], ci + 16 * v), r);
+            if (bias) r = _mm512_add_ps(r, bv);
+            if (act == 1) r = _mm512_max_ps(zero, r); /* NaN stays NaN (max returns the 2nd operand) */
+            _mm512_mask_storeu_ps(ci + 16 * v, mask[v], r);
+        }
+    }
+}
+
+#define UK256_STEP(K)                                                                              \
+    {                                                                                              \
+        __m256 x = _mm256_broadcast_ss(a0 + (K));                                                  \
+        c00 = _mm256_fmadd_ps(x, b0, c00), c01 = _mm256_fmadd_ps(x, b1, c01);                      \
+        x = _mm256_broadcast_ss(a1 + (K));                                                         \
+        c10 = _mm256_fmadd_ps(x, b0, c10), c11 = _mm256_fmadd_ps(x, b1, c11);                      \
+        x = _mm256_broadcast_ss(a2 + (K));                                                         \
+        c20 = _mm256_fmadd_ps(x, b0, c20), c21 = _mm256_fmadd_ps(x, b1, c21);                      \
+        x = _mm256_broadcast_ss(a3 + (K));                                                         \
+        c30 = _mm256_fmadd_ps(x, b0, c30), c31 = _mm256_fmadd_ps(x, b1, c31);                      \
+        x = _mm256_broadcast_ss(a4 + (K));                                                         \
+        c40 = _mm256_fmadd_ps(x, b0, c40), c41 = _mm256_fmadd_ps(x, b1, c41);                      \
+        x = _mm256_broadcast_ss(a5 + (K));                                                         \
+        c50 = _mm256_fmadd_ps(x, b0, c50), c51 = _mm256_fmadd_ps(x, b1, c51);                      \
+    }
+
+__attribute__((target("avx2,fma")))
+static void uk_6x16_avx2(int64_t kc, const float *const *a, const float *b, const int64_t *off, float *c,
+                         int64_t ldc, int64_t mr, int64_t nr, bool accumulate, const float *bias, int act) {
+    __m256 c00 = _mm256_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00;
+    __m256 c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00;
+    const float *a0 = a[0], *a1 = a[1], *a2 = a[2], *a3 = a[3], *a4 = a[4], *a5 = a[5];
+    if (nr >= 16) {
+        for (int64_t k = 0; k < kc; ++k) {
+            const float *bk = b + off[k];
+            __m256 b0 = _mm256_loadu_ps(bk), b1 = _mm256_loadu_ps(bk + 8);
+            UK256_STEP(k)
+        }
+    } else {
+        int32_t lanes[16];
+        for (int i = 0; i < 16; ++i) lanes[i] = i < nr ? -1 : 0;
+        __m256i m0 = _mm256_loadu_si256((const __m256i *)lanes), m1 = _mm256_loadu_si256((const __m256i *)(lanes + 8));
+        for (int64_t k = 0; k < kc; ++k) {
+            const float *bk = b + off[k];
+            __m256 b0 = _mm256_maskload_ps(bk, m0), b1 = _mm256_maskload_ps(bk + 8, m1);
+            UK256_STEP(k)
+        }
+    }
+    __m256 rows[UK_MR][2] = {{c00, c01}, {c10, c11}, {c20, c21}, {c30, c31}, {c40, c41}, {c50, c51}};
+    float tmp[16];
+    for (int64_t i = 0; i < mr; ++i) {
+        float *ci = c + i * ldc;
+        _mm256_storeu_ps(tmp, rows[i][0]);
+        _mm256_storeu_ps(tmp + 8, rows[i][1]);
+        float bv = bias ? bias[i] : 0.0f;
+        for (int64_t j = 0; j < nr && j < 16; ++j) {
+            float r = tmp[j];
+            if (accumulate) r = ci[j] + r;
+            if (bias) r += bv;
+            if (act == 1) r = r > 0 ? r : (r != r ? r : 0.0f);
+            ci[j] = r;
+        }
+    }
+}
+
+typedef void (*uk_fn)(int64_t, const float *const *, const float *, const int64_t *, float *, int64_t, int64_t,
+                      int64_t, bool, const float *, int);
+
+static uk_fn uk_kernel;
+static int64_t uk_nr;
+static pthread_once_t uk_once = PTHREAD_ONCE_INIT;
+
+/* The widest kernel the CPU runs; MLRT_SGEMM_KERNEL=avx2 | blas narrows the choice
+ * (to test the AVX2 kernel on an AVX-512 machine, or compare with BLAS). */
+static void uk_init(void) {
+    const char *want = getenv("MLRT_SGEMM_KERNEL");
+    bool blas = want && strcmp(want, "blas") == 0, avx2 = want && strcmp(want, "avx2") == 0;
+    __builtin_cpu_init();
+    if (!blas && !avx2 && __builtin_cpu_supports("avx512f")) {
+        uk_kernel = uk_6x64_avx512, uk_nr = 64;
+    } else if (!blas && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
+        uk_kernel = uk_6x16_avx2, uk_nr = 16;
+    } else {
+        uk_kernel = NULL, uk_nr = 0;
+    }
+}
+
+int64_t mlrt_sgemm_strip_width(void) {
+    pthread_once(&uk_once, uk_init);
+    return uk_nr;
+}
+
+void mlrt_sgemm_strip(int64_t M, int64_t kc, const float *A, int64_t lda, const float *B, const int64_t *off,
+                      float *C, int64_t ldc, int64_t nr, bool accumulate, const float *bias, int act,
+                      const float *zeros) {
+    const float *rows[UK_MR];
+    for (int64_t m0 = 0; m0 < M; m0 += UK_MR) {
+        int64_t mr = M - m0 < UK_MR ? M - m0 : UK_MR;
+        for (int64_t i = 0; i < UK_MR; ++i) rows[i] = i < mr ? A + (m0 + i) * lda : zeros;
+        uk_kernel(kc, rows, B, off, C + m0 * ldc, ldc, mr, nr, accumulate, bias ? bias + m0 : NULL, act);
+    }
+}

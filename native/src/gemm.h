@@ -15,10 +15,26 @@ int mlrt_sgemm(const mlrt_context *ctx, bool trans_a, bool trans_b, int64_t M, i
 int mlrt_dgemm(const mlrt_context *ctx, bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, double alpha,
                const double *A, int64_t lda, const double *B, int64_t ldb, double beta, double *C, int64_t ldc);
 
-/* A per-thread scratch buffer of at least `bytes` (im2col tiles and the like), kept
- * and reused by the thread until it exits; NULL if it cannot be allocated.  Valid
- * until the same thread's next call. */
-void *mlrt_scratch(size_t bytes);
+/* Float micro-kernels over strips of NR columns (Conv's GEMM).  mlrt_sgemm_strip_width()
+ * is NR (64 with AVX-512, 16 with AVX2) or 0 when no kernel fits the CPU (use mlrt_sgemm
+ * then).  mlrt_sgemm_strip computes
+ *     C[m, j] (+)= sum_k A[m * lda + k] * B[off[k] + j]   for m < M, j < nr <= NR
+ * reading exactly nr floats of each B row; `accumulate` adds to C, and bias (per row) /
+ * act (1 = Relu) finish the result before the store.  `zeros` holds >= kc zero floats.
+ * Every element of C is the same sequence of fused multiply-adds wherever it sits, so
+ * equal inputs give equal outputs. */
+int64_t mlrt_sgemm_strip_width(void);
+void mlrt_sgemm_strip(int64_t M, int64_t kc, const float *A, int64_t lda, const float *B, const int64_t *off,
+                      float *C, int64_t ldc, int64_t nr, bool accumulate, const float *bias, int act,
+                      const float *zeros);
+
+/* Per-thread scratch buffers of at least `bytes` (im2col tiles and the like), kept and
+ * reused by the thread until it exits; NULL if one cannot be allocated.  Slots 0..3 are
+ * independent (a kernel may hold slot 1 across a parallel loop while its tasks, the
+ * calling thread among them, use slot 0).  Valid until the same thread's next call for
+ * the same slot. */
+void *mlrt_scratch_slot(int slot, size_t bytes);
+static inline void *mlrt_scratch(size_t bytes) { return mlrt_scratch_slot(0, bytes); }
 
 /* How many threads a parallel loop on ctx may use (1 without a pool). */
 int32_t mlrt_ctx_threads(const mlrt_context *ctx);

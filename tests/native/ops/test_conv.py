@@ -1,6 +1,7 @@
 """Conv against onnx.reference: 1-D/2-D/3-D, groups and depthwise, strides, dilations,
 pads and auto_pad, bias, float64, the pointwise / depthwise / im2col paths, threads,
-edge values and bad input."""
+edge values and bad input.  Each float32 case also runs on the AVX2 micro-kernel and
+on BLAS (MLRT_SGEMM_KERNEL, read once per process) in test_conv_kernel_choices."""
 
 import numpy as np
 import pytest
@@ -57,7 +58,7 @@ def test_conv_float64(xs, ws, attrs):
 
 @pytest.mark.parametrize("c", [1, 2, 13, 127])
 def test_conv_channel_sizes(c):
-    conv((1, c, 9, 9), (c, c, 3, 3), {"pads": [1, 1, 1, 1]})
+    conv((1, c, 9, 9), (c, c, 3, 3), {"pads": [1, 1, 1, 1]}, atol=1e-4)  # sums of up to 1143 terms
     conv((1, c, 9, 9), (c, 1, 3, 3), {"group": c, "pads": [1, 1, 1, 1]})
 
 
@@ -72,14 +73,20 @@ def test_conv_large(xs, ws, attrs):
     conv(xs, ws, attrs, rtol=1e-4, atol=1e-4)
 
 
-@pytest.mark.parametrize("attrs", [{"pads": [1, 1, 1, 1]}, {"group": 8, "pads": [1, 1, 1, 1]}, {}])
-def test_conv_threads_agree(attrs):
-    x = rng.standard_normal((2, 8, 37, 29)).astype(np.float32)
-    w = rng.standard_normal((16, 8 // attrs.get("group", 1), 3, 3)).astype(np.float32)
+@pytest.mark.parametrize("xs,ws,attrs", [((2, 32, 64, 48), (32, 32, 3, 3), {"pads": [1, 1, 1, 1]}),
+                                         ((1, 32, 64, 48), (32, 4, 3, 3), {"group": 8, "pads": [1, 1, 1, 1]}),
+                                         ((1, 64, 64, 48), (96, 64, 1, 1), {}),
+                                         ((1, 48, 96, 96), (48, 1, 3, 3), {"group": 48, "pads": [1, 1, 1, 1]}),
+                                         ((1, 48, 96, 96), (48, 1, 5, 5), {"group": 48, "strides": [2, 2]})])
+def test_conv_threads_agree(xs, ws, attrs):
+    # big enough that every path splits across the pool
+    x = rng.standard_normal(xs).astype(np.float32)
+    w = rng.standard_normal(ws).astype(np.float32)
     model = make_model("Conv", [x, w], attrs)
     one = run_mlrt(model, [x, w], sess_options=_options(1))[0]
     many = run_mlrt(model, [x, w], sess_options=_options(4))[0]
-    np.testing.assert_allclose(one, many, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(one, many, rtol=1e-5, atol=1e-4)
+    check_node("Conv", [x, w], attrs, rtol=1e-4, atol=1e-4)
 
 
 def _options(threads):
@@ -119,3 +126,19 @@ def test_conv_bad_bias():
     x, w, b = np.ones((1, 3, 5, 5), np.float32), np.ones((2, 3, 3, 3), np.float32), np.ones(3, np.float32)
     with pytest.raises(mlrt.MlrtError):
         run_mlrt(make_model("Conv", [x, w, b]), [x, w, b])
+
+
+@pytest.mark.parametrize("kernel", ["avx2", "blas"])
+def test_conv_kernel_choices(kernel):
+    # the micro-kernel is chosen once per process: run a few cases in a child with the override
+    import os
+    import subprocess
+    import sys
+    code = ("import sys; sys.path.insert(0, %r); import test_conv as t; "
+            "[t.conv(xs, ws, a, atol=1e-4) for xs, ws, a in t.CASES]; "
+            "t.conv((1, 13, 9, 11), (13, 13, 3, 3), {'pads': [1, 1, 1, 1]}, atol=1e-4)") % os.path.dirname(__file__)
+    env = dict(os.environ, MLRT_SGEMM_KERNEL=kernel)
+    tests = os.path.dirname(os.path.dirname(os.path.dirname(__file__)))
+    env["PYTHONPATH"] = os.pathsep.join([tests, env.get("PYTHONPATH", "")])
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]

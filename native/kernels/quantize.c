@@ -1,0 +1,318 @@
+/* quantize.c -- QuantizeLinear, DequantizeLinear and DynamicQuantizeLinear.
+ *
+ * QuantizeLinear: y = saturate(round(x / scale) + zero_point), per tensor, per axis or
+ * blocked (the Python semantics resolve which scale each element uses into strides);
+ * x float / float16 / bfloat16 / double / int32, y int8 / uint8 / int16 / uint16.
+ * As in onnx.reference, x and the scale are rounded to the promoted (or `precision`)
+ * type and divided in it, the quotient is rounded half to even, the zero point added,
+ * and the result saturated to y's range (NaN goes to the low end of the range).
+ *
+ * DequantizeLinear: y = (x - zero_point) * scale with x int8 / uint8 / int16 / uint16 /
+ * int32, y float / float16 / bfloat16 (/ double): the product is formed in float (in
+ * double for int32 x, whose conversion to float rounds first), then y's type.
+ *
+ * DynamicQuantizeLinear: float x to uint8 with a scale and zero point covering
+ * [min(x, 0), max(x, 0)], in float32 arithmetic step for step like the reference.
+ *
+ * float8 and 4-bit / 2-bit element types have no mlrt element type: the Python side
+ * refuses them with NotImplemented. */
+#include <math.h>
+#include <stdlib.h>
+
+#include "internal.h"
+#include "quantize.h"
+
+#define Q_GRAIN 16384
+
+/* element i of a tensor of type t, as a double (0 for a type not listed) */
+static inline double q_load(const void *p, int64_t i, int32_t t) {
+    switch (t) {
+    case MLRT_FLOAT: return ((const float *)p)[i];
+    case MLRT_DOUBLE: return ((const double *)p)[i];
+    case MLRT_FLOAT16: return mlrt_f16_to_f32(((const uint16_t *)p)[i]);
+    case MLRT_BFLOAT16: return mlrt_bf16_to_f32(((const uint16_t *)p)[i]);
+    case MLRT_INT8: return ((const int8_t *)p)[i];
+    case MLRT_UINT8: return ((const uint8_t *)p)[i];
+    case MLRT_INT16: return ((const int16_t *)p)[i];
+    case MLRT_UINT16: return ((const uint16_t *)p)[i];
+    case MLRT_INT32: return ((const int32_t *)p)[i];
+    default: return 0;
+    }
+}
+
+/* v rounded (to nearest even) to floating type t, back as a double */
+static inline double q_round(double v, int32_t t) {
+    switch (t) {
+    case MLRT_FLOAT: return (float)v;
+    case MLRT_FLOAT16: return mlrt_f16_to_f32(mlrt_f64_to_f16(v));
+    case MLRT_BFLOAT16: return mlrt_bf16_to_f32(mlrt_f32_to_bf16((float)v));
+    default: return v;
+    }
+}
+
+static bool q_int_range(int32_t t, int32_t *lo, int32_t *hi) {
+    switch (t) {
+    case MLRT_UINT8: *lo = 0, *hi = 255; return true;
+    case MLRT_INT8: *lo = -128, *hi = 127; return true;
+    case MLRT_UINT16: *lo = 0, *hi = 65535; return true;
+    case MLRT_INT16: *lo = -32768, *hi = 32767; return true;
+    default: return false;
+    }
+}
+
+static bool q_is_float(int32_t t) {
+    return t == MLRT_FLOAT || t == MLRT_DOUBLE || t == MLRT_FLOAT16 || t == MLRT_BFLOAT16;
+}
+
+/* round(q) + zp saturated to [lo, hi]; NaN gives lo */
+static inline int32_t q_saturate(double q, double zp, int32_t lo, int32_t hi) {
+    double v = nearbyint(q) + zp;
+    if (v != v || v <= lo) return lo;
+    return v >= hi ? hi : (int32_t)v;
+}
+
+static inline void q_store_int(void *p, int64_t i, int32_t t, int32_t v) {
+    switch (t) {
+    case MLRT_UINT8: ((uint8_t *)p)[i] = (uint8_t)v; break;
+    case MLRT_INT8: ((int8_t *)p)[i] = (int8_t)v; break;
+    case MLRT_UINT16: ((uint16_t *)p)[i] = (uint16_t)v; break;
+    case MLRT_INT16: ((int16_t *)p)[i] = (int16_t)v; break;
+    }
+}
+
+static inline void q_store_float(void *p, int64_t i, int32_t t, double v) {
+    switch (t) {
+    case MLRT_FLOAT: ((float *)p)[i] = (float)v; break;
+    case MLRT_DOUBLE: ((double *)p)[i] = v; break;
+    case MLRT_FLOAT16: ((uint16_t *)p)[i] = mlrt_f64_to_f16(v); break;
+    case MLRT_BFLOAT16: ((uint16_t *)p)[i] = mlrt_f32_to_bf16((float)v); break;
+    }
+}
+
+typedef struct quant_job {
+    const mlrt_quantize_params *p;
+    const void *x, *scale, *zp;
+    void *y;
+    int32_t xt, st, zt, yt, ct;
+    int32_t lo, hi;
+} quant_job;
+
+/* scale / zero point offset of the start of row r (= o * axis_len + a) */
+static inline int64_t q_row_base(const mlrt_quantize_params *p, int64_t r) {
+    int64_t o = r / p->axis_len, a = r % p->axis_len;
+    return o * p->s_outer + (a / p->block_size) * p->s_block;
+}
+
+static void quantize_rows(void *arg, int64_t begin, int64_t end) {
+    const quant_job *j = arg;
+    const mlrt_quantize_params *p = j->p;
+    int64_t n = p->inner;
+    for (int64_t r = begin; r < end; ++r) {
+        int64_t base = q_row_base(p, r), at = r * n;
+        if (p->s_inner != 0) {
+            for (int64_t i = 0; i < n; ++i) {
+                int64_t k = base + i * p->s_inner;
+                double s = q_round(q_load(j->scale, k, j->st), j->ct);
+                double zp = j->zp ? q_load(j->zp, k, j->zt) : 0;
+                double q = q_round(q_round(q_load(j->x, at + i, j->xt), j->ct) / s, j->ct);
+                q_store_int(j->y, at + i, j->yt, q_saturate(q, zp, j->lo, j->hi));
+            }
+            continue;
+        }
+        double s = q_round(q_load(j->scale, base, j->st), j->ct);
+        double zp = j->zp ? q_load(j->zp, base, j->zt) : 0;
+        if (j->xt == MLRT_FLOAT && j->ct == MLRT_FLOAT) { /* the common case: float division */
+            const float *x = (const float *)j->x + at;
+            float sf = (float)s;
+            for (int64_t i = 0; i < n; ++i) q_store_int(j->y, at + i, j->yt, q_saturate(x[i] / sf, zp, j->lo, j->hi));
+            continue;
+        }
+        for (int64_t i = 0; i < n; ++i) {
+            double q = q_round(q_round(q_load(j->x, at + i, j->xt), j->ct) / s, j->ct);
+            q_store_int(j->y, at + i, j->yt, q_saturate(q, zp, j->lo, j->hi));
+        }
+    }
+}
+
+static void dequantize_rows(void *arg, int64_t begin, int64_t end) {
+    const quant_job *j = arg;
+    const mlrt_quantize_params *p = j->p;
+    int64_t n = p->inner;
+    for (int64_t r = begin; r < end; ++r) {
+        int64_t base = q_row_base(p, r), at = r * n;
+        for (int64_t i = 0; i < n; ++i) {
+            int64_t k = base + i * p->s_inner;
+            double s = q_load(j->scale, k, j->st);
+            double zp = j->zp ? q_load(j->zp, k, j->zt) : 0;
+            double d = (double)(float)q_load(j->x, at + i, j->xt) - zp;
+            q_store_float(j->y, at + i, j->yt, q_round(d * s, j->ct));
+        }
+    }
+}
+
+/* Common checks: x and y contiguous of one shape covered by [outer, axis_len, inner];
+ * scale (and zero point) contiguous and large enough for every index the strides make. */
+static int q_setup(const mlrt_quantize_params *p, const mlrt_tensor *in, int32_t n_in, const mlrt_tensor *out,
+                   int32_t n_out, const char *op, quant_job *j) {
+    MLRT_CHECK((n_in == 2 || n_in == 3) && n_out == 1, "%s: expects 2 or 3 inputs and 1 output", op);
+    const mlrt_tensor *x = &in[0], *s = &in[1], *zp = n_in == 3 && mlrt_present(&in[2]) ? &in[2] : NULL;
+    const mlrt_tensor *y = &out[0];
+    MLRT_CHECK(mlrt_same_shape(x, y), "%s: y must have x's shape", op);
+    MLRT_CHECK(mlrt_is_contiguous(x) && mlrt_is_contiguous(y) && mlrt_is_contiguous(s) && (!zp || mlrt_is_contiguous(zp)),
+               "%s: needs contiguous tensors", op);
+    int64_t on, all, numel = mlrt_numel(x);
+    MLRT_CHECK(p->outer >= 0 && p->axis_len >= 0 && p->inner >= 0 && p->block_size >= 1 && p->s_outer >= 0 &&
+                   p->s_block >= 0 && p->s_inner >= 0,
+               "%s: bad block geometry", op);
+    MLRT_CHECK(!__builtin_mul_overflow(p->outer, p->axis_len, &on) && !__builtin_mul_overflow(on, p->inner, &all) &&
+                   all == numel,
+               "%s: [outer, axis, inner] = [%lld, %lld, %lld] does not cover x (%lld elements)", op,
+               (long long)p->outer, (long long)p->axis_len, (long long)p->inner, (long long)numel);
+    int64_t n_scale = mlrt_numel(s);
+    MLRT_CHECK(!zp || mlrt_numel(zp) == n_scale, "%s: zero point and scale have different sizes", op);
+    if (numel > 0) {
+        /* the largest index any element uses, without overflow */
+        int64_t a = 0, b = 0, c = 0, top;
+        bool ovf = __builtin_mul_overflow(p->outer - 1, p->s_outer, &a) ||
+                   __builtin_mul_overflow((p->axis_len - 1) / p->block_size, p->s_block, &b) ||
+                   __builtin_mul_overflow(p->inner - 1, p->s_inner, &c) || __builtin_add_overflow(a, b, &top) ||
+                   __builtin_add_overflow(top, c, &top);
+        MLRT_CHECK(!ovf && top < n_scale, "%s: the scale has %lld elements, too few for x's quantization blocks", op,
+                   (long long)n_scale);
+    }
+    *j = (quant_job){p, x->data, s->data, zp ? zp->data : NULL, y->data, x->dtype, s->dtype,
+                     zp ? zp->dtype : MLRT_UNDEFINED, y->dtype, (int32_t)p->compute_dtype, 0, 0};
+    MLRT_CHECK(q_is_float(s->dtype) || s->dtype == MLRT_INT32, "%s: scale type %d not supported", op, s->dtype);
+    MLRT_CHECK(q_is_float(j->ct), "%s: compute type %d is not a floating type", op, j->ct);
+    return MLRT_OK;
+}
+
+static int64_t q_grain(int64_t inner) { return inner >= Q_GRAIN ? 1 : Q_GRAIN / (inner + 1) + 1; }
+
+/* inputs: x, y_scale, y_zero_point (optional); output: y */
+static int k_quantize(const mlrt_context *ctx, const mlrt_tensor *in, int32_t n_in, mlrt_tensor *out, int32_t n_out,
+                      const void *params, size_t params_size) {
+    MLRT_PARAMS(mlrt_quantize_params, p, params, params_size);
+    quant_job j;
+    int status = q_setup(p, in, n_in, out, n_out, "QuantizeLinear", &j);
+    if (status) return status;
+    if (!q_is_float(j.xt) && j.xt != MLRT_INT32)
+        return mlrt_fail(MLRT_ERR_NOT_IMPLEMENTED, "QuantizeLinear: input type %d not supported", j.xt);
+    if (!q_int_range(j.yt, &j.lo, &j.hi))
+        return mlrt_fail(MLRT_ERR_NOT_IMPLEMENTED, "QuantizeLinear: output type %d not supported", j.yt);
+    MLRT_CHECK(!j.zp || j.zt == j.yt, "QuantizeLinear: the zero point must have the output's type");
+    mlrt_parallel_for(ctx, p->outer * p->axis_len, q_grain(p->inner), quantize_rows, &j);
+    return MLRT_OK;
+}
+
+/* inputs: x, x_scale, x_zero_point (optional); output: y */
+static int k_dequantize(const mlrt_context *ctx, const mlrt_tensor *in, int32_t n_in, mlrt_tensor *out,
+                        int32_t n_out, const void *params, size_t params_size) {
+    MLRT_PARAMS(mlrt_quantize_params, p, params, params_size);
+    quant_job j;
+    int status = q_setup(p, in, n_in, out, n_out, "DequantizeLinear", &j);
+    if (status) return status;
+    int32_t lo, hi;
+    if (!q_int_range(j.xt, &lo, &hi) && j.xt != MLRT_INT32)
+        return mlrt_fail(MLRT_ERR_NOT_IMPLEMENTED, "DequantizeLinear: input type %d not supported", j.xt);
+    if (!q_is_float(j.yt))
+        return mlrt_fail(MLRT_ERR_NOT_IMPLEMENTED, "DequantizeLinear: output type %d not supported", j.yt);
+    MLRT_CHECK(!j.zp || j.zt == j.xt, "DequantizeLinear: the zero point must have x's type");
+    mlrt_parallel_for(ctx, p->outer * p->axis_len, q_grain(p->inner), dequantize_rows, &j);
+    return MLRT_OK;
+}
+
+#define Q_IN_TYPES (MLRT_MASK_FLOATS | MLRT_BIT(MLRT_FLOAT16) | MLRT_BIT(MLRT_BFLOAT16) | MLRT_BIT(MLRT_INT32))
+#define DQ_IN_TYPES                                                                                       \
+    (MLRT_BIT(MLRT_INT8) | MLRT_BIT(MLRT_UINT8) | MLRT_BIT(MLRT_INT16) | MLRT_BIT(MLRT_UINT16) |         \
+     MLRT_BIT(MLRT_INT32))
+
+MLRT_KERNEL(quantizelinear, "QuantizeLinear", "", 10, MLRT_OPSET_MAX, Q_IN_TYPES, k_quantize);
+MLRT_KERNEL(dequantizelinear, "DequantizeLinear", "", 10, MLRT_OPSET_MAX, DQ_IN_TYPES, k_dequantize);
+
+/* -- DynamicQuantizeLinear ------------------------------------------------------------------ */
+
+#define DQL_CHUNK 65536
+
+typedef struct dql_job {
+    const float *x;
+    uint8_t *y;
+    int64_t n;
+    float *lo, *hi;   /* per chunk minimum / maximum */
+    uint8_t *nan;     /* per chunk: saw a NaN */
+    float scale, zp;
+} dql_job;
+
+static void dql_minmax(void *arg, int64_t begin, int64_t end) {
+    dql_job *j = arg;
+    for (int64_t c = begin; c < end; ++c) {
+        int64_t a = c * DQL_CHUNK, b = a + DQL_CHUNK < j->n ? a + DQL_CHUNK : j->n;
+        float lo = 0.0f, hi = 0.0f; /* the range always holds 0 */
+        bool nan = false;
+        for (int64_t i = a; i < b; ++i) {
+            float v = j->x[i];
+            lo = v < lo ? v : lo;
+            hi = v > hi ? v : hi;
+            nan |= v != v;
+        }
+        j->lo[c] = lo, j->hi[c] = hi, j->nan[c] = nan;
+    }
+}
+
+static void dql_quantize(void *arg, int64_t begin, int64_t end) {
+    const dql_job *j = arg;
+    for (int64_t i = begin; i < end; ++i) {
+        float v = rintf(j->x[i] / j->scale) + j->zp;
+        j->y[i] = v > 0.0f ? (v < 255.0f ? (uint8_t)v : 255) : 0; /* NaN -> 0 */
+    }
+}
+
+/* input: x (float); outputs: y (uint8, x's shape), y_scale (float scalar), y_zero_point (uint8 scalar) */
+static int k_dynamic_quantize(const mlrt_context *ctx, const mlrt_tensor *in, int32_t n_in, mlrt_tensor *out,
+                              int32_t n_out, const void *params, size_t params_size) {
+    MLRT_CHECK(n_in == 1 && n_out >= 1 && n_out <= 3, "DynamicQuantizeLinear: expects 1 input and up to 3 outputs");
+    const mlrt_tensor *x = &in[0];
+    if (x->dtype != MLRT_FLOAT)
+        return mlrt_fail(MLRT_ERR_NOT_IMPLEMENTED, "DynamicQuantizeLinear: input type %d not supported", x->dtype);
+    const mlrt_tensor *y = mlrt_present(&out[0]) ? &out[0] : NULL;
+    const mlrt_tensor *ys = n_out > 1 && mlrt_present(&out[1]) ? &out[1] : NULL;
+    const mlrt_tensor *yz = n_out > 2 && mlrt_present(&out[2]) ? &out[2] : NULL;
+    MLRT_CHECK(mlrt_is_contiguous(x), "DynamicQuantizeLinear: needs a contiguous x");
+    MLRT_CHECK(!y || (y->dtype == MLRT_UINT8 && mlrt_same_shape(x, y) && mlrt_is_contiguous(y)),
+               "DynamicQuantizeLinear: y must be uint8 of x's shape");
+    MLRT_CHECK(!ys || (ys->dtype == MLRT_FLOAT && mlrt_numel(ys) == 1), "DynamicQuantizeLinear: y_scale must be a float scalar");
+    MLRT_CHECK(!yz || (yz->dtype == MLRT_UINT8 && mlrt_numel(yz) == 1),
+               "DynamicQuantizeLinear: y_zero_point must be a uint8 scalar");
+    dql_job j = {x->data, y ? y->data : NULL, mlrt_numel(x), NULL, NULL, NULL, 0, 0};
+    int64_t chunks = (j.n + DQL_CHUNK - 1) / DQL_CHUNK;
+    float lo = 0.0f, hi = 0.0f;
+    bool nan = false;
+    if (chunks > 0) {
+        j.lo = malloc((size_t)chunks * (2 * sizeof(float) + 1));
+        if (!j.lo) return mlrt_fail(MLRT_ERR_OUT_OF_MEMORY, "DynamicQuantizeLinear: out of memory");
+        j.hi = j.lo + chunks;
+        j.nan = (uint8_t *)(j.hi + chunks);
+        mlrt_parallel_for(ctx, chunks, 1, dql_minmax, &j);
+        for (int64_t c = 0; c < chunks; ++c) {
+            lo = j.lo[c] < lo ? j.lo[c] : lo;
+            hi = j.hi[c] > hi ? j.hi[c] : hi;
+            nan |= j.nan[c];
+        }
+        free(j.lo);
+    }
+    if (nan) lo = hi = NAN; /* like numpy's max / min */
+    /* the reference, step for step in float32 */
+    float scale = (hi == lo ? 1.0f : hi - lo) / 255.0f;
+    float izp = 0.0f - lo / scale;
+    float zp = izp < 255.0f ? izp : 255.0f; /* Python's min(255, izp), max(0, .) */
+    zp = zp > 0.0f ? zp : 0.0f;
+    zp = rintf(zp);
+    j.scale = scale, j.zp = zp;
+    if (ys) *(float *)ys->data = scale;
+    if (yz) *(uint8_t *)yz->data = (uint8_t)zp;
+    if (y) mlrt_parallel_for(ctx, j.n, Q_GRAIN, dql_quantize, &j);
+    return MLRT_OK;
+}
+
+MLRT_KERNEL(dynamicquantizelinear, "DynamicQuantizeLinear", "", 11, MLRT_OPSET_MAX, MLRT_BIT(MLRT_FLOAT),
+            k_dynamic_quantize);

@@ -1,0 +1,137 @@
+"""Shared semantics of the quantization operators: which element types they take,
+which scale element each value of x uses (per tensor, per axis, blocked), and the
+type x / scale is computed in."""
+
+from __future__ import annotations
+
+import numpy as np
+from onnx import TensorProto
+
+from ... import _errors
+from .._lib import onnx_type
+from ._base import Info, View, broadcast_shape, broadcast_view, normalize_axis
+
+INT8, UINT8 = np.dtype(np.int8), np.dtype(np.uint8)
+INT16, UINT16 = np.dtype(np.int16), np.dtype(np.uint16)
+INT32 = np.dtype(np.int32)
+FLOAT, DOUBLE, FLOAT16 = np.dtype(np.float32), np.dtype(np.float64), np.dtype(np.float16)
+QUANTIZED = (INT8, UINT8, INT16, UINT16)          # what QuantizeLinear produces
+DEQUANTIZABLE = QUANTIZED + (INT32,)              # what DequantizeLinear reads
+EIGHT_BIT = (INT8, UINT8)                         # MatMulInteger, ConvInteger, QLinear*
+
+
+def is_float(dtype) -> bool:
+    """float32/64, float16, bfloat16 (ml_dtypes' bfloat16 has kind 'V')."""
+    dtype = np.dtype(dtype)
+    return dtype.kind == "f" or onnx_type(dtype) == TensorProto.BFLOAT16
+
+
+def refuse_unsupported(op, dtype, allowed, what: str) -> None:
+    """NotImplemented for element types the C core has no type for (float8, int4,
+    uint4, int2, uint2, float4 / float6); InvalidModel for types the operator never takes."""
+    dtype = np.dtype(dtype)
+    if onnx_type(dtype) == 0:
+        raise _errors.NotImplemented(
+            f"{op.where}: {what} of type {dtype.name} is not supported (mlrt has no float8, 4-bit, 2-bit "
+            f"or float4/float6 element type yet)")
+    if dtype not in allowed:
+        raise op.fail(f"{what} has type {dtype.name}, expected one of {', '.join(d.name for d in allowed)}")
+
+
+def compute_type(x_dtype, scale_dtype) -> int:
+    """ONNX type in which onnx.reference divides x by the scale (numpy's promotion)."""
+    x, s = np.dtype(x_dtype), np.dtype(scale_dtype)
+    if DOUBLE in (x, s) or INT32 in (x, s):
+        return TensorProto.DOUBLE
+    if x == s:
+        return onnx_type(x)
+    return TensorProto.FLOAT
+
+
+def block_params(op, x: Info, scale: Info, zero_point: Info | None, axis: int, block_size: int) -> dict:
+    """mlrt_quantize_params geometry: x as [outer, axis_len, inner] and the strides
+    that take an element to its scale (per tensor, per axis or blocked)."""
+    if zero_point is not None and tuple(zero_point.shape) != tuple(scale.shape) and not (
+            zero_point.size == 1 and scale.size == 1):
+        raise op.fail(f"the zero point's shape {tuple(zero_point.shape)} differs from the scale's "
+                      f"{tuple(scale.shape)}")
+    shape = tuple(x.shape)
+    size = x.size
+    if scale.size == 1:  # per tensor (a scalar or a one-element tensor)
+        return dict(outer=1, axis_len=size, inner=1, block_size=1, s_outer=0, s_block=0, s_inner=0)
+    if x.rank == 0:
+        raise op.fail(f"a scale of shape {tuple(scale.shape)} does not fit a scalar x")
+    axis = normalize_axis(int(axis), x.rank, op.where)
+    outer = int(np.prod(shape[:axis], dtype=np.int64))
+    inner = int(np.prod(shape[axis + 1:], dtype=np.int64))
+    n = shape[axis]
+    if not block_size:
+        if scale.rank != 1 or scale.shape[0] != n:
+            raise op.fail(f"a per-axis scale must be 1-D with {n} elements (x's axis {axis}), "
+                          f"got shape {tuple(scale.shape)}")
+        return dict(outer=outer, axis_len=n, inner=inner, block_size=1, s_outer=0, s_block=1, s_inner=0)
+    block_size = int(block_size)
+    if block_size < 0:
+        raise op.fail(f"block_size must be positive, got {block_size}")
+    blocks = -(-n // block_size)
+    expect = shape[:axis] + (blocks,) + shape[axis + 1:]
+    if tuple(scale.shape) != expect:
+        raise op.fail(f"with block_size {block_size} on axis {axis} the scale must have shape {expect}, "
+                      f"got {tuple(scale.shape)}")
+    return dict(outer=outer, axis_len=n, inner=inner, block_size=block_size, s_outer=blocks * inner,
+                s_block=inner, s_inner=1)
+
+
+def check_types(op, inputs: list[Info | None], names: tuple[str, ...], allowed) -> None:
+    """Each present input named in `names` (None to skip a slot) has a type in `allowed`."""
+    for info, name in zip(inputs, names):
+        if info is not None and name is not None:
+            refuse_unsupported(op, info.dtype, allowed, name)
+
+
+def same_type(op, a: Info | None, b: Info | None, what: str) -> None:
+    if a is not None and b is not None and np.dtype(a.dtype) != np.dtype(b.dtype):
+        raise op.fail(f"{what}: types {np.dtype(a.dtype).name} and {np.dtype(b.dtype).name} differ")
+
+
+class MatMulGeometry:
+    """numpy.matmul shapes for the integer products, and views of the operands and of
+    their per-row (a) / per-column (b) zero points and scales over a common batch shape."""
+
+    def __init__(self, op, a: Info, b: Info):
+        if a.rank == 0 or b.rank == 0:
+            raise op.fail("the operands must have rank >= 1")
+        self.op = op
+        self.sa = tuple(a.shape) if a.rank >= 2 else (1,) + tuple(a.shape)
+        self.sb = tuple(b.shape) if b.rank >= 2 else tuple(b.shape) + (1,)
+        if self.sa[-1] != self.sb[-2]:
+            raise op.fail(f"shapes {tuple(a.shape)} and {tuple(b.shape)} do not multiply (inner dimensions "
+                          f"{self.sa[-1]} and {self.sb[-2]})")
+        self.batch = broadcast_shape(self.sa[:-2], self.sb[:-2], where=op.where)
+        self.out = self.batch + ((self.sa[-2],) if a.rank >= 2 else ()) + ((self.sb[-1],) if b.rank >= 2 else ())
+        self.va = self.batch + self.sa[-2:]
+        self.vb = self.batch + self.sb[-2:]
+
+    def a_view(self) -> View:
+        return broadcast_view(self.sa, self.va)
+
+    def b_view(self) -> View:
+        return broadcast_view(self.sb, self.vb)
+
+    def side_view(self, t: Info, side: str, what: str) -> View:
+        """A zero point or scale of a (per tensor or per row: (M,) or [..., M, 1]) or of
+        b (per tensor or per column: (N,) or [..., 1, N]) seen with its operand's view shape."""
+        target = self.va if side == "a" else self.vb
+        if t.size == 1:
+            return View(target, (0,) * len(target))
+        shape = tuple(t.shape)
+        if len(shape) == 1:
+            shape = (shape[0], 1) if side == "a" else (1, shape[0])
+        unit = -1 if side == "a" else -2
+        fits = len(shape) <= len(target) and shape[unit] == 1 and all(
+            s in (1, n) for s, n in zip(shape[::-1], target[::-1]))
+        if not fits:
+            kind = "per row of a" if side == "a" else "per column of b"
+            raise self.op.fail(f"{what} of shape {tuple(t.shape)} is neither per tensor nor {kind} "
+                               f"(operand view {target})")
+        return broadcast_view(shape, target)

@@ -1,0 +1,44 @@
+"""GridSample: Y[n, c, out...] is X[n, c] sampled at the normalised positions
+grid[n, out..., :] (x first, i.e. the last spatial axis).  Opset 16 is 2-D with modes
+bilinear / nearest / bicubic; opset 20 is N-D with linear / nearest / cubic."""
+
+import numpy as np
+
+from ._base import Info, Op
+
+PADDING = {"zeros": 0, "border": 1, "reflection": 2}
+
+
+class GridSample_16(Op):
+    attributes = {"align_corners": 0, "mode": "bilinear", "padding_mode": "zeros"}
+    params = "mlrt_gridsample_params"
+    tolerance = (1e-4, 1e-5)
+    modes = {"bilinear": 0, "nearest": 1, "bicubic": 2}
+    spatial = (2, 2)
+
+    def infer(self, inputs):
+        x, grid = self.need(inputs, 0), self.need(inputs, 1)
+        nd = x.rank - 2
+        lo, hi = self.spatial
+        if not lo <= nd <= hi:
+            raise self.fail(f"X must have {lo}{f' to {hi}' if hi != lo else ''} spatial axes, got shape {x.shape}")
+        if grid.rank != nd + 2 or grid.shape[0] != x.shape[0] or grid.shape[-1] != nd:
+            raise self.fail(f"grid of shape {grid.shape} does not fit X of shape {x.shape}: expected "
+                            f"({x.shape[0]}, out..., {nd}) with {nd} output axes")
+        if np.dtype(grid.dtype) not in (np.dtype(np.float32), np.dtype(np.float64)):
+            raise self.fail(f"grid must be float or double, not {np.dtype(grid.dtype).name}")
+        if self.a.mode not in self.modes:
+            raise self.fail(f"mode '{self.a.mode}' is not one of {', '.join(self.modes)}")
+        if self.a.padding_mode not in PADDING:
+            raise self.fail(f"padding_mode '{self.a.padding_mode}' is not one of {', '.join(PADDING)}")
+        return [Info(x.dtype, (x.shape[0], x.shape[1], *grid.shape[1:-1]))]
+
+    def pack(self, inputs, outputs):
+        return {"mode": self.modes[self.a.mode], "padding_mode": PADDING[self.a.padding_mode],
+                "align_corners": int(bool(self.a.align_corners))}
+
+
+class GridSample_20(GridSample_16):
+    attributes = {"align_corners": 0, "mode": "linear", "padding_mode": "zeros"}
+    modes = {"linear": 0, "nearest": 1, "cubic": 2}
+    spatial = (1, 6)

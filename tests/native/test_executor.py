@@ -1,0 +1,84 @@
+"""Executor paths: static plans vs node-by-node, plan caching per signature, and
+Launch.extra (constant tables an operator hands its kernel)."""
+
+import numpy as np
+import pytest
+from onnx import TensorProto as T
+from onnx import helper
+
+import mlrt.lowlevel as ml
+from mlrt.native import ops
+from mlrt.native.ops import Info, Launch, Op
+
+
+class _PlusRamp(Op):
+    """Test-only op: y = x + arange(x.size).reshape(x.shape), the ramp passed as Launch.extra."""
+
+    domain = "mlrt.test"
+    kernel = "Add"
+
+    def infer(self, inputs):
+        x = self.need(inputs, 0)
+        return [Info(x.dtype, x.shape)]
+
+    def launch(self, inputs, outputs):
+        x = inputs[0]
+        return Launch("Add", extra=[np.arange(x.size, dtype=x.dtype).reshape(x.shape)])
+
+
+@pytest.fixture
+def plus_ramp(monkeypatch):
+    table = dict(ops.registry())
+    table[("mlrt.test", "PlusRamp")] = [(1, _PlusRamp)]
+    monkeypatch.setattr(ops, "registry", lambda: table)
+    _PlusRamp.domain = "mlrt.test"
+
+
+def model(nodes, inputs, outputs, opsets=(("", 17), ("mlrt.test", 1))):
+    g = helper.make_graph(nodes, "g", inputs, outputs)
+    return helper.make_model(g, opset_imports=[helper.make_opsetid(d, v) for d, v in opsets]).SerializeToString()
+
+
+def test_launch_extra_static_and_eager(plus_ramp, monkeypatch):
+    from mlrt.native import _lib
+    monkeypatch.setattr(_lib, "find_kernel", lambda d, op, opset, dt, _f=_lib.find_kernel: _f("", op, 17, dt))
+    nodes = [helper.make_node("PlusRamp", ["x"], ["t"], domain="mlrt.test"), helper.make_node("Relu", ["t"], ["y"])]
+    m = model(nodes, [helper.make_tensor_value_info("x", T.FLOAT, ["n", 3])],
+              [helper.make_tensor_value_info("y", T.FLOAT, None)])
+    sess = ml.InferenceSession(m)
+    for n in (1, 4):
+        x = -np.ones((n, 3), np.float32) * 2
+        (y,) = sess.run(None, {"x": x})
+        np.testing.assert_array_equal(y, np.maximum(x + np.arange(3 * n).reshape(n, 3), 0))
+        eager = sess._runnable._run_eager({"x": x})["y"]
+        np.testing.assert_array_equal(eager, y)
+
+
+def test_data_dependent_shape_runs_node_by_node():
+    """Reshape's target shape is a graph input: no static plan, same answers."""
+    nodes = [helper.make_node("Reshape", ["x", "s"], ["r"]), helper.make_node("Relu", ["r"], ["y"])]
+    m = model(nodes, [helper.make_tensor_value_info("x", T.FLOAT, [2, 6]), helper.make_tensor_value_info("s", T.INT64, [2])],
+              [helper.make_tensor_value_info("y", T.FLOAT, None)], opsets=(("", 17),))
+    sess = ml.InferenceSession(m)
+    x = np.arange(12, dtype=np.float32).reshape(2, 6) - 6
+    for shape in ([3, 4], [4, 3], [-1, 2]):
+        (y,) = sess.run(None, {"x": x, "s": np.array(shape, np.int64)})
+        np.testing.assert_array_equal(y, np.maximum(x.reshape(shape), 0))
+
+
+def test_shape_chain_is_folded_into_a_static_plan():
+    """Shape -> Gather -> Concat -> Reshape on a free batch dim plans statically, once per shape."""
+    i64 = lambda name, v: helper.make_tensor(name, T.INT64, [len(v)], v)  # noqa: E731
+    nodes = [helper.make_node("Shape", ["x"], ["sh"]),
+             helper.make_node("Gather", ["sh", "zero"], ["n"], axis=0),
+             helper.make_node("Concat", ["n", "minus1"], ["target"], axis=0),
+             helper.make_node("Reshape", ["x", "target"], ["y"])]
+    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", T.FLOAT, ["b", 2, 3])],
+                          [helper.make_tensor_value_info("y", T.FLOAT, None)],
+                          [i64("zero", [0]), i64("minus1", [-1])])
+    sess = ml.InferenceSession(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]).SerializeToString())
+    for b in (1, 3, 1):
+        x = np.random.default_rng(b).standard_normal((b, 2, 3)).astype(np.float32)
+        np.testing.assert_array_equal(sess.run(None, {"x": x})[0], x.reshape(b, 6))
+    plans = sess._runnable._plans
+    assert len(plans) == 2 and all(p is not None and hasattr(p, "handle") for p in plans.values())
