@@ -17,12 +17,13 @@
  * present_key / present_value (past followed by the new rows) are written first
  * and then read as the keys and values.
  *
- * float32 and float64 run their two products through mlrt_sgemm / mlrt_dgemm;
- * float16 and bfloat16 compute in float, rounding every intermediate to the
- * inputs' type as numpy does (products accumulate in float; a bfloat16 softmax
- * sum rounds at every step).  Work is split over (batch, head, block of 64 query
- * rows); scaled keys and values are loaded once per key head and reused by the
- * query heads that share them. */
+ * float32 and float64 run their two products through mlrt_sgemm / mlrt_dgemm
+ * (scale * Q K^T with the scale in alpha), reading Q, K and V in place where their
+ * rows are unit-stride and come from one tensor.  float16 and bfloat16 compute in
+ * float, rounding every intermediate to the inputs' type as numpy does (products
+ * accumulate in float; a bfloat16 softmax sum rounds at every step).  Work is
+ * split over (batch, head, block of 64 query rows); keys and values that must be
+ * copied are loaded once per key head and reused by the query heads sharing it. */
 #include <math.h>
 #include <stdlib.h>
 
@@ -61,6 +62,79 @@ static inline void store(void *base, int64_t i, int32_t dtype, double v) {
     case MLRT_FLOAT16: ((uint16_t *)base)[i] = mlrt_f32_to_f16((float)v); break;
     case MLRT_BFLOAT16: ((uint16_t *)base)[i] = mlrt_f32_to_bf16((float)v); break;
     }
+}
+
+/* float32 rows: loops cloned per ISA level, exp by a polynomial (about 1.5 ulp) */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define HOT_LOOP \
+    __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"), optimize("fp-contract=fast")))
+#define SUM_LOOP __attribute__((optimize("associative-math", "no-signed-zeros", "no-trapping-math")))
+#else
+#define HOT_LOOP
+#define SUM_LOOP
+#endif
+
+typedef union { float f; uint32_t u; } f32_bits;
+
+/* exp(x) for x <= 0 (a softmax's shifted logits): 0 below -87.3, NaN stays NaN */
+static inline float exp_neg(float x) {
+    const float lo = -87.33654f;
+    float xc = x < lo ? lo : x;
+    xc = xc > 0.0f ? 0.0f : xc;
+    f32_bits t = {.f = xc * 1.44269504088896341f + 12582912.0f};  /* k = round(x / ln 2) in the low bits */
+    float k = t.f - 12582912.0f;
+    float r = xc - k * 0.693359375f;
+    r = r - k * -2.12194440e-4f;
+    float q = 1.9875691500e-4f;
+    q = q * r + 1.3981999507e-3f;
+    q = q * r + 8.3334519073e-3f;
+    q = q * r + 4.1665795894e-2f;
+    q = q * r + 1.6666665459e-1f;
+    q = q * r + 5.0000001201e-1f;
+    q = q * r * r + r + 1.0f;
+    f32_bits scale = {.u = (t.u - 0x4B400000u + 127u) << 23};  /* 2^k */
+    float y = q * scale.f;
+    return x < lo ? 0.0f : y;
+}
+
+/* the row's max (-inf for an empty row); *nan set if any element is NaN */
+HOT_LOOP static float row_max(const float *x, int64_t n, bool *nan) {
+    float m = -INFINITY;
+    int any = 0;
+    for (int64_t i = 0; i < n; ++i) {
+        any |= x[i] != x[i];
+        m = x[i] > m ? x[i] : m;
+    }
+    *nan = any;
+    return m;
+}
+
+HOT_LOOP static void row_exp(float *x, int64_t n, float m) {
+    for (int64_t i = 0; i < n; ++i) x[i] = exp_neg(x[i] - m);
+}
+
+HOT_LOOP SUM_LOOP static float row_sum(const float *x, int64_t n) {
+    float s = 0.0f;
+    for (int64_t i = 0; i < n; ++i) s += x[i];
+    return s;
+}
+
+HOT_LOOP static void row_scale(float *x, int64_t n, float f) {
+    for (int64_t i = 0; i < n; ++i) x[i] *= f;
+}
+
+/* float32 softmax with no rounding to a narrower type */
+static void softmax_f32(float *x, int64_t n) {
+    bool nan;
+    float m = row_max(x, n, &nan);
+    if (nan || m == INFINITY) {  /* (inf - inf is NaN, and the sum with it) */
+        for (int64_t j = 0; j < n; ++j) x[j] = NAN;
+        return;
+    }
+    if (m == -INFINITY) m = 0.0f;
+    row_exp(x, n, m);
+    float s = row_sum(x, n);
+    row_scale(x, n, 1.0f / (s == 0.0f ? 1.0f : s));
 }
 
 /* Softmax of a row in float, rounding each step to `kind`; a row of -inf (max -inf)
@@ -130,20 +204,31 @@ static inline const mlrt_tensor *kv_row(const attn_job *j, bool value, int64_t b
     return kv_source(j, value, b, kh, r, off);
 }
 
+/* nonpad_kv_seqlen[b], kept within +-2^62 so offsets computed from it cannot overflow */
+static inline int64_t nonpad_len(const attn_job *j, int64_t b) {
+    const int64_t lim = INT64_C(1) << 62;
+    int64_t v = ((const int64_t *)j->nonpad->data)[b * j->nonpad->strides[0]];
+    return v < -lim ? -lim : v > lim ? lim : v;
+}
+
 /* The causal / window offset of batch b. */
 static inline int64_t frontier(const attn_job *j, int64_t b) {
     if (j->past_k) return j->p->past_len;
-    if (j->nonpad) return ((const int64_t *)j->nonpad->data)[b * j->nonpad->strides[0]] - j->p->q_len;
+    if (j->nonpad) return nonpad_len(j, b) - j->p->q_len;
     return 0;
 }
 
-/* Additive bias of row i of (b, h) into bias[0..L); returns true if every entry is -inf. */
-static bool bias_row(const attn_job *j, int64_t b, int64_t h, int64_t i, double *bias) {
+enum { BIAS_NONE, BIAS_SOME, BIAS_ALL_MASKED };
+
+/* Additive bias of row i of (b, h) into bias[0..L): BIAS_NONE when nothing masks
+ * (bias untouched), BIAS_ALL_MASKED when every entry is -inf, else BIAS_SOME. */
+static int bias_row(const attn_job *j, int64_t b, int64_t h, int64_t i, double *bias) {
     const mlrt_attention_params *p = j->p;
-    int64_t L = j->L, pos = i + frontier(j, b);
-    int64_t limit = j->nonpad ? ((const int64_t *)j->nonpad->data)[b * j->nonpad->strides[0]] : INT64_MAX;
-    bool all_masked = L > 0;
     const mlrt_tensor *m = j->mask;
+    if (!m && !p->is_causal && p->left_window < 0 && p->right_window < 0 && !j->nonpad) return BIAS_NONE;
+    int64_t L = j->L, pos = i + frontier(j, b);
+    int64_t limit = j->nonpad ? nonpad_len(j, b) : INT64_MAX;
+    bool all_masked = L > 0;
     int64_t moff = m ? off4(m, b, h, i) : 0, lm = m ? m->shape[3] : 0;
     for (int64_t c = 0; c < L; ++c) {
         double v = 0.0;
@@ -155,13 +240,52 @@ static bool bias_row(const attn_job *j, int64_t b, int64_t h, int64_t i, double 
         bias[c] = v;
         if (!(v == -INFINITY)) all_masked = false;  /* NaN counts as not masked, as numpy's max */
     }
-    return all_masked;
+    return all_masked ? BIAS_ALL_MASKED : BIAS_SOME;
 }
 
-/* One instantiation per compute type: A (float / double), GEMM, the softmax of
- * the other precision (X), and whether half types round (float only). */
+/* One instantiation per compute type A (float for float32 / float16 / bfloat16,
+ * double for float64) with its GEMM.  Without rounding (float32, float64) the
+ * products read Q, K and V in place where their rows are unit-stride and K's scale
+ * goes into the GEMM's alpha; otherwise rows are loaded, scaled and rounded into
+ * scratch. */
 #define DEFINE_ATTN(A, SUF, GEMM)                                                                                \
     static void attn_softmax_##SUF(const attn_job *j, A *row, void *tmp);                                        \
+                                                                                                                 \
+    /* dst[e] = x[off + e * stride] * mul, rounded to the inputs' type */                                        \
+    static void load_row_##SUF(A *dst, const mlrt_tensor *t, int64_t off, int64_t n, A mul, int kind) {          \
+        int64_t st = t->strides[3];                                                                              \
+        if (t->dtype == MLRT_FLOAT) {                                                                            \
+            const float *x = (const float *)t->data + off;                                                       \
+            for (int64_t e = 0; e < n; ++e) dst[e] = (A)x[e * st] * mul;                                         \
+        } else if (t->dtype == MLRT_DOUBLE) {                                                                    \
+            const double *x = (const double *)t->data + off;                                                     \
+            for (int64_t e = 0; e < n; ++e) dst[e] = (A)x[e * st] * mul;                                         \
+        } else {                                                                                                 \
+            for (int64_t e = 0; e < n; ++e)                                                                      \
+                dst[e] = (A)rnd((float)((A)load(t->data, off + e * st, t->dtype) * mul), kind);                  \
+        }                                                                                                        \
+    }                                                                                                            \
+                                                                                                                 \
+    /* K or V rows of (b, kh) as a matrix: in place (one source, unit stride, no scaling) or copied */          \
+    static const A *kv_matrix_##SUF(const attn_job *j, bool value, int64_t b, int64_t kh, A *scratch, A mul,     \
+                                    int64_t *ld) {                                                               \
+        int64_t n = value ? j->p->v_head_size : j->p->head_size;                                                 \
+        const mlrt_tensor *pres = value ? j->pres_v : j->pres_k, *past = value ? j->past_v : j->past_k;          \
+        const mlrt_tensor *one = pres ? pres : (!past || j->p->past_len == 0) ? (value ? j->v : j->k) : NULL;    \
+        if (j->kind == R_NONE && mul == (A)1 && one && (one->strides[3] == 1 || n <= 1) &&                       \
+            one->strides[2] >= (n > 1 ? n : 1)) {                                                                \
+            *ld = one->strides[2];                                                                               \
+            return (const A *)one->data + off4(one, b, kh, 0);                                                   \
+        }                                                                                                        \
+        for (int64_t r = 0; r < j->L; ++r) {                                                                     \
+            int64_t off;                                                                                         \
+            const mlrt_tensor *t = kv_row(j, value, b, kh, r, &off);                                             \
+            load_row_##SUF(scratch + r * n, t, off, n, mul, j->kind);                                            \
+        }                                                                                                        \
+        *ld = n > 0 ? n : 1;                                                                                     \
+        return scratch;                                                                                          \
+    }                                                                                                            \
+                                                                                                                 \
     static void attn_range_##SUF(void *arg, int64_t begin, int64_t end) {                                        \
         attn_job *j = arg;                                                                                       \
         const mlrt_attention_params *p = j->p;                                                                   \
@@ -170,42 +294,39 @@ static bool bias_row(const attn_job *j, int64_t b, int64_t h, int64_t i, double 
         A *ks = malloc(n_acc * sizeof(A) + (size_t)L * 2 * sizeof(double) + 64);                                 \
         if (!ks) { __atomic_store_n(&j->failed, 1, __ATOMIC_RELAXED); return; }                                  \
         A *vs = ks + L * D, *qs = vs + L * Dv, *sc = qs + qb * D;                                                \
-        double *bias = (double *)(sc + qb * L + 1);                                                              \
-        bias = (double *)(((uintptr_t)bias + 7) & ~(uintptr_t)7);                                                \
+        double *bias = (double *)(((uintptr_t)(sc + qb * L) + 15) & ~(uintptr_t)7);                              \
         void *tmp = bias + L;                                                                                    \
-        const A s = (A)p->scale_sqrt, cap = (A)p->softcap;                                                       \
         const int kind = j->kind;                                                                                \
-        int64_t cached = -1;                                                                                     \
+        const A s = (A)p->scale_sqrt, cap = (A)p->softcap;                                                       \
+        /* float32 / float64: Q and K unscaled, s * s in the GEMM; half types scale each row as loaded */        \
+        const A qmul = kind ? s : (A)1, alpha = kind ? (A)1 : s * s;                                             \
+        const A *km = NULL, *vm = NULL;                                                                          \
+        int64_t ldk = 1, ldv = 1, cached = -1;                                                                   \
         for (int64_t it = begin; it < end; ++it) {                                                               \
             int64_t blk = it % j->qblocks, bh = it / j->qblocks, h = bh % p->q_heads, b = bh / p->q_heads;       \
             int64_t kh = h / j->group, i0 = blk * QBLOCK, n = p->q_len - i0 < QBLOCK ? p->q_len - i0 : QBLOCK;   \
             if (cached != b * p->kv_heads + kh) {                                                                \
                 cached = b * p->kv_heads + kh;                                                                   \
-                for (int64_t r = 0; r < L; ++r) {                                                                \
-                    int64_t off;                                                                                 \
-                    const mlrt_tensor *t = kv_row(j, false, b, kh, r, &off);                                     \
-                    for (int64_t d = 0; d < D; ++d) {                                                            \
-                        A x = (A)load(t->data, off + d * t->strides[3], j->dtype) * s;                           \
-                        ks[r * D + d] = kind ? (A)rnd((float)x, kind) : x;                                       \
-                    }                                                                                            \
-                    t = kv_row(j, true, b, kh, r, &off);                                                         \
-                    for (int64_t d = 0; d < Dv; ++d) vs[r * Dv + d] = (A)load(t->data, off + d * t->strides[3], j->dtype); \
-                }                                                                                                \
+                km = kv_matrix_##SUF(j, false, b, kh, ks, qmul, &ldk);                                           \
+                vm = kv_matrix_##SUF(j, true, b, kh, vs, (A)1, &ldv);                                            \
             }                                                                                                    \
-            int64_t qoff = off4(j->q, b, h, i0);                                                                 \
-            for (int64_t i = 0; i < n; ++i)                                                                      \
-                for (int64_t d = 0; d < D; ++d) {                                                                \
-                    A x = (A)load(j->q->data, qoff + i * j->q->strides[2] + d * j->q->strides[3], j->dtype) * s;  \
-                    qs[i * D + d] = kind ? (A)rnd((float)x, kind) : x;                                           \
-                }                                                                                                \
-            /* scores = qs . ks^T */                                                                             \
+            const mlrt_tensor *q = j->q;                                                                         \
+            const A *qm = qs;                                                                                    \
+            int64_t ldq = D > 0 ? D : 1;                                                                         \
+            if (kind == R_NONE && (q->strides[3] == 1 || D <= 1) && q->strides[2] >= ldq) {                      \
+                qm = (const A *)q->data + off4(q, b, h, i0);                                                     \
+                ldq = q->strides[2];                                                                             \
+            } else {                                                                                             \
+                for (int64_t i = 0; i < n; ++i) load_row_##SUF(qs + i * D, q, off4(q, b, h, i0 + i), D, qmul, kind); \
+            }                                                                                                    \
+            /* scores = q . k^T */                                                                               \
             if (kind == R_NONE) {                                                                                \
-                GEMM(NULL, false, true, n, L, D, (A)1, qs, D > 0 ? D : 1, ks, D > 0 ? D : 1, (A)0, sc, L > 0 ? L : 1); \
+                GEMM(NULL, false, true, n, L, D, alpha, qm, ldq, km, ldk, (A)0, sc, L > 0 ? L : 1);              \
             } else {                                                                                             \
                 for (int64_t i = 0; i < n; ++i)                                                                  \
                     for (int64_t c = 0; c < L; ++c) {                                                            \
                         float acc = 0.0f;                                                                        \
-                        for (int64_t d = 0; d < D; ++d) acc += (float)qs[i * D + d] * (float)ks[c * D + d];      \
+                        for (int64_t d = 0; d < D; ++d) acc += (float)qm[i * ldq + d] * (float)km[c * ldk + d];  \
                         sc[i * L + c] = (A)rnd(acc, kind);                                                       \
                     }                                                                                            \
             }                                                                                                    \
@@ -221,25 +342,32 @@ static bool bias_row(const attn_job *j, int64_t b, int64_t h, int64_t i, double 
                     }                                                                                            \
                 if (j->qk && p->qk_mode == 1)                                                                    \
                     for (int64_t c = 0; c < L; ++c) store(j->qk->data, qko + c, j->dtype, row[c]);               \
-                bool masked = bias_row(j, b, h, i0 + i, bias);                                                   \
-                for (int64_t c = 0; c < L; ++c) row[c] = kind ? rnd(row[c] + (A)bias[c], kind) : row[c] + (A)bias[c]; \
+                int masked = bias_row(j, b, h, i0 + i, bias);                                                    \
+                if (masked != BIAS_NONE)                                                                         \
+                    for (int64_t c = 0; c < L; ++c)                                                              \
+                        row[c] = kind ? rnd(row[c] + (A)bias[c], kind) : row[c] + (A)bias[c];                    \
                 if (j->qk && p->qk_mode == 2)                                                                    \
                     for (int64_t c = 0; c < L; ++c) store(j->qk->data, qko + c, j->dtype, row[c]);               \
-                attn_softmax_##SUF(j, row, tmp);                                                                 \
-                for (int64_t c = 0; c < L; ++c) row[c] = masked ? (A)0 : kind ? rnd(row[c], kind) : row[c];      \
+                if (masked == BIAS_ALL_MASKED) {                                                                 \
+                    for (int64_t c = 0; c < L; ++c) row[c] = (A)0;                                               \
+                } else {                                                                                         \
+                    attn_softmax_##SUF(j, row, tmp);                                                             \
+                    if (kind)                                                                                    \
+                        for (int64_t c = 0; c < L; ++c) row[c] = rnd(row[c], kind);                              \
+                }                                                                                                \
                 if (j->qk && p->qk_mode == 3)                                                                    \
                     for (int64_t c = 0; c < L; ++c) store(j->qk->data, qko + c, j->dtype, row[c]);               \
             }                                                                                                    \
-            /* y = probabilities . vs */                                                                         \
+            /* y = probabilities . v */                                                                          \
             int64_t yoff = b * j->ys[0] + h * j->ys[1] + i0 * j->ys[2];                                          \
             if (kind == R_NONE) {                                                                                \
-                GEMM(NULL, false, false, n, Dv, L, (A)1, sc, L > 0 ? L : 1, vs, Dv > 0 ? Dv : 1, (A)0,           \
+                GEMM(NULL, false, false, n, Dv, L, (A)1, sc, L > 0 ? L : 1, vm, ldv, (A)0,                       \
                      (A *)j->y->data + yoff, j->ys[2] > 0 ? j->ys[2] : 1);                                       \
             } else {                                                                                             \
                 for (int64_t i = 0; i < n; ++i)                                                                  \
                     for (int64_t d = 0; d < Dv; ++d) {                                                           \
                         float acc = 0.0f;                                                                        \
-                        for (int64_t c = 0; c < L; ++c) acc += (float)sc[i * L + c] * (float)vs[c * Dv + d];     \
+                        for (int64_t c = 0; c < L; ++c) acc += (float)sc[i * L + c] * (float)vm[c * ldv + d];    \
                         store(j->y->data, yoff + i * j->ys[2] + d, j->dtype, acc);                               \
                     }                                                                                            \
             }                                                                                                    \
@@ -258,6 +386,8 @@ static void attn_softmax_f32(const attn_job *j, float *row, void *tmp) {
         for (int64_t c = 0; c < L; ++c) t[c] = row[c];
         softmax_d(t, L);
         for (int64_t c = 0; c < L; ++c) row[c] = (float)t[c];
+    } else if (j->p->softmax_type == MLRT_FLOAT) {
+        softmax_f32(row, L);
     } else {
         softmax_f(row, L, round_kind((int32_t)j->p->softmax_type));
     }

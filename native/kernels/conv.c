@@ -13,6 +13,7 @@
  *     positions into a private buffer first.
  * Tasks are (image, group, column tile, filter block); the tiling is chosen so that
  * the threads get equal shares and each tile's buffer stays bounded. */
+#include <math.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 
@@ -30,6 +31,8 @@
  * floats of packed strips, 256 KB, stay in L2). */
 #define CONV_KC 256
 #define CONV_STRIP_TILE 256
+/* Direct path: the largest padded copy of the input it makes (floats, 64 MB). */
+#define CONV_DIRECT_MAX_FLOATS ((size_t)1 << 24)
 
 typedef struct conv_geom {
     int64_t N, C, M, G, Cg, Mg;
@@ -158,14 +161,30 @@ static int conv_setup(const mlrt_conv_params *p, const mlrt_tensor *X, const mlr
         else im2col_row_nd_##NAME(x, g, kk, p0, tw, dst);                                                    \
     }                                                                                                        \
                                                                                                              \
-    static void epilogue_##NAME(T *y, int64_t rows, int64_t cols, int64_t ld, const T *bias, int64_t act) {  \
-        if (!bias && !act) return;                                                                           \
+    /* The activations of FusedConv (codes of mlrt_conv_params.activation). */                              \
+    static inline T act_##NAME(T v, int64_t act, double alpha, double beta) {                                \
+        switch (act) {                                                                                       \
+        case 1: return v > 0 ? v : (v != v ? v : 0);                               /* Relu */              \
+        case 2: return v >= 0 ? v : (T)(alpha * v);                                /* LeakyRelu */         \
+        case 3: return v < (T)alpha ? (T)alpha : v > (T)beta ? (T)beta : v;       /* Clip */              \
+        case 4: return (T)(1.0 / (1.0 + exp(-(double)v)));                          /* Sigmoid */           \
+        case 5: return (T)tanh((double)v);                                          /* Tanh */              \
+        case 6: { double h = alpha * v + beta; return (T)(h < 0 ? 0 : h > 1 ? 1 : h); } /* HardSigmoid */  \
+        default: return v;                                                                                   \
+        }                                                                                                    \
+    }                                                                                                        \
+                                                                                                             \
+    /* Finish rows of Y in place: + bias[r], + Z (same layout, leading dimension ld), activation. */         \
+    static void finish_##NAME(T *y, const T *z, int64_t rows, int64_t cols, int64_t ld, const T *bias,       \
+                              int64_t act, double alpha, double beta) {                                      \
+        if (!bias && !z && !act) return;                                                                     \
         for (int64_t r = 0; r < rows; ++r) {                                                                 \
             T *yr = y + r * ld, bv = bias ? bias[r] : 0;                                                     \
-            if (act == 1)                                                                                    \
-                for (int64_t i = 0; i < cols; ++i) { T v = yr[i] + bv; yr[i] = v > 0 ? v : (v != v ? v : 0); } \
-            else                                                                                             \
-                for (int64_t i = 0; i < cols; ++i) yr[i] += bv;                                              \
+            const T *zr = z ? z + r * ld : NULL;                                                             \
+            if (bias) for (int64_t i = 0; i < cols; ++i) yr[i] += bv;                                        \
+            if (zr) for (int64_t i = 0; i < cols; ++i) yr[i] += zr[i];                                       \
+            if (act == 1) for (int64_t i = 0; i < cols; ++i) yr[i] = yr[i] > 0 ? yr[i] : (yr[i] != yr[i] ? yr[i] : 0); \
+            else if (act) for (int64_t i = 0; i < cols; ++i) yr[i] = act_##NAME(yr[i], act, alpha, beta);    \
         }                                                                                                    \
     }                                                                                                        \
                                                                                                              \
@@ -199,7 +218,8 @@ static int conv_setup(const mlrt_conv_params *p, const mlrt_tensor *X, const mlr
                 }                                                                                            \
                 GEMM(NULL, false, false, mw, tw, g->kdim, 1, wg, g->kdim, col, tw, 0, yg, g->out_size);      \
             }                                                                                                \
-            epilogue_##NAME(yg, mw, tw, g->out_size, b ? b + grp * g->Mg + m0 : NULL, j->activation);        \
+            finish_##NAME(yg, j->z ? (const T *)j->z + (yg - y) : NULL, mw, tw, g->out_size,                \
+                          b ? b + grp * g->Mg + m0 : NULL, j->activation, j->alpha, j->beta);                 \
         }                                                                                                    \
     }                                                                                                        \
                                                                                                              \
@@ -298,8 +318,12 @@ static int conv_setup(const mlrt_conv_params *p, const mlrt_tensor *X, const mlr
         if (!P) { atomic_store(&j->failed, 1); return; }                                                     \
         for (int64_t t = begin; t < end; ++t) { /* t = n * M + m; input channel m / Mg */                   \
             int64_t n = t / g->M, m = t % g->M;                                                              \
+            bool fast = j->activation == 1 && !j->z;                                                         \
             dw_plane_##NAME(x + (n * g->C + m / g->Mg) * g->in_size, w + m * g->k_size,                      \
-                            y + t * g->out_size, g, b ? b[m] : 0, j->activation, P);                         \
+                            y + t * g->out_size, g, b ? b[m] : 0, fast ? 1 : 0, P);                          \
+            if (!fast)                                                                                       \
+                finish_##NAME(y + t * g->out_size, j->z ? (const T *)j->z + t * g->out_size : NULL, 1,       \
+                              g->out_size, g->out_size, NULL, j->activation, j->alpha, j->beta);             \
         }                                                                                                    \
     }
 
@@ -321,13 +345,14 @@ typedef struct conv_job {
     const void *x, *w, *b;
     void *y;
     int64_t tile, n_tiles, mblock, n_mblocks, activation;
+    double alpha, beta;     /* activation parameters */
+    const void *z;          /* FusedConv's Z, added before the activation (or NULL) */
     int64_t strip;          /* micro-kernel strip width (packed and direct paths), else 0 */
     conv_direct direct;     /* set up for the direct path (off != NULL) */
     atomic_int failed;
 } conv_job;
 
 static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
-
 
 DEFINE_CONV(float, mlrt_sgemm, f32)
 DEFINE_CONV(double, mlrt_dgemm, f64)
@@ -347,6 +372,7 @@ static void conv_strip_tasks(void *arg, int64_t begin, int64_t end) {
     memset(zeros, 0, CONV_KC * sizeof(float));
     int64_t off[CONV_KC];
     for (int64_t k = 0; k < CONV_KC; ++k) off[k] = k * NR;
+    bool fast = j->activation == 1 && !j->z; /* Relu in the micro-kernel's store; else finish after */
     for (int64_t t = begin; t < end; ++t) {
         int64_t mb = t % j->n_mblocks, r = t / j->n_mblocks;
         int64_t ct = r % j->n_tiles, ng = r / j->n_tiles;
@@ -376,9 +402,12 @@ static void conv_strip_tasks(void *arg, int64_t begin, int64_t end) {
             for (int64_t s = 0; s < ns; ++s) {
                 int64_t w0 = tw - s * NR < NR ? tw - s * NR : NR;
                 mlrt_sgemm_strip(mw, kc, wg + k0, g->kdim, pack + s * kc * NR, off, yg + s * NR, g->out_size, w0,
-                                 k0 > 0, last ? bg : NULL, last ? (int)j->activation : 0, zeros);
+                                 k0 > 0, last ? bg : NULL, last && fast ? 1 : 0, zeros);
             }
         }
+        if (!fast)
+            finish_f32(yg, j->z ? (const float *)j->z + (yg - y) : NULL, mw, tw, g->out_size, NULL, j->activation,
+                       j->alpha, j->beta);
     }
 }
 
@@ -391,13 +420,15 @@ static void direct_pad_planes(void *arg, int64_t begin, int64_t end) {
     for (int64_t plane = begin; plane < end; ++plane) { /* plane = n * C + c */
         const float *x = (const float *)j->x + plane * g->in_size;
         float *p = d->P + plane * d->plane;
-        memset(p, 0, (size_t)d->plane * sizeof(float));
-        for (int64_t r = 0; r < PH; ++r) {
-            int64_t ih = r - ph;
-            if (ih < 0 || ih >= H) continue;
-            int64_t a = pw, b = Wd + pw < PW ? Wd + pw : PW;
-            if (b > a) memcpy(p + r * PW + a, x + ih * Wd, (size_t)(b - a) * sizeof(float));
+        for (int64_t r = 0; r < PH; ++r) { /* zero only the padding around the copied rows */
+            float *pr = p + r * PW;
+            int64_t ih = r - ph, a = pw < PW ? pw : PW, b = Wd + pw < PW ? Wd + pw : PW;
+            if (ih < 0 || ih >= H || b <= a) { memset(pr, 0, (size_t)PW * sizeof(float)); continue; }
+            memset(pr, 0, (size_t)a * sizeof(float));
+            memcpy(pr + a, x + ih * Wd, (size_t)(b - a) * sizeof(float));
+            memset(pr + b, 0, (size_t)(PW - b) * sizeof(float));
         }
+        memset(p + PH * PW, 0, (size_t)(d->plane - PH * PW) * sizeof(float));
     }
 }
 
@@ -413,6 +444,7 @@ static void conv_direct_tasks(void *arg, int64_t begin, int64_t end) {
     if (!V) { atomic_store(&j->failed, 1); return; }
     float *zeros = V + j->mblock * j->tile;
     memset(zeros, 0, CONV_KC * sizeof(float));
+    bool fast = j->activation == 1 && !j->z; /* Relu in the micro-kernel's store; else finish after */
     for (int64_t t = begin; t < end; ++t) {
         int64_t mb = t % j->n_mblocks, r = t / j->n_mblocks;
         int64_t ct = r % j->n_tiles, ng = r / j->n_tiles;
@@ -433,10 +465,15 @@ static void conv_direct_tasks(void *arg, int64_t begin, int64_t end) {
             for (int64_t s = 0; s * NR < tw; ++s) {
                 int64_t nr = tw - s * NR < NR ? tw - s * NR : NR;
                 mlrt_sgemm_strip(mw, kc, wg + k0, g->kdim, base + v0 + s * NR, d->off + k0, dst + s * NR, ldd, nr,
-                                 k0 > 0, last ? bg : NULL, last ? (int)j->activation : 0, zeros);
+                                 k0 > 0, last ? bg : NULL, last && fast ? 1 : 0, zeros);
             }
         }
-        if (pointwise) continue;
+        if (pointwise) {
+            if (!fast)
+                finish_f32(yg + v0, j->z ? (const float *)j->z + (yg - y) + v0 : NULL, mw, tw, g->out_size, NULL,
+                           j->activation, j->alpha, j->beta);
+            continue;
+        }
         /* copy the grid's real columns out: position v is (v / PW, v % PW) */
         for (int64_t v = v0; v < v0 + tw;) {
             int64_t oh = v / PW, ow = v % PW, run = PW - ow < v0 + tw - v ? PW - ow : v0 + tw - v;
@@ -444,6 +481,9 @@ static void conv_direct_tasks(void *arg, int64_t begin, int64_t end) {
                 int64_t len = OW - ow < run ? OW - ow : run;
                 for (int64_t m = 0; m < mw; ++m)
                     memcpy(yg + m * g->out_size + oh * OW + ow, V + m * tw + (v - v0), (size_t)len * sizeof(float));
+                if (!fast)
+                    finish_f32(yg + oh * OW + ow, j->z ? (const float *)j->z + (yg - y) + oh * OW + ow : NULL, mw, len,
+                               g->out_size, NULL, j->activation, j->alpha, j->beta);
             }
             v += run;
         }
@@ -465,6 +505,10 @@ static int conv_direct_setup(conv_job *j, const mlrt_context *ctx) {
     d->plane = g->pointwise ? g->in_size : (PH + 1) * PW + 64; /* slack: the last row's taps read past it */
     d->vsize = g->pointwise ? g->out_size : OH * PW;
     size_t planes = g->pointwise ? 0 : (size_t)(g->N * g->C);
+    if (planes * (size_t)d->plane > CONV_DIRECT_MAX_FLOATS) { /* a padded copy that big: pack instead */
+        memset(d, 0, sizeof *d);
+        return MLRT_OK;
+    }
     char *mem = mlrt_scratch_slot(1, (size_t)g->kdim * sizeof(int64_t) + planes * (size_t)d->plane * sizeof(float) + 64);
     if (!mem) return mlrt_fail(MLRT_ERR_OUT_OF_MEMORY, "Conv: cannot allocate the padded input");
     d->off = (int64_t *)mem;
@@ -515,12 +559,16 @@ static void conv_plan(conv_job *j, int64_t threads) {
 static int k_conv(const mlrt_context *ctx, const mlrt_tensor *in, int32_t n_in, mlrt_tensor *out, int32_t n_out,
                   const void *params, size_t params_size) {
     MLRT_PARAMS(mlrt_conv_params, p, params, params_size);
-    MLRT_CHECK((n_in == 2 || n_in == 3) && n_out == 1, "Conv: expects 2 or 3 inputs and 1 output");
-    const mlrt_tensor *B = n_in == 3 && mlrt_present(&in[2]) ? &in[2] : NULL;
+    MLRT_CHECK(n_in >= 2 && n_in <= 4 && n_out == 1, "Conv: expects 2 to 4 inputs and 1 output");
+    const mlrt_tensor *B = n_in >= 3 && mlrt_present(&in[2]) ? &in[2] : NULL;
+    const mlrt_tensor *Z = n_in >= 4 && mlrt_present(&in[3]) ? &in[3] : NULL;
+    MLRT_CHECK(p->activation >= 0 && p->activation <= 6, "Conv: unknown activation code %lld", (long long)p->activation);
     conv_job j = {.x = in[0].data, .w = in[1].data, .b = B ? B->data : NULL, .y = out[0].data,
-                  .activation = p->activation};
+                  .activation = p->activation, .alpha = p->alpha, .beta = p->beta, .z = Z ? Z->data : NULL};
     int status = conv_setup(p, &in[0], &in[1], B, &out[0], &j.g);
     if (status) return status;
+    MLRT_CHECK(!Z || (Z->dtype == out[0].dtype && mlrt_same_shape(Z, &out[0]) && mlrt_is_contiguous(Z)),
+               "Conv: Z must be a contiguous tensor of Y's shape and type");
     int32_t dtype = out[0].dtype;
     if (dtype != MLRT_FLOAT && dtype != MLRT_DOUBLE)
         return mlrt_fail(MLRT_ERR_NOT_IMPLEMENTED, "Conv: element type %d not supported", dtype);
@@ -529,15 +577,19 @@ static int k_conv(const mlrt_context *ctx, const mlrt_tensor *in, int32_t n_in, 
     if (j.g.kdim == 0) { /* no input channels or an empty kernel: bias only */
         j.g.pointwise = false;
         j.tile = j.g.out_size, j.n_tiles = 1, j.mblock = j.g.Mg, j.n_mblocks = 1;
-        int64_t planes = j.g.N * j.g.M;
+        int64_t planes = j.g.N * j.g.M, S = j.g.out_size;
         for (int64_t t = 0; t < planes; ++t) {
             int64_t m = t % j.g.M;
             if (dtype == MLRT_FLOAT) {
-                float *y = (float *)j.y + t * j.g.out_size, bv = B ? ((const float *)j.b)[m] : 0;
-                for (int64_t i = 0; i < j.g.out_size; ++i) y[i] = p->activation == 1 && bv < 0 ? 0 : bv;
+                float *y = (float *)j.y + t * S;
+                memset(y, 0, (size_t)S * sizeof(float));
+                finish_f32(y, Z ? (const float *)j.z + t * S : NULL, 1, S, S, B ? (const float *)j.b + m : NULL,
+                           j.activation, j.alpha, j.beta);
             } else {
-                double *y = (double *)j.y + t * j.g.out_size, bv = B ? ((const double *)j.b)[m] : 0;
-                for (int64_t i = 0; i < j.g.out_size; ++i) y[i] = p->activation == 1 && bv < 0 ? 0 : bv;
+                double *y = (double *)j.y + t * S;
+                for (int64_t i = 0; i < S; ++i) y[i] = 0;
+                finish_f64(y, Z ? (const double *)j.z + t * S : NULL, 1, S, S, B ? (const double *)j.b + m : NULL,
+                           j.activation, j.alpha, j.beta);
             }
         }
         return MLRT_OK;
@@ -569,3 +621,5 @@ static int k_conv(const mlrt_context *ctx, const mlrt_tensor *in, int32_t n_in, 
 }
 
 MLRT_KERNEL(conv, "Conv", "", 1, MLRT_OPSET_MAX, MLRT_MASK_FLOATS, k_conv);
+/* com.microsoft FusedConv (as onnxruntime): activation(Conv(X, W, B) + Z), for fusion passes */
+MLRT_KERNEL(fusedconv, "FusedConv", "com.microsoft", 1, MLRT_OPSET_MAX, MLRT_MASK_FLOATS, k_conv);

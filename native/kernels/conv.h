@@ -11,7 +11,9 @@ typedef struct mlrt_conv_params {
     int64_t dilations[6];
     int64_t pads_begin[6];
     int64_t pads_end[6];
-    int64_t activation;       /* 0: none, 1: Relu applied to the result (for fused graphs) */
+    int64_t activation;       /* FusedConv: 0 none, 1 Relu, 2 LeakyRelu, 3 Clip, 4 Sigmoid, 5 Tanh, 6 HardSigmoid */
+    double alpha;             /* activation parameters: LeakyRelu alpha, Clip min / max, HardSigmoid alpha / beta */
+    double beta;
 } mlrt_conv_params;
 
 #endif

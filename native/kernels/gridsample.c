@@ -9,8 +9,8 @@
  * reflection.  Output positions are handled in blocks: the taps of a block (offsets
  * into one image plane and weights, the same for every channel) are worked out once
  * and then applied to each channel.  Blocks are spread over the intra-op pool.
- * Nearest copies element bytes (any element type); linear and cubic take float32 or
- * float64 input; the grid is float32 or float64. */
+ * Nearest copies element bytes (any element type); linear and cubic take float32,
+ * float64, float16 or bfloat16 input; the grid is float32 or float64. */
 #include <math.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -135,7 +135,7 @@ static void gs_load_grid(const gs_job *j, int64_t at, double *g) {
     }
 }
 
-#define GS_APPLY(T, A)                                                                       \
+#define GS_APPLY(T, A, LOAD, STORE)                                                          \
     do {                                                                                   \
         for (int64_t ch = 0; ch < j->c; ++ch) {                                            \
             const T *plane = (const T *)j->x + (n * j->c + ch) * j->plane;                 \
@@ -144,8 +144,8 @@ static void gs_load_grid(const gs_job *j, int64_t at, double *g) {
                 const int64_t *o = off + q * j->max_taps;                                  \
                 const double *wq = w + q * j->max_taps;                                    \
                 A acc = 0;                                                                 \
-                for (int64_t k = 0; k < cnt[q]; ++k) acc += (A)wq[k] * (A)plane[o[k]];     \
-                yo[p0 + q] = (T)acc;                                                       \
+                for (int64_t k = 0; k < cnt[q]; ++k) acc += (A)wq[k] * LOAD(plane[o[k]]);  \
+                yo[p0 + q] = STORE(acc);                                                   \
             }                                                                              \
         }                                                                                  \
     } while (0)
@@ -184,9 +184,13 @@ static void gs_blocks(void *arg, int64_t begin, int64_t end) {
             default: GS_COPY(uint64_t); break;
             }
         } else if (j->dtype == MLRT_FLOAT) {
-            GS_APPLY(float, float);
+            GS_APPLY(float, float, (float), (float));
+        } else if (j->dtype == MLRT_DOUBLE) {
+            GS_APPLY(double, double, (double), (double));
+        } else if (j->dtype == MLRT_FLOAT16) {
+            GS_APPLY(uint16_t, float, mlrt_f16_to_f32, mlrt_f32_to_f16);
         } else {
-            GS_APPLY(double, double);
+            GS_APPLY(uint16_t, float, mlrt_bf16_to_f32, mlrt_f32_to_bf16);
         }
     }
 done:
@@ -207,8 +211,9 @@ static int k_gridsample(const mlrt_context *ctx, const mlrt_tensor *in, int32_t 
                (long long)p->padding_mode);
     const size_t es = mlrt_dtype_size(x->dtype);
     if (!es) return mlrt_fail(MLRT_ERR_NOT_IMPLEMENTED, "element type %d not supported", x->dtype);
-    if (p->mode != GS_NEAREST && x->dtype != MLRT_FLOAT && x->dtype != MLRT_DOUBLE)
-        return mlrt_fail(MLRT_ERR_NOT_IMPLEMENTED, "linear and cubic GridSample take float or double X, not type %d",
+    if (p->mode != GS_NEAREST && x->dtype != MLRT_FLOAT && x->dtype != MLRT_DOUBLE && x->dtype != MLRT_FLOAT16 &&
+        x->dtype != MLRT_BFLOAT16)
+        return mlrt_fail(MLRT_ERR_NOT_IMPLEMENTED, "linear and cubic GridSample take floating-point X, not type %d",
                          x->dtype);
     if (grid->dtype != MLRT_FLOAT && grid->dtype != MLRT_DOUBLE)
         return mlrt_fail(MLRT_ERR_NOT_IMPLEMENTED, "grid must be float or double, not type %d", grid->dtype);

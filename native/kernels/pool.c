@@ -11,6 +11,7 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "gemm.h"
 #include "internal.h"
 #include "pool.h"
 
@@ -108,6 +109,69 @@ DEFINE_SWEEP(double, f64, -INFINITY, 1, fabs)
 DEFINE_SWEEP(int8_t, i8, INT8_MIN, 0, NO_ABS)
 DEFINE_SWEEP(uint8_t, u8, 0, 0, NO_ABS)
 
+/* ---- 2-D float MaxPool / AveragePool over a padded plane -----------------------------------------
+ *
+ * The plane is first copied into P with the padding filled in (-inf for max, 0 for sums), so
+ * a window needs no bounds; 2x2 and 3x3 windows take all their taps in one pass over the
+ * output row (max(v, m) keeps skipping NaN like the sweep), other windows one pass per tap. */
+#define PMAX(m, v) ((v) > (m) ? (v) : (m))
+#define TAPS4(OP, I, R0, R1, C) OP(OP(OP(OP(I, R0[C]), R0[(C) + 1]), R1[C]), R1[(C) + 1])
+#define TAPS9(OP, I, R0, R1, R2, C)                                                                   \
+    OP(OP(OP(OP(OP(OP(OP(OP(OP(I, R0[C]), R0[(C) + 1]), R0[(C) + 2]), R1[C]), R1[(C) + 1]), R1[(C) + 2]), \
+             R2[C]), R2[(C) + 1]), R2[(C) + 2])
+#define PADD(a, b) ((a) + (b))
+
+__attribute__((target_clones("default", "arch=x86-64-v3", "arch=x86-64-v4")))
+static void padded_plane_f32(const pool_job *j, const float *x, float *y, float *P) {
+    int64_t H = j->in[0], Wd = j->in[1], OH = j->out[0], OW = j->out[1], KH = j->k[0], KW = j->k[1];
+    int64_t sh = j->s[0], sw = j->s[1], dh = j->d[0], dw = j->d[1], ph = j->pb[0], pw = j->pb[1];
+    int64_t PH = (OH - 1) * sh + (KH - 1) * dh + 1, PW = (OW - 1) * sw + (KW - 1) * dw + 1;
+    bool max = j->kind == POOL_MAX;
+    float fill = max ? -INFINITY : 0.0f;
+    for (int64_t r = 0; r < PH; ++r) {
+        float *pr = P + r * PW;
+        int64_t ih = r - ph;
+        if (ih < 0 || ih >= H) { for (int64_t c = 0; c < PW; ++c) pr[c] = fill; continue; }
+        int64_t a = pw < PW ? pw : PW, b = Wd + pw < PW ? Wd + pw : PW;
+        for (int64_t c = 0; c < a; ++c) pr[c] = fill;
+        if (b > a) memcpy(pr + a, x + ih * Wd, (size_t)(b - a) * sizeof(float));
+        for (int64_t c = b > a ? b : a; c < PW; ++c) pr[c] = fill;
+    }
+    bool unit = dh == 1 && dw == 1, k3 = unit && KH == 3 && KW == 3, k2 = unit && KH == 2 && KW == 2;
+    for (int64_t oh = 0; oh < OH; ++oh) {
+        float *yr = y + oh * OW;
+        const float *r0 = P + oh * sh * PW, *r1 = r0 + PW, *r2 = r1 + PW;
+        if (max && k3 && sw == 1) for (int64_t ow = 0; ow < OW; ++ow) yr[ow] = TAPS9(PMAX, -INFINITY, r0, r1, r2, ow);
+        else if (max && k3 && sw == 2) for (int64_t ow = 0; ow < OW; ++ow) yr[ow] = TAPS9(PMAX, -INFINITY, r0, r1, r2, 2 * ow);
+        else if (max && k2 && sw == 2) for (int64_t ow = 0; ow < OW; ++ow) yr[ow] = TAPS4(PMAX, -INFINITY, r0, r1, 2 * ow);
+        else if (max && k2 && sw == 1) for (int64_t ow = 0; ow < OW; ++ow) yr[ow] = TAPS4(PMAX, -INFINITY, r0, r1, ow);
+        else if (!max && k3 && sw == 1) for (int64_t ow = 0; ow < OW; ++ow) yr[ow] = TAPS9(PADD, 0.0f, r0, r1, r2, ow);
+        else if (!max && k3 && sw == 2) for (int64_t ow = 0; ow < OW; ++ow) yr[ow] = TAPS9(PADD, 0.0f, r0, r1, r2, 2 * ow);
+        else if (!max && k2 && sw == 2) for (int64_t ow = 0; ow < OW; ++ow) yr[ow] = TAPS4(PADD, 0.0f, r0, r1, 2 * ow);
+        else {
+            for (int64_t ow = 0; ow < OW; ++ow) yr[ow] = fill;
+            for (int64_t kh = 0; kh < KH; ++kh) {
+                const float *pr = r0 + kh * dh * PW;
+                for (int64_t kw = 0; kw < KW; ++kw) {
+                    const float *ps = pr + kw * dw;
+                    if (max && sw == 1) for (int64_t ow = 0; ow < OW; ++ow) yr[ow] = PMAX(yr[ow], ps[ow]);
+                    else if (max) for (int64_t ow = 0; ow < OW; ++ow) yr[ow] = PMAX(yr[ow], ps[ow * sw]);
+                    else if (sw == 1) for (int64_t ow = 0; ow < OW; ++ow) yr[ow] += ps[ow];
+                    else for (int64_t ow = 0; ow < OW; ++ow) yr[ow] += ps[ow * sw];
+                }
+            }
+        }
+        if (max) {
+            if (j->valid_h[oh] == 0) { for (int64_t ow = 0; ow < OW; ++ow) yr[ow] = 0; continue; }
+            for (int64_t ow = 0; ow < OW; ++ow) if (j->valid_w[ow] == 0) yr[ow] = 0;
+        } else {
+            const int64_t *cw = j->include_pad ? j->padded_w : j->valid_w;
+            double ch = (double)(j->include_pad ? j->padded_h[oh] : j->valid_h[oh]);
+            for (int64_t ow = 0; ow < OW; ++ow) yr[ow] = (float)((double)yr[ow] / (ch * (double)cw[ow]));
+        }
+    }
+}
+
 /* ---- any rank, window by window (also MaxPool's Indices) ---------------------------------------- */
 
 static double load(int32_t dtype, const void *p, int64_t i) {
@@ -174,6 +238,12 @@ static void pool_planes(void *arg, int64_t begin, int64_t end) {
     const pool_job *j = arg;
     bool sweep = j->nd == 2 && !j->indices;
     size_t esize = mlrt_dtype_size(j->dtype);
+    float *P = NULL;
+    if (sweep && j->dtype == MLRT_FLOAT && j->kind != POOL_LP) {
+        int64_t PH = (j->out[0] - 1) * j->s[0] + (j->k[0] - 1) * j->d[0] + 1;
+        int64_t PW = (j->out[1] - 1) * j->s[1] + (j->k[1] - 1) * j->d[1] + 1;
+        P = mlrt_scratch((size_t)(PH * PW + 16) * sizeof(float)); /* NULL: the sweep below still works */
+    }
     for (int64_t plane = begin; plane < end; ++plane) {
         if (!sweep) {
             window_plane(j, plane);
@@ -182,7 +252,10 @@ static void pool_planes(void *arg, int64_t begin, int64_t end) {
         const char *x = (const char *)j->x + (size_t)(plane * j->in_size) * esize;
         char *y = (char *)j->y + (size_t)(plane * j->out_size) * esize;
         switch (j->dtype) {
-        case MLRT_FLOAT: sweep_plane_f32(j, (const float *)x, (float *)y); break;
+        case MLRT_FLOAT:
+            if (P) padded_plane_f32(j, (const float *)x, (float *)y, P);
+            else sweep_plane_f32(j, (const float *)x, (float *)y);
+            break;
         case MLRT_DOUBLE: sweep_plane_f64(j, (const double *)x, (double *)y); break;
         case MLRT_INT8: sweep_plane_i8(j, (const int8_t *)x, (int8_t *)y); break;
         case MLRT_UINT8: sweep_plane_u8(j, (const uint8_t *)x, (uint8_t *)y); break;

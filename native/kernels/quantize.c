@@ -89,6 +89,59 @@ static inline void q_store_float(void *p, int64_t i, int32_t t, double v) {
     }
 }
 
+/* The common cases as loops that vectorize, cloned per ISA level. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define Q_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#else
+#define Q_CLONES
+#endif
+
+#define Q_MAGIC 12582912.0f /* 1.5 * 2^23: (v + M) - M rounds |v| < 2^22 to nearest even */
+
+/* float x / float scale to an integer type: the bounds lo / hi are the range less the
+ * zero point (exact in float), so clamping first keeps the rounding trick in range */
+#define DEFINE_Q_FAST(T, SUF)                                                                          \
+    Q_CLONES static void quantize_f32_##SUF(const float *x, T *y, int64_t n, float s, float zp, float lo, \
+                                            float hi) {                                                \
+        for (int64_t i = 0; i < n; ++i) {                                                              \
+            float v = x[i] / s;                                                                        \
+            v = v != v ? lo : v;                                                                       \
+            v = v < lo ? lo : v > hi ? hi : v;                                                         \
+            v = (v + Q_MAGIC) - Q_MAGIC;                                                               \
+            y[i] = (T)(int32_t)(v + zp);                                                               \
+        }                                                                                              \
+    }                                                                                                  \
+    Q_CLONES static void dequantize_f32_##SUF(const T *x, float *y, int64_t n, float s, float zp) {    \
+        for (int64_t i = 0; i < n; ++i) y[i] = ((float)x[i] - zp) * s;                                 \
+    }
+DEFINE_Q_FAST(uint8_t, u8)
+DEFINE_Q_FAST(int8_t, i8)
+DEFINE_Q_FAST(uint16_t, u16)
+DEFINE_Q_FAST(int16_t, i16)
+
+/* the fast loops for one row of n elements at offset `at`; false if the types have none */
+static bool quantize_row_fast(int32_t yt, const float *x, void *y, int64_t at, int64_t n, float s, double zp,
+                              int32_t lo, int32_t hi) {
+    float z = (float)zp, l = (float)(lo - zp), h = (float)(hi - zp);
+    switch (yt) {
+    case MLRT_UINT8: quantize_f32_u8(x + at, (uint8_t *)y + at, n, s, z, l, h); return true;
+    case MLRT_INT8: quantize_f32_i8(x + at, (int8_t *)y + at, n, s, z, l, h); return true;
+    case MLRT_UINT16: quantize_f32_u16(x + at, (uint16_t *)y + at, n, s, z, l, h); return true;
+    case MLRT_INT16: quantize_f32_i16(x + at, (int16_t *)y + at, n, s, z, l, h); return true;
+    default: return false;
+    }
+}
+
+static bool dequantize_row_fast(int32_t xt, const void *x, float *y, int64_t at, int64_t n, float s, float zp) {
+    switch (xt) {
+    case MLRT_UINT8: dequantize_f32_u8((const uint8_t *)x + at, y + at, n, s, zp); return true;
+    case MLRT_INT8: dequantize_f32_i8((const int8_t *)x + at, y + at, n, s, zp); return true;
+    case MLRT_UINT16: dequantize_f32_u16((const uint16_t *)x + at, y + at, n, s, zp); return true;
+    case MLRT_INT16: dequantize_f32_i16((const int16_t *)x + at, y + at, n, s, zp); return true;
+    default: return false;
+    }
+}
+
 typedef struct quant_job {
     const mlrt_quantize_params *p;
     const void *x, *scale, *zp;
@@ -97,20 +150,27 @@ typedef struct quant_job {
     int32_t lo, hi;
 } quant_job;
 
+/* Work is split into segments of rows of `inner` elements: task t is segment
+ * t % tiles of row t / tiles, so a single long row (per tensor) spreads over the pool. */
+#define Q_TILE 16384
+
 /* scale / zero point offset of the start of row r (= o * axis_len + a) */
 static inline int64_t q_row_base(const mlrt_quantize_params *p, int64_t r) {
     int64_t o = r / p->axis_len, a = r % p->axis_len;
     return o * p->s_outer + (a / p->block_size) * p->s_block;
 }
 
-static void quantize_rows(void *arg, int64_t begin, int64_t end) {
+static inline int64_t q_tiles(int64_t inner) { return inner > Q_TILE ? (inner + Q_TILE - 1) / Q_TILE : 1; }
+
+static void quantize_tasks(void *arg, int64_t begin, int64_t end) {
     const quant_job *j = arg;
     const mlrt_quantize_params *p = j->p;
-    int64_t n = p->inner;
-    for (int64_t r = begin; r < end; ++r) {
-        int64_t base = q_row_base(p, r), at = r * n;
+    int64_t tiles = q_tiles(p->inner);
+    for (int64_t t = begin; t < end; ++t) {
+        int64_t r = t / tiles, i0 = (t % tiles) * Q_TILE, i1 = i0 + Q_TILE < p->inner ? i0 + Q_TILE : p->inner;
+        int64_t base = q_row_base(p, r), at = r * p->inner;
         if (p->s_inner != 0) {
-            for (int64_t i = 0; i < n; ++i) {
+            for (int64_t i = i0; i < i1; ++i) {
                 int64_t k = base + i * p->s_inner;
                 double s = q_round(q_load(j->scale, k, j->st), j->ct);
                 double zp = j->zp ? q_load(j->zp, k, j->zt) : 0;
@@ -121,26 +181,29 @@ static void quantize_rows(void *arg, int64_t begin, int64_t end) {
         }
         double s = q_round(q_load(j->scale, base, j->st), j->ct);
         double zp = j->zp ? q_load(j->zp, base, j->zt) : 0;
-        if (j->xt == MLRT_FLOAT && j->ct == MLRT_FLOAT) { /* the common case: float division */
-            const float *x = (const float *)j->x + at;
-            float sf = (float)s;
-            for (int64_t i = 0; i < n; ++i) q_store_int(j->y, at + i, j->yt, q_saturate(x[i] / sf, zp, j->lo, j->hi));
+        if (j->xt == MLRT_FLOAT && j->ct == MLRT_FLOAT &&
+            quantize_row_fast(j->yt, j->x, j->y, at + i0, i1 - i0, (float)s, zp, j->lo, j->hi))
             continue;
-        }
-        for (int64_t i = 0; i < n; ++i) {
+        for (int64_t i = i0; i < i1; ++i) {
             double q = q_round(q_round(q_load(j->x, at + i, j->xt), j->ct) / s, j->ct);
             q_store_int(j->y, at + i, j->yt, q_saturate(q, zp, j->lo, j->hi));
         }
     }
 }
 
-static void dequantize_rows(void *arg, int64_t begin, int64_t end) {
+static void dequantize_tasks(void *arg, int64_t begin, int64_t end) {
     const quant_job *j = arg;
     const mlrt_quantize_params *p = j->p;
-    int64_t n = p->inner;
-    for (int64_t r = begin; r < end; ++r) {
-        int64_t base = q_row_base(p, r), at = r * n;
-        for (int64_t i = 0; i < n; ++i) {
+    int64_t tiles = q_tiles(p->inner);
+    bool fast = p->s_inner == 0 && j->yt == MLRT_FLOAT && j->ct == MLRT_FLOAT && j->xt != MLRT_INT32;
+    for (int64_t t = begin; t < end; ++t) {
+        int64_t r = t / tiles, i0 = (t % tiles) * Q_TILE, i1 = i0 + Q_TILE < p->inner ? i0 + Q_TILE : p->inner;
+        int64_t base = q_row_base(p, r), at = r * p->inner;
+        if (fast) { /* 8 / 16-bit x less its zero point is exact in float: one float product */
+            float s = (float)q_load(j->scale, base, j->st), zp = j->zp ? (float)q_load(j->zp, base, j->zt) : 0.0f;
+            if (dequantize_row_fast(j->xt, j->x, j->y, at + i0, i1 - i0, s, zp)) continue;
+        }
+        for (int64_t i = i0; i < i1; ++i) {
             int64_t k = base + i * p->s_inner;
             double s = q_load(j->scale, k, j->st);
             double zp = j->zp ? q_load(j->zp, k, j->zt) : 0;
@@ -187,7 +250,12 @@ static int q_setup(const mlrt_quantize_params *p, const mlrt_tensor *in, int32_t
     return MLRT_OK;
 }
 
-static int64_t q_grain(int64_t inner) { return inner >= Q_GRAIN ? 1 : Q_GRAIN / (inner + 1) + 1; }
+/* run fn over every (row, segment) task */
+static void q_run(const mlrt_context *ctx, const mlrt_quantize_params *p, mlrt_range_fn fn, quant_job *j) {
+    int64_t tiles = q_tiles(p->inner), seg = p->inner < Q_TILE ? p->inner : Q_TILE;
+    int64_t grain = seg >= Q_GRAIN ? 1 : Q_GRAIN / (seg + 1) + 1;
+    mlrt_parallel_for(ctx, p->outer * p->axis_len * tiles, grain, fn, j);
+}
 
 /* inputs: x, y_scale, y_zero_point (optional); output: y */
 static int k_quantize(const mlrt_context *ctx, const mlrt_tensor *in, int32_t n_in, mlrt_tensor *out, int32_t n_out,
@@ -201,7 +269,7 @@ static int k_quantize(const mlrt_context *ctx, const mlrt_tensor *in, int32_t n_
     if (!q_int_range(j.yt, &j.lo, &j.hi))
         return mlrt_fail(MLRT_ERR_NOT_IMPLEMENTED, "QuantizeLinear: output type %d not supported", j.yt);
     MLRT_CHECK(!j.zp || j.zt == j.yt, "QuantizeLinear: the zero point must have the output's type");
-    mlrt_parallel_for(ctx, p->outer * p->axis_len, q_grain(p->inner), quantize_rows, &j);
+    q_run(ctx, p, quantize_tasks, &j);
     return MLRT_OK;
 }
 
@@ -218,7 +286,7 @@ static int k_dequantize(const mlrt_context *ctx, const mlrt_tensor *in, int32_t 
     if (!q_is_float(j.yt))
         return mlrt_fail(MLRT_ERR_NOT_IMPLEMENTED, "DequantizeLinear: output type %d not supported", j.yt);
     MLRT_CHECK(!j.zp || j.zt == j.xt, "DequantizeLinear: the zero point must have x's type");
-    mlrt_parallel_for(ctx, p->outer * p->axis_len, q_grain(p->inner), dequantize_rows, &j);
+    q_run(ctx, p, dequantize_tasks, &j);
     return MLRT_OK;
 }
 
@@ -259,12 +327,18 @@ static void dql_minmax(void *arg, int64_t begin, int64_t end) {
     }
 }
 
+Q_CLONES static void dql_quantize_row(const float *x, uint8_t *y, int64_t n, float scale, float zp) {
+    for (int64_t i = 0; i < n; ++i) {
+        float v = x[i] / scale;
+        v = v != v ? -512.0f : v < -512.0f ? -512.0f : v > 512.0f ? 512.0f : v; /* NaN -> 0 below */
+        v = ((v + Q_MAGIC) - Q_MAGIC) + zp;
+        y[i] = (uint8_t)(int32_t)(v < 0.0f ? 0.0f : v > 255.0f ? 255.0f : v);
+    }
+}
+
 static void dql_quantize(void *arg, int64_t begin, int64_t end) {
     const dql_job *j = arg;
-    for (int64_t i = begin; i < end; ++i) {
-        float v = rintf(j->x[i] / j->scale) + j->zp;
-        j->y[i] = v > 0.0f ? (v < 255.0f ? (uint8_t)v : 255) : 0; /* NaN -> 0 */
-    }
+    dql_quantize_row(j->x + begin, j->y + begin, end - begin, j->scale, j->zp);
 }
 
 /* input: x (float); outputs: y (uint8, x's shape), y_scale (float scalar), y_zero_point (uint8 scalar) */
@@ -280,7 +354,8 @@ static int k_dynamic_quantize(const mlrt_context *ctx, const mlrt_tensor *in, in
     MLRT_CHECK(mlrt_is_contiguous(x), "DynamicQuantizeLinear: needs a contiguous x");
     MLRT_CHECK(!y || (y->dtype == MLRT_UINT8 && mlrt_same_shape(x, y) && mlrt_is_contiguous(y)),
                "DynamicQuantizeLinear: y must be uint8 of x's shape");
-    MLRT_CHECK(!ys || (ys->dtype == MLRT_FLOAT && mlrt_numel(ys) == 1), "DynamicQuantizeLinear: y_scale must be a float scalar");
+    MLRT_CHECK(!ys || (ys->dtype == MLRT_FLOAT && mlrt_numel(ys) == 1),
+               "DynamicQuantizeLinear: y_scale must be a float scalar");
     MLRT_CHECK(!yz || (yz->dtype == MLRT_UINT8 && mlrt_numel(yz) == 1),
                "DynamicQuantizeLinear: y_zero_point must be a uint8 scalar");
     dql_job j = {x->data, y ? y->data : NULL, mlrt_numel(x), NULL, NULL, NULL, 0, 0};

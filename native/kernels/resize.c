@@ -7,10 +7,11 @@
  * padding) and their weights, so the inner loops never compute a coordinate.  An
  * output row (the last axis) combines the taps of the outer axes -- their products,
  * e.g. two source rows for bilinear -- with the per-column taps of the last axis.
- * Nearest is a gather of element bytes and works for every element type; linear and
- * cubic compute in float for float32/float16/bfloat16 and in double otherwise
- * (integer results round half to even and saturate, as onnx.reference does).  Rows
- * are spread over the intra-op pool. */
+ * Nearest is a gather of element bytes (a repeated source row is one memcpy) and
+ * works for every element type.  Linear and cubic accumulate in double, summing over
+ * the outer taps first as onnx.reference's axis-by-axis passes do (integer results
+ * round half to even and saturate); bilinear on float32/float16/bfloat16 -- a convex
+ * combination, the common case -- runs in float.  Rows are spread over the pool. */
 #include <math.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -48,16 +49,27 @@ typedef struct rs_job {
 
 /* ---- tap tables ------------------------------------------------------------------------------- */
 
+/* Weights are computed with the same expressions as onnx.reference, so that integer
+ * results (which round) agree with it exactly in the common cases. */
 static double rs_linear_w(double t) {
     t = 1 - fabs(t);
     return t < 0 ? 0 : t > 1 ? 1 : t;
 }
 
-static double rs_cubic_w(double t, double a) {
+static double rs_cubic_w(double t, double a) {  /* antialiased cubic */
     t = fabs(t);
-    if (t <= 1) return ((a + 2) * t - (a + 3)) * t * t + 1;
-    if (t < 2) return ((a * t - 5 * a) * t + 8 * a) * t - 4 * a;
+    double t2 = t * t, t3 = t * t2;
+    if (t <= 1) return (a + 2) * t3 - (a + 3) * t2 + 1;
+    if (t < 2) return a * t3 - 5 * a * t2 + 8 * a * t - 4 * a;
     return 0;
+}
+
+static void rs_cubic4(double r, double a, double *w) {  /* plain cubic: taps floor(x) - 1 .. floor(x) + 2 */
+    double r1 = r + 1, u = 1 - r, u1 = u + 1;
+    w[0] = ((a * r1 - 5 * a) * r1 + 8 * a) * r1 - 4 * a;
+    w[1] = ((a + 2) * r - (a + 3)) * r * r + 1;
+    w[2] = ((a + 2) * u - (a + 3)) * u * u + 1;
+    w[3] = ((a * u1 - 5 * a) * u1 + 8 * a) * u1 - 4 * a;
 }
 
 /* Source coordinate of output position o along axis d. */
@@ -141,16 +153,23 @@ static int rs_axis_build(rs_axis *a, const mlrt_resize_params *p, int32_t d) {
                 base -= 1;
                 ratio = 1;
             }
-            double sum = 0;
-            for (int64_t t = 0; t < n; ++t) {
-                double arg = ((double)(start + t) - ratio) * s;
-                w[t] = p->mode == RS_LINEAR ? rs_linear_w(arg) : rs_cubic_w(arg, p->cubic_coeff_a);
-                sum += w[t];
+            if (!p->antialias && p->mode == RS_LINEAR) {
+                w[0] = 1 - ratio;
+                w[1] = ratio;
+            } else if (!p->antialias) {
+                rs_cubic4(ratio, p->cubic_coeff_a, w);
+            } else {
+                double sum = 0;
+                for (int64_t t = 0; t < n; ++t) {
+                    double arg = ((double)(start + t) - ratio) * s;
+                    w[t] = p->mode == RS_LINEAR ? rs_linear_w(arg) : rs_cubic_w(arg, p->cubic_coeff_a);
+                    sum += w[t];
+                }
+                if (sum != 0)
+                    for (int64_t t = 0; t < n; ++t) w[t] /= sum;
             }
-            if (p->antialias && sum != 0)
-                for (int64_t t = 0; t < n; ++t) w[t] /= sum;
             if (p->exclude_outside) {
-                sum = 0;
+                double sum = 0;
                 for (int64_t t = 0; t < n; ++t) {
                     int64_t j = base + start + t;
                     if (j < 0 || j >= in) w[t] = 0;
@@ -222,6 +241,7 @@ static void rs_nearest_rows(void *arg, int64_t begin, int64_t end) {
     const int64_t cols = la->out, *ci = la->idx;
     const uint8_t *ce = la->ext;
     const size_t es = j->es;
+    int64_t prev = -1;  /* source offset of the previous row, which upsampling repeats */
     for (int64_t r = begin; r < end; ++r) {
         char *yr = j->y + (size_t)(r * cols) * es;
         int64_t rem = r, src = 0;
@@ -235,8 +255,14 @@ static void rs_nearest_rows(void *arg, int64_t begin, int64_t end) {
         }
         if (ext) {
             rs_fill(yr, cols, es, j->extrapolation_bits);
+            prev = -1;
             continue;
         }
+        if (src == prev) {
+            memcpy(yr, yr - (size_t)cols * es, (size_t)cols * es);
+            continue;
+        }
+        prev = src;
         const char *xr = j->x + (size_t)src * es;
         if (la->identity) {
             memcpy(yr, xr, (size_t)cols * es);
@@ -281,7 +307,7 @@ RS_INT_STORE(rs_st_i64, int64_t, INT64_MIN, INT64_MAX)  /* (double)INT64_MAX is 
 RS_INT_STORE(rs_st_u64, uint64_t, 0, UINT64_MAX)
 #define rs_ld_int(v) ((double)(v))
 
-#define RS_INTERP(NAME, T, A, WFIELD, LOAD, STORE)                                           \
+#define RS_INTERP(NAME, T, A, WFIELD, FA, FWF, LOAD, STORE)                                  \
     static void NAME(void *arg, int64_t begin, int64_t end) {                              \
         rs_job *j = arg;                                                                   \
         const int32_t L = j->rank - 1;                                                     \
@@ -311,14 +337,14 @@ RS_INT_STORE(rs_st_u64, uint64_t, 0, UINT64_MAX)
                 for (int64_t c = 0; c < cols; ++c) yr[c] = ev;                             \
                 continue;                                                                  \
             }                                                                              \
-            if (nt == 2 && k_n == 2) { /* bilinear on the last two axes */                 \
+            if (nt == 2 && k_n == 2) { /* bilinear on the last two axes (convex: FA will do) */ \
                 const T *x0 = x + off[0], *x1 = x + off[1];                                \
-                const A a0 = w[0], a1 = w[1];                                              \
+                const FA a0 = (FA)w[0], a1 = (FA)w[1], *fw = la->FWF;                      \
                 for (int64_t c = 0; c < cols; ++c) {                                       \
                     const int64_t i0 = ci[2 * c], i1 = ci[2 * c + 1];                      \
-                    const A b0 = (A)cw[2 * c], b1 = (A)cw[2 * c + 1];                      \
-                    A v = a0 * (b0 * LOAD(x0[i0]) + b1 * LOAD(x0[i1])) +                   \
-                          a1 * (b0 * LOAD(x1[i0]) + b1 * LOAD(x1[i1]));                    \
+                    const FA b0 = fw[2 * c], b1 = fw[2 * c + 1];                           \
+                    FA v = b0 * (a0 * LOAD(x0[i0]) + a1 * LOAD(x1[i0])) +                  \
+                           b1 * (a0 * LOAD(x0[i1]) + a1 * LOAD(x1[i1]));                   \
                     yr[c] = ce && ce[c] ? ev : STORE(v);                                   \
                 }                                                                          \
                 continue;                                                                  \
@@ -331,11 +357,11 @@ RS_INT_STORE(rs_st_u64, uint64_t, 0, UINT64_MAX)
                 const int64_t *ic = ci + c * nt;                                           \
                 const __typeof__(la->WFIELD[0]) *wc = cw + c * nt;                         \
                 A acc = 0;                                                                 \
-                for (int64_t k = 0; k < k_n; ++k) {                                        \
-                    const T *xk = x + off[k];                                              \
+                for (int64_t t = 0; t < nt; ++t) {                                         \
+                    const T *xt = x + ic[t];                                               \
                     A s = 0;                                                               \
-                    for (int64_t t = 0; t < nt; ++t) s += (A)wc[t] * LOAD(xk[ic[t]]);      \
-                    acc += w[k] * s;                                                       \
+                    for (int64_t k = 0; k < k_n; ++k) s += w[k] * LOAD(xt[off[k]]);        \
+                    acc += (A)wc[t] * s;                                                   \
                 }                                                                          \
                 yr[c] = STORE(acc);                                                        \
             }                                                                              \
@@ -346,18 +372,18 @@ RS_INT_STORE(rs_st_u64, uint64_t, 0, UINT64_MAX)
         }                                                                                  \
     }
 
-RS_INTERP(rs_rows_f32, float, float, wf, rs_ld_f32, rs_st_f32)
-RS_INTERP(rs_rows_f64, double, double, w, rs_ld_f64, rs_st_f64)
-RS_INTERP(rs_rows_f16, uint16_t, float, wf, rs_ld_f16, rs_st_f16)
-RS_INTERP(rs_rows_bf16, uint16_t, float, wf, rs_ld_bf16, rs_st_bf16)
-RS_INTERP(rs_rows_u8, uint8_t, double, w, rs_ld_int, rs_st_u8)
-RS_INTERP(rs_rows_i8, int8_t, double, w, rs_ld_int, rs_st_i8)
-RS_INTERP(rs_rows_u16, uint16_t, double, w, rs_ld_int, rs_st_u16)
-RS_INTERP(rs_rows_i16, int16_t, double, w, rs_ld_int, rs_st_i16)
-RS_INTERP(rs_rows_u32, uint32_t, double, w, rs_ld_int, rs_st_u32)
-RS_INTERP(rs_rows_i32, int32_t, double, w, rs_ld_int, rs_st_i32)
-RS_INTERP(rs_rows_u64, uint64_t, double, w, rs_ld_int, rs_st_u64)
-RS_INTERP(rs_rows_i64, int64_t, double, w, rs_ld_int, rs_st_i64)
+RS_INTERP(rs_rows_f32, float, double, w, float, wf, rs_ld_f32, rs_st_f32)
+RS_INTERP(rs_rows_f64, double, double, w, double, w, rs_ld_f64, rs_st_f64)
+RS_INTERP(rs_rows_f16, uint16_t, double, w, float, wf, rs_ld_f16, rs_st_f16)
+RS_INTERP(rs_rows_bf16, uint16_t, double, w, float, wf, rs_ld_bf16, rs_st_bf16)
+RS_INTERP(rs_rows_u8, uint8_t, double, w, double, w, rs_ld_int, rs_st_u8)
+RS_INTERP(rs_rows_i8, int8_t, double, w, double, w, rs_ld_int, rs_st_i8)
+RS_INTERP(rs_rows_u16, uint16_t, double, w, double, w, rs_ld_int, rs_st_u16)
+RS_INTERP(rs_rows_i16, int16_t, double, w, double, w, rs_ld_int, rs_st_i16)
+RS_INTERP(rs_rows_u32, uint32_t, double, w, double, w, rs_ld_int, rs_st_u32)
+RS_INTERP(rs_rows_i32, int32_t, double, w, double, w, rs_ld_int, rs_st_i32)
+RS_INTERP(rs_rows_u64, uint64_t, double, w, double, w, rs_ld_int, rs_st_u64)
+RS_INTERP(rs_rows_i64, int64_t, double, w, double, w, rs_ld_int, rs_st_i64)
 
 static mlrt_range_fn rs_interp_fn(int32_t dtype) {
     switch (dtype) {

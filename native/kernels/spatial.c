@@ -261,6 +261,33 @@ static int64_t ra_grid(double extent, int64_t bins, int64_t ratio) {
     return g > 0 ? (g < 1e6 ? (int64_t)g : 1000000) : 0;
 }
 
+/* Pool the samples of every bin of one channel (avg: mean of the bilinear values;
+ * max: the largest weighted corner, as onnx.reference and onnxruntime do). */
+#define RA_BINS(T)                                                                           \
+    do {                                                                                   \
+        const T *xp = (const T *)j->x + xoff;                                              \
+        T *yp = (T *)j->y + yoff;                                                          \
+        const ra_sample *e = s;                                                            \
+        for (int64_t bin = 0; bin < j->oh * j->ow; ++bin) {                                \
+            double v = 0;                                                                  \
+            if (p->mode == 0) {                                                            \
+                for (int64_t q = 0; q < per_bin; ++q, ++e)                                 \
+                    v += e->w[0] * xp[e->pos[0]] + e->w[1] * xp[e->pos[1]] +               \
+                         e->w[2] * xp[e->pos[2]] + e->w[3] * xp[e->pos[3]];                \
+                v /= (double)count;                                                        \
+            } else {                                                                       \
+                for (int64_t q = 0; q < per_bin; ++q, ++e) {                               \
+                    double t0 = e->w[0] * xp[e->pos[0]], t1 = e->w[1] * xp[e->pos[1]];    \
+                    double t2 = e->w[2] * xp[e->pos[2]], t3 = e->w[3] * xp[e->pos[3]];    \
+                    double m01 = t1 > t0 ? t1 : t0, m23 = t3 > t2 ? t3 : t2;               \
+                    double m = m23 > m01 ? m23 : m01;                                      \
+                    v = q == 0 || m > v ? m : v;                                           \
+                }                                                                          \
+            }                                                                              \
+            yp[bin] = (T)v;                                                                \
+        }                                                                                  \
+    } while (0)
+
 static void ra_tasks(void *arg, int64_t begin, int64_t end) {
     ra_job *j = arg;
     const mlrt_roialign_params *p = j->p;
@@ -319,23 +346,8 @@ static void ra_tasks(void *arg, int64_t begin, int64_t end) {
         const int64_t plane = H * W, b = j->batch[r];
         for (int64_t c = c0; c < c1; ++c) {
             const int64_t xoff = (b * j->channels + c) * plane, yoff = (r * j->channels + c) * j->oh * j->ow;
-            const ra_sample *e = s;
-            for (int64_t bin = 0; bin < j->oh * j->ow; ++bin) {
-                double v = 0;
-                for (int64_t q = 0; q < per_bin; ++q, ++e) {
-                    double t[4];
-                    for (int i = 0; i < 4; ++i) t[i] = e->w[i] * ra_load(j->x, j->dtype, xoff + e->pos[i]);
-                    if (p->mode == 0) {
-                        v += t[0] + t[1] + t[2] + t[3];
-                    } else {
-                        double m = fmax(fmax(t[0], t[1]), fmax(t[2], t[3]));
-                        v = q == 0 ? m : fmax(v, m);
-                    }
-                }
-                if (p->mode == 0) v /= (double)count;
-                if (j->dtype == MLRT_FLOAT) ((float *)j->y)[yoff + bin] = (float)v;
-                else ((double *)j->y)[yoff + bin] = v;
-            }
+            if (j->dtype == MLRT_FLOAT) RA_BINS(float);
+            else RA_BINS(double);
         }
         free(s);
     }

@@ -1,8 +1,8 @@
 /* transformer.c -- RMSNormalization, RotaryEmbedding, Swish, Shrink.
  *
  *   RMSNormalization  y = x / sqrt(mean(x^2) + epsilon) * scale, the mean taken
- *                     over each group of a grouped view (in double); Y may have
- *                     Scale's element type, which may differ from X's
+ *                     over each group of a grouped view (in double); Scale may
+ *                     have another float type than X and Y
  *   RotaryEmbedding   per [batch, seq, head] row, the first rotary_dim elements
  *                     are rotated pairwise by the row's cos / sin (pairs are
  *                     (i, i + rotary_dim / 2), or (2i, 2i + 1) when interleaved);
@@ -105,8 +105,8 @@ static int k_rmsnorm(const mlrt_context *ctx, const mlrt_tensor *in, int32_t n_i
     const mlrt_tensor *x = &in[0], *s = &in[1], *y = &out[0];
     if (!is_float_type(x->dtype) || !is_float_type(s->dtype))
         return mlrt_fail(MLRT_ERR_NOT_IMPLEMENTED, "element types %d / %d not supported", x->dtype, s->dtype);
-    MLRT_CHECK(y->dtype == s->dtype && mlrt_is_contiguous(y) && mlrt_numel(y) == mlrt_numel(x),
-               "Y must have X's size and Scale's type");
+    MLRT_CHECK(y->dtype == x->dtype && mlrt_is_contiguous(y) && mlrt_numel(y) == mlrt_numel(x),
+               "Y must have X's size and type");
     MLRT_CHECK(x->rank >= 1 && p->n_kept >= 0 && p->n_kept < x->rank && mlrt_same_shape(x, s),
                "X and Scale views must share a shape with at least one normalised dim");
     int64_t groups = 1, count = 1;
@@ -191,8 +191,10 @@ static int k_rotary(const mlrt_context *ctx, const mlrt_tensor *in, int32_t n_in
     const mlrt_tensor *x = &in[0], *c = &in[1], *sn = &in[2], *y = &out[0];
     const mlrt_tensor *pos = n_in > 3 && mlrt_present(&in[3]) ? &in[3] : NULL;
     if (!is_float_type(x->dtype)) return mlrt_fail(MLRT_ERR_NOT_IMPLEMENTED, "element type %d not supported", x->dtype);
-    MLRT_CHECK(x->rank == 4 && c->dtype == x->dtype && sn->dtype == x->dtype, "needs a 4-D input view and tables of its type");
-    MLRT_CHECK(y->dtype == x->dtype && mlrt_is_contiguous(y) && mlrt_numel(y) == mlrt_numel(x), "Y must match the input");
+    MLRT_CHECK(x->rank == 4 && c->dtype == x->dtype && sn->dtype == x->dtype,
+               "needs a 4-D input view and tables of its type");
+    MLRT_CHECK(y->dtype == x->dtype && mlrt_is_contiguous(y) && mlrt_numel(y) == mlrt_numel(x),
+               "Y must match the input");
     int64_t B = x->shape[0], S = x->shape[1], half = p->rotary_dim / 2;
     MLRT_CHECK(p->rotary_dim >= 0 && p->rotary_dim % 2 == 0 && p->rotary_dim <= x->shape[3], "bad rotary_dim %lld",
                (long long)p->rotary_dim);
@@ -211,7 +213,8 @@ static int k_rotary(const mlrt_context *ctx, const mlrt_tensor *in, int32_t n_in
     rotary_job job = {x, c, sn, pos, y, half, p->interleaved, pos ? c->shape[0] : 0,
                       x->dtype == MLRT_FLOAT16 ? 1 : x->dtype == MLRT_BFLOAT16 ? 2 : 0, 0};
     mlrt_parallel_for(ctx, B * S * x->shape[2], 8192 / (x->shape[3] + 1) + 1, rotary_rows, &job);
-    if (job.bad) return mlrt_fail(MLRT_ERR_INVALID_ARGUMENT, "a position id is outside [0, %lld)", (long long)job.positions);
+    if (job.bad)
+        return mlrt_fail(MLRT_ERR_INVALID_ARGUMENT, "a position id is outside [0, %lld)", (long long)job.positions);
     return MLRT_OK;
 }
 

@@ -14,7 +14,7 @@ from ._base import Info, View, broadcast_shape, broadcast_view, normalize_axis
 INT8, UINT8 = np.dtype(np.int8), np.dtype(np.uint8)
 INT16, UINT16 = np.dtype(np.int16), np.dtype(np.uint16)
 INT32 = np.dtype(np.int32)
-FLOAT, DOUBLE, FLOAT16 = np.dtype(np.float32), np.dtype(np.float64), np.dtype(np.float16)
+FLOAT, DOUBLE = np.dtype(np.float32), np.dtype(np.float64)
 QUANTIZED = (INT8, UINT8, INT16, UINT16)          # what QuantizeLinear produces
 DEQUANTIZABLE = QUANTIZED + (INT32,)              # what DequantizeLinear reads
 EIGHT_BIT = (INT8, UINT8)                         # MatMulInteger, ConvInteger, QLinear*
@@ -57,8 +57,8 @@ def block_params(op, x: Info, scale: Info, zero_point: Info | None, axis: int, b
                       f"{tuple(scale.shape)}")
     shape = tuple(x.shape)
     size = x.size
-    if scale.size == 1:  # per tensor (a scalar or a one-element tensor)
-        return dict(outer=1, axis_len=size, inner=1, block_size=1, s_outer=0, s_block=0, s_inner=0)
+    if scale.size == 1:  # per tensor (a scalar or a one-element tensor): one long row
+        return dict(outer=1, axis_len=1, inner=size, block_size=1, s_outer=0, s_block=0, s_inner=0)
     if x.rank == 0:
         raise op.fail(f"a scale of shape {tuple(scale.shape)} does not fit a scalar x")
     axis = normalize_axis(int(axis), x.rank, op.where)
@@ -69,6 +69,8 @@ def block_params(op, x: Info, scale: Info, zero_point: Info | None, axis: int, b
         if scale.rank != 1 or scale.shape[0] != n:
             raise op.fail(f"a per-axis scale must be 1-D with {n} elements (x's axis {axis}), "
                           f"got shape {tuple(scale.shape)}")
+        if inner == 1:  # the last axis: rows of n elements, the scale running along them
+            return dict(outer=outer, axis_len=1, inner=n, block_size=1, s_outer=0, s_block=0, s_inner=1)
         return dict(outer=outer, axis_len=n, inner=inner, block_size=1, s_outer=0, s_block=1, s_inner=0)
     block_size = int(block_size)
     if block_size < 0:

@@ -94,7 +94,8 @@ class _Attention(Op):
 
     def infer(self, inputs):
         r = self._plan(inputs)
-        dt, b, hq, hkv, sq, d, dv, total = r["dtype"], r["b"], r["hq"], r["hkv"], r["sq"], r["d"], r["dv"], r["p"] + r["s"]
+        dt, b, hq, hkv, sq, d, dv = (r[k] for k in ("dtype", "b", "hq", "hkv", "sq", "d", "dv"))
+        total = r["p"] + r["s"]
         y = (b, sq, hq * dv) if r["rank"] == 3 else (b, hq, sq, dv)
         outs = [Info(dt, y), Info(dt, (b, hkv, total, d)), Info(dt, (b, hkv, total, dv)), Info(dt, (b, hq, sq, total))]
         return outs[:max(1, len(self.node.output))]
@@ -115,7 +116,8 @@ class _Attention(Op):
             scale_sqrt = float(np.asarray(np.sqrt(np.float64(scale))).astype(dt))
         left, right = self._windows()
         params = {"batch": r["b"], "q_heads": r["hq"], "kv_heads": r["hkv"], "q_len": r["sq"], "kv_len": r["s"],
-                  "past_len": r["p"], "head_size": r["d"], "v_head_size": r["dv"], "is_causal": int(bool(self.a.is_causal)),
+                  "past_len": r["p"], "head_size": r["d"], "v_head_size": r["dv"],
+                  "is_causal": int(bool(self.a.is_causal)),
                   "left_window": left, "right_window": right, "qk_mode": int(self.a.qk_matmul_output_mode),
                   "softmax_type": int(self.a.softmax_precision or onnx_type(dt)), "scale_sqrt": scale_sqrt,
                   "softcap": float(self.a.softcap or 0.0)}

@@ -26,7 +26,8 @@ class Col2Im(Op):
         if x.rank != 3:
             raise self.fail(f"input must be (N, C * prod(block_shape), L), got shape {x.shape}")
         if min(block) < 1 or min(dil) < 1 or min(strides) < 1 or min(image) < 0 or min(pads) < 0:
-            raise self.fail(f"bad geometry: image {image}, block {block}, dilations {dil}, strides {strides}, pads {pads}")
+            raise self.fail(f"bad geometry: image {image}, block {block}, dilations {dil}, strides {strides}, "
+                            f"pads {pads}")
         n_blocks = [(image[d] + pads[d] + pads[nd + d] - dil[d] * (block[d] - 1) - 1) // strides[d] + 1
                     for d in range(nd)]
         if min(n_blocks) < 1:

@@ -12,7 +12,7 @@ PADDING = {"zeros": 0, "border": 1, "reflection": 2}
 class GridSample_16(Op):
     attributes = {"align_corners": 0, "mode": "bilinear", "padding_mode": "zeros"}
     params = "mlrt_gridsample_params"
-    tolerance = (1e-4, 1e-5)
+    tolerance = (1e-4, 1e-4)  # float32 cubic sums cancel: absolute error ~1e-6 of the inputs' size
     modes = {"bilinear": 0, "nearest": 1, "bicubic": 2}
     spatial = (2, 2)
 

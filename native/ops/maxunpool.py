@@ -36,7 +36,8 @@ class MaxUnpool(Op):
         if given is not None and np.asarray(given).size:
             given = tuple(ints(given))
             if len(given) != x.rank or given[:2] != tuple(x.shape[:2]) or min(given) < 0:
-                raise self.fail(f"output_shape {list(given)} must be (N, C, spatial...) = ({x.shape[0]}, {x.shape[1]}, ...)")
+                raise self.fail(f"output_shape {list(given)} must be (N, C, spatial...) = "
+                                f"({x.shape[0]}, {x.shape[1]}, ...)")
             shape = given
         return x, shape, {"n_spatial": nd, "inferred": inferred}
 

@@ -35,7 +35,9 @@ class QLinearConv(Conv):
         for t, name in ((w_s, "w_scale"), (w_z, "w_zero_point")):
             if t is not None and t.size != 1 and (t.rank != 1 or t.shape[0] != m):
                 raise self.fail(f"{name} must have 1 or {m} (output channels) elements, got shape {tuple(t.shape)}")
-        conv_inputs = [Info(DOUBLE, x.shape), Info(DOUBLE, w.shape)] + ([Info(DOUBLE, b.shape)] if b is not None else [])
+        conv_inputs = [Info(DOUBLE, x.shape), Info(DOUBLE, w.shape)]
+        if b is not None:
+            conv_inputs.append(Info(DOUBLE, b.shape))
         return super().geometry(conv_inputs)
 
     def infer(self, inputs):

@@ -1,5 +1,7 @@
 """RMSNormalization: y = x / sqrt(mean(x^2) + epsilon) * Scale, the mean taken over
-the dims from axis on; Scale broadcasts to X, and Y has Scale's element type."""
+the dims from axis on; Scale broadcasts to X and may have another float type.  Y has
+X's element type, as ONNX's type inference and onnx.reference give it (the schema
+names Scale's type constraint for Y)."""
 
 import numpy as np
 
@@ -25,7 +27,7 @@ class RMSNormalization(Op):
         normalize_axis(self.a.axis, x.rank, self.where)
         if scale.rank > x.rank or broadcast_shape(scale.shape, x.shape, where=self.where) != tuple(x.shape):
             raise self.fail(f"Scale of shape {scale.shape} does not broadcast to X's {x.shape}")
-        return [Info(scale.dtype, tuple(x.shape))]
+        return [Info(x.dtype, tuple(x.shape))]
 
     def launch(self, inputs, outputs):
         x, scale = inputs[0], inputs[1]

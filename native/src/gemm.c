@@ -83,7 +83,7 @@ static int check_sizes(bool ta, bool tb, int64_t M, int64_t N, int64_t K, int64_
 }
 
 /* One implementation per element type: T, the BLAS call, the name suffix. */
-#define DEFINE_GEMM(T, BLAS, NAME)                                                                           \
+#define DEFINE_GEMM(T, BLAS, GEMV, NAME)                                                                     \
     typedef struct gemm_job_##NAME {                                                                         \
         bool ta, tb, split_n;                                                                                \
         int64_t M, N, K, lda, ldb, ldc, block;                                                               \
@@ -110,9 +110,25 @@ static int check_sizes(bool ta, bool tb, int64_t M, int64_t N, int64_t K, int64_
                 C += lo * j->ldc;                                                                            \
                 m = hi - lo;                                                                                 \
             }                                                                                                \
-            BLAS(CblasRowMajor, j->ta ? CblasTrans : CblasNoTrans, j->tb ? CblasTrans : CblasNoTrans,        \
-                 (blasint)m, (blasint)n, (blasint)j->K, j->alpha, A, (blasint)j->lda, B, (blasint)j->ldb,    \
-                 j->beta, C, (blasint)j->ldc);                                                               \
+            blasint K = (blasint)j->K, lda = (blasint)j->lda, ldb = (blasint)j->ldb;                         \
+            if (m == 1) { /* one row of C: a matrix-vector product streams B once, unpacked */               \
+                if (j->tb)                                                                                   \
+                    GEMV(CblasRowMajor, CblasNoTrans, (blasint)n, K, j->alpha, B, ldb, A, j->ta ? lda : 1,   \
+                         j->beta, C, 1);                                                                     \
+                else                                                                                         \
+                    GEMV(CblasRowMajor, CblasTrans, K, (blasint)n, j->alpha, B, ldb, A, j->ta ? lda : 1,     \
+                         j->beta, C, 1);                                                                     \
+            } else if (n == 1) { /* one column of C */                                                       \
+                if (j->ta)                                                                                   \
+                    GEMV(CblasRowMajor, CblasTrans, K, (blasint)m, j->alpha, A, lda, B, j->tb ? 1 : ldb,     \
+                         j->beta, C, (blasint)j->ldc);                                                       \
+                else                                                                                         \
+                    GEMV(CblasRowMajor, CblasNoTrans, (blasint)m, K, j->alpha, A, lda, B, j->tb ? 1 : ldb,   \
+                         j->beta, C, (blasint)j->ldc);                                                       \
+            } else {                                                                                         \
+                BLAS(CblasRowMajor, j->ta ? CblasTrans : CblasNoTrans, j->tb ? CblasTrans : CblasNoTrans,    \
+                     (blasint)m, (blasint)n, K, j->alpha, A, lda, B, ldb, j->beta, C, (blasint)j->ldc);      \
+            }                                                                                                \
         }                                                                                                    \
     }                                                                                                        \
                                                                                                              \
@@ -150,8 +166,8 @@ static int check_sizes(bool ta, bool tb, int64_t M, int64_t N, int64_t K, int64_
         return MLRT_OK;                                                                                      \
     }
 
-DEFINE_GEMM(float, scipy_cblas_sgemm, sgemm)
-DEFINE_GEMM(double, scipy_cblas_dgemm, dgemm)
+DEFINE_GEMM(float, scipy_cblas_sgemm, scipy_cblas_sgemv, sgemm)
+DEFINE_GEMM(double, scipy_cblas_dgemm, scipy_cblas_dgemv, dgemm)
 
 /* ---- strip micro-kernels (float32) -------------------------------------------------------------
  *
@@ -164,72 +180,64 @@ DEFINE_GEMM(double, scipy_cblas_dgemm, dgemm)
 
 #define UK_MR 6
 
-/* 24 FMAs of one k step of the 6 x 64 AVX-512 tile (b0..b3 loaded by the caller). */
-#define UK512_STEP(K)                                                                              \
-    {                                                                                              \
-        __m512 x = _mm512_set1_ps(a0[K]);                                                          \
-        c00 = _mm512_fmadd_ps(x, b0, c00), c01 = _mm512_fmadd_ps(x, b1, c01);                      \
-        c02 = _mm512_fmadd_ps(x, b2, c02), c03 = _mm512_fmadd_ps(x, b3, c03);                      \
-        x = _mm512_set1_ps(a1[K]);                                                                 \
-        c10 = _mm512_fmadd_ps(x, b0, c10), c11 = _mm512_fmadd_ps(x, b1, c11);                      \
-        c12 = _mm512_fmadd_ps(x, b2, c12), c13 = _mm512_fmadd_ps(x, b3, c13);                      \
-        x = _mm512_set1_ps(a2[K]);                                                                 \
-        c20 = _mm512_fmadd_ps(x, b0, c20), c21 = _mm512_fmadd_ps(x, b1, c21);                      \
-        c22 = _mm512_fmadd_ps(x, b2, c22), c23 = _mm512_fmadd_ps(x, b3, c23);                      \
-        x = _mm512_set1_ps(a3[K]);                                                                 \
-        c30 = _mm512_fmadd_ps(x, b0, c30), c31 = _mm512_fmadd_ps(x, b1, c31);                      \
-        c32 = _mm512_fmadd_ps(x, b2, c32), c33 = _mm512_fmadd_ps(x, b3, c33);                      \
-        x = _mm512_set1_ps(a4[K]);                                                                 \
-        c40 = _mm512_fmadd_ps(x, b0, c40), c41 = _mm512_fmadd_ps(x, b1, c41);                      \
-        c42 = _mm512_fmadd_ps(x, b2, c42), c43 = _mm512_fmadd_ps(x, b3, c43);                      \
-        x = _mm512_set1_ps(a5[K]);                                                                 \
-        c50 = _mm512_fmadd_ps(x, b0, c50), c51 = _mm512_fmadd_ps(x, b1, c51);                      \
-        c52 = _mm512_fmadd_ps(x, b2, c52), c53 = _mm512_fmadd_ps(x, b3, c53);                      \
+/* One kernel per width NV (vectors per row): a strip narrower than NR runs the narrowest
+ * kernel that covers it, so small outputs (7 x 7, 14 x 14) do not pay for unused lanes.
+ * The accumulators are arrays indexed by constants in fully unrolled loops, which the
+ * compiler keeps in registers. */
+#define UK512_KERNEL(NV)                                                                             \
+    __attribute__((target("avx512f")))                                                               \
+    static void uk_avx512_##NV(int64_t kc, const float *const *a, const float *b, const int64_t *off,  \
+                               float *c, int64_t ldc, int64_t mr, int64_t nr, bool accumulate,        \
+                               const float *bias, int act) {                                          \
+        __m512 acc[UK_MR][NV];                                                                         \
+        _Pragma("GCC unroll 8") for (int i = 0; i < UK_MR; ++i)                                        \
+            _Pragma("GCC unroll 4") for (int v = 0; v < NV; ++v) acc[i][v] = _mm512_setzero_ps();      \
+        const float *a0 = a[0], *a1 = a[1], *a2 = a[2], *a3 = a[3], *a4 = a[4], *a5 = a[5];            \
+        __mmask16 mask[NV];                                                                            \
+        _Pragma("GCC unroll 4") for (int v = 0; v < NV; ++v) {                                         \
+            int64_t left = nr - 16 * v;                                                                \
+            mask[v] = left >= 16 ? (__mmask16)0xFFFF : left <= 0 ? (__mmask16)0 : (__mmask16)((1u << left) - 1); \
+        }                                                                                              \
+        bool full = nr >= 16 * NV;                                                                     \
+        for (int64_t k = 0; k < kc; ++k) {                                                             \
+            const float *bk = b + off[k];                                                              \
+            __m512 bv[NV];                                                                             \
+            if (full) {                                                                                \
+                _Pragma("GCC unroll 4") for (int v = 0; v < NV; ++v) bv[v] = _mm512_loadu_ps(bk + 16 * v); \
+            } else {                                                                                   \
+                _Pragma("GCC unroll 4") for (int v = 0; v < NV; ++v) bv[v] = _mm512_maskz_loadu_ps(mask[v], bk + 16 * v); \
+            }                                                                                          \
+            __m512 x = _mm512_set1_ps(a0[k]);                                                          \
+            _Pragma("GCC unroll 4") for (int v = 0; v < NV; ++v) acc[0][v] = _mm512_fmadd_ps(x, bv[v], acc[0][v]); \
+            x = _mm512_set1_ps(a1[k]);                                                                 \
+            _Pragma("GCC unroll 4") for (int v = 0; v < NV; ++v) acc[1][v] = _mm512_fmadd_ps(x, bv[v], acc[1][v]); \
+            x = _mm512_set1_ps(a2[k]);                                                                 \
+            _Pragma("GCC unroll 4") for (int v = 0; v < NV; ++v) acc[2][v] = _mm512_fmadd_ps(x, bv[v], acc[2][v]); \
+            x = _mm512_set1_ps(a3[k]);                                                                 \
+            _Pragma("GCC unroll 4") for (int v = 0; v < NV; ++v) acc[3][v] = _mm512_fmadd_ps(x, bv[v], acc[3][v]); \
+            x = _mm512_set1_ps(a4[k]);                                                                 \
+            _Pragma("GCC unroll 4") for (int v = 0; v < NV; ++v) acc[4][v] = _mm512_fmadd_ps(x, bv[v], acc[4][v]); \
+            x = _mm512_set1_ps(a5[k]);                                                                 \
+            _Pragma("GCC unroll 4") for (int v = 0; v < NV; ++v) acc[5][v] = _mm512_fmadd_ps(x, bv[v], acc[5][v]); \
+        }                                                                                              \
+        __m512 zero = _mm512_setzero_ps();                                                             \
+        _Pragma("GCC unroll 8") for (int i = 0; i < UK_MR; ++i) {                                      \
+            if (i >= mr) break;                                                                        \
+            float *ci = c + i * ldc;                                                                   \
+            __m512 bb = _mm512_set1_ps(bias ? bias[i] : 0.0f);                                         \
+            _Pragma("GCC unroll 4") for (int v = 0; v < NV; ++v) {                                     \
+                __m512 r = acc[i][v];                                                                  \
+                if (accumulate) r = _mm512_add_ps(_mm512_maskz_loadu_ps(mask[v], ci + 16 * v), r);     \
+                if (bias) r = _mm512_add_ps(r, bb);                                                    \
+                if (act == 1) r = _mm512_max_ps(zero, r); /* NaN stays NaN (max returns the 2nd operand) */ \
+                _mm512_mask_storeu_ps(ci + 16 * v, mask[v], r);                                        \
+            }                                                                                          \
+        }                                                                                              \
     }
-
-__attribute__((target("avx512f")))
-static void uk_6x64_avx512(int64_t kc, const float *const *a, const float *b, const int64_t *off, float *c,
-                           int64_t ldc, int64_t mr, int64_t nr, bool accumulate, const float *bias, int act) {
-    __m512 c00 = _mm512_setzero_ps(), c01 = c00, c02 = c00, c03 = c00, c10 = c00, c11 = c00, c12 = c00, c13 = c00;
-    __m512 c20 = c00, c21 = c00, c22 = c00, c23 = c00, c30 = c00, c31 = c00, c32 = c00, c33 = c00;
-    __m512 c40 = c00, c41 = c00, c42 = c00, c43 = c00, c50 = c00, c51 = c00, c52 = c00, c53 = c00;
-    const float *a0 = a[0], *a1 = a[1], *a2 = a[2], *a3 = a[3], *a4 = a[4], *a5 = a[5];
-    __mmask16 mask[4];
-    for (int v = 0; v < 4; ++v) {
-        int64_t left = nr - 16 * v;
-        mask[v] = left >= 16 ? (__mmask16)0xFFFF : left <= 0 ? (__mmask16)0 : (__mmask16)((1u << left) - 1);
-    }
-    if (nr >= 64) {
-        for (int64_t k = 0; k < kc; ++k) {
-            const float *bk = b + off[k];
-            __m512 b0 = _mm512_loadu_ps(bk), b1 = _mm512_loadu_ps(bk + 16), b2 = _mm512_loadu_ps(bk + 32),
-                   b3 = _mm512_loadu_ps(bk + 48);
-            UK512_STEP(k)
-        }
-    } else {
-        for (int64_t k = 0; k < kc; ++k) {
-            const float *bk = b + off[k];
-            __m512 b0 = _mm512_maskz_loadu_ps(mask[0], bk), b1 = _mm512_maskz_loadu_ps(mask[1], bk + 16),
-                   b2 = _mm512_maskz_loadu_ps(mask[2], bk + 32), b3 = _mm512_maskz_loadu_ps(mask[3], bk + 48);
-            UK512_STEP(k)
-        }
-    }
-    __m512 rows[UK_MR][4] = {{c00, c01, c02, c03}, {c10, c11, c12, c13}, {c20, c21, c22, c23},
-                             {c30, c31, c32, c33}, {c40, c41, c42, c43}, {c50, c51, c52, c53}};
-    __m512 zero = _mm512_setzero_ps();
-    for (int64_t i = 0; i < mr; ++i) {
-        float *ci = c + i * ldc;
-        __m512 bv = _mm512_set1_ps(bias ? bias[i] : 0.0f);
-        for (int v = 0; v < 4; ++v) {
-            if (!mask[v]) break;
-            __m512 r = rows[i][v];
-            if (accumulate) r = _mm512_add_ps(_mm512_maskz_loadu_ps(mask[v], ci + 16 * v), r);
-            if (bias) r = _mm512_add_ps(r, bv);
-            if (act == 1) r = _mm512_max_ps(zero, r); /* NaN stays NaN (max returns the 2nd operand) */
-            _mm512_mask_storeu_ps(ci + 16 * v, mask[v], r);
-        }
-    }
-}
+UK512_KERNEL(1)
+UK512_KERNEL(2)
+UK512_KERNEL(3)
+UK512_KERNEL(4)
 
 #define UK256_STEP(K)                                                                              \
     {                                                                                              \
@@ -289,7 +297,7 @@ static void uk_6x16_avx2(int64_t kc, const float *const *a, const float *b, cons
 typedef void (*uk_fn)(int64_t, const float *const *, const float *, const int64_t *, float *, int64_t, int64_t,
                       int64_t, bool, const float *, int);
 
-static uk_fn uk_kernel;
+static uk_fn uk_kernels[4];  /* by strip width: up to NR/4, NR/2, 3NR/4, NR columns */
 static int64_t uk_nr;
 static pthread_once_t uk_once = PTHREAD_ONCE_INIT;
 
@@ -300,11 +308,13 @@ static void uk_init(void) {
     bool blas = want && strcmp(want, "blas") == 0, avx2 = want && strcmp(want, "avx2") == 0;
     __builtin_cpu_init();
     if (!blas && !avx2 && __builtin_cpu_supports("avx512f")) {
-        uk_kernel = uk_6x64_avx512, uk_nr = 64;
+        uk_kernels[0] = uk_avx512_1, uk_kernels[1] = uk_avx512_2, uk_kernels[2] = uk_avx512_3;
+        uk_kernels[3] = uk_avx512_4, uk_nr = 64;
     } else if (!blas && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
-        uk_kernel = uk_6x16_avx2, uk_nr = 16;
+        for (int i = 0; i < 4; ++i) uk_kernels[i] = uk_6x16_avx2;
+        uk_nr = 16;
     } else {
-        uk_kernel = NULL, uk_nr = 0;
+        uk_nr = 0;
     }
 }
 
@@ -317,9 +327,11 @@ void mlrt_sgemm_strip(int64_t M, int64_t kc, const float *A, int64_t lda, const 
                       float *C, int64_t ldc, int64_t nr, bool accumulate, const float *bias, int act,
                       const float *zeros) {
     const float *rows[UK_MR];
+    int64_t quarter = (nr * 4 + uk_nr - 1) / uk_nr; /* 1..4: quarters of NR the strip needs */
+    uk_fn kernel = uk_kernels[(quarter < 1 ? 1 : quarter > 4 ? 4 : quarter) - 1];
     for (int64_t m0 = 0; m0 < M; m0 += UK_MR) {
         int64_t mr = M - m0 < UK_MR ? M - m0 : UK_MR;
         for (int64_t i = 0; i < UK_MR; ++i) rows[i] = i < mr ? A + (m0 + i) * lda : zeros;
-        uk_kernel(kc, rows, B, off, C + m0 * ldc, ldc, mr, nr, accumulate, bias ? bias + m0 : NULL, act);
+        kernel(kc, rows, B, off, C + m0 * ldc, ldc, mr, nr, accumulate, bias ? bias + m0 : NULL, act);
     }
 }

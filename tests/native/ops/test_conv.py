@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import mlrt
-from oracle import EDGE_VALUES, check_node, make_model, run_mlrt
+from oracle import EDGE_VALUES, assert_same, check_node, make_model, run_mlrt, run_reference
 
 rng = np.random.default_rng(0)
 
@@ -34,6 +34,9 @@ CASES = [
     ((1, 3, 13, 17), (5, 3, 4, 4), {"auto_pad": "SAME_LOWER", "strides": [2, 2]}),
     ((1, 3, 13, 17), (5, 3, 3, 3), {"auto_pad": "VALID", "strides": [2, 2]}),
     ((1, 3, 13, 17), (5, 3, 3, 3), {"kernel_shape": [3, 3], "pads": [1, 1, 1, 1]}),
+    ((1, 3, 13, 17), (5, 3, 3, 3), {"dilations": [2, 3], "pads": [2, 1, 0, 3]}),          # direct, dilated
+    ((2, 4, 9, 10), (6, 2, 2, 3), {"group": 2, "pads": [0, 0, 3, 2]}),                    # large end pads
+    ((1, 2, 70, 3), (67, 2, 3, 1), {"pads": [1, 0, 1, 0]}),                               # tall and narrow
     ((2, 3, 20), (4, 3, 5), {"pads": [2, 1], "strides": [2]}),                           # 1-D
     ((2, 4, 20), (4, 1, 3), {"group": 4, "pads": [1, 1], "dilations": [2]}),            # 1-D depthwise
     ((1, 2, 5, 6, 7), (3, 2, 3, 2, 3), {"pads": [1, 0, 1, 1, 1, 0], "strides": [1, 2, 1]}),  # 3-D
@@ -142,3 +145,44 @@ def test_conv_kernel_choices(kernel):
     env["PYTHONPATH"] = os.pathsep.join([tests, env.get("PYTHONPATH", "")])
     done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
+
+
+FUSED = [("Relu", None, lambda v, p: np.maximum(v, 0)),
+         ("LeakyRelu", [0.1], lambda v, p: np.where(v >= 0, v, p[0] * v)),
+         ("Clip", [-0.5, 0.75], lambda v, p: np.clip(v, p[0], p[1])),
+         ("Sigmoid", None, lambda v, p: 1 / (1 + np.exp(-v))),
+         ("Tanh", None, lambda v, p: np.tanh(v)),
+         ("HardSigmoid", [0.3, 0.4], lambda v, p: np.clip(0.3 * v + 0.4, 0, 1)),
+         ("", None, lambda v, p: v)]
+
+
+@pytest.mark.parametrize("name,params,fn", FUSED)
+@pytest.mark.parametrize("xs,ws,attrs", [((1, 3, 9, 11), (8, 3, 3, 3), {"pads": [1, 1, 1, 1]}),          # direct
+                                         ((1, 3, 9, 11), (8, 3, 3, 3), {"strides": [2, 2]}),              # packed
+                                         ((2, 8, 7, 7), (16, 8, 1, 1), {}),                               # pointwise
+                                         ((1, 6, 9, 9), (6, 1, 3, 3), {"group": 6, "pads": [1, 1, 1, 1]}),  # depthwise
+                                         ((1, 2, 4, 5, 6), (3, 2, 2, 2, 2), {})])                         # 3-D
+@pytest.mark.parametrize("with_z", [False, True])
+def test_fusedconv(name, params, fn, xs, ws, attrs, with_z):
+    """com.microsoft FusedConv = activation(Conv + Z): checked as the activation of the reference Conv."""
+    x = rng.standard_normal(xs).astype(np.float32)
+    w = rng.standard_normal(ws).astype(np.float32)
+    b = rng.standard_normal(ws[0]).astype(np.float32)
+    conv_out = run_reference(make_model("Conv", [x, w, b], attrs), [x, w, b])[0]
+    z = rng.standard_normal(conv_out.shape).astype(np.float32) if with_z else None
+    fattrs = {**attrs, "activation": name}
+    if params:
+        fattrs["activation_params"] = params
+    inputs = [x, w, b] + ([z] if with_z else [])
+    got = run_mlrt(make_model("FusedConv", inputs, fattrs, opset=1, domain="com.microsoft"), inputs)[0]
+    expected = fn(conv_out + (z if with_z else 0), params).astype(np.float32)
+    assert_same(got, expected, 1e-4, 1e-4, where=f"FusedConv {name}")
+
+
+def test_fusedconv_bad_input():
+    x, w = np.ones((1, 3, 5, 5), np.float32), np.ones((2, 3, 3, 3), np.float32)
+    z = np.ones((1, 2, 4, 4), np.float32)  # Y is (1, 2, 3, 3)
+    with pytest.raises(mlrt.MlrtError):
+        run_mlrt(make_model("FusedConv", [x, w, None, z], {}, opset=1, domain="com.microsoft"), [x, w, None, z])
+    with pytest.raises(mlrt.MlrtError):
+        run_mlrt(make_model("FusedConv", [x, w], {"activation": "Swish"}, opset=1, domain="com.microsoft"), [x, w])

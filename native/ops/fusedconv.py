@@ -1,0 +1,33 @@
+"""FusedConv (com.microsoft, as in onnxruntime): activation(Conv(X, W, B) + Z).
+
+What a fusion pass turns Conv (+ Add of a same-shape Z) + activation into, so the
+result is finished while it is still in cache.  Z (input 3) is optional."""
+
+import numpy as np
+
+from .conv import Conv
+
+
+class FusedConv(Conv):
+    domain = "com.microsoft"
+    attributes = {**Conv.attributes, "activation": "", "activation_params": None}
+    # activation name -> (kernel code, default parameters)
+    ACTIVATIONS = {"": (0, ()), "Identity": (0, ()), "Relu": (1, ()), "LeakyRelu": (2, (0.01,)),
+                   "Clip": (3, (float("-inf"), float("inf"))), "Sigmoid": (4, ()), "Tanh": (5, ()),
+                   "HardSigmoid": (6, (0.2, 0.5))}
+
+    def geometry(self, inputs):
+        shape, params = super().geometry(inputs)
+        z = inputs[3] if len(inputs) > 3 else None
+        if z is not None and (tuple(z.shape) != tuple(shape) or np.dtype(z.dtype) != np.dtype(inputs[0].dtype)):
+            raise self.fail(f"Z has shape {z.shape} ({np.dtype(z.dtype).name}), expected {tuple(shape)} "
+                            f"({np.dtype(inputs[0].dtype).name})")
+        name = self.a.activation or ""
+        if name not in self.ACTIVATIONS:
+            raise self.fail(f"activation '{name}' is not one of {', '.join(a for a in self.ACTIVATIONS if a)}")
+        code, defaults = self.ACTIVATIONS[name]
+        values = [float(v) for v in (self.a.activation_params or defaults)]
+        if len(values) < len(defaults):
+            raise self.fail(f"activation {name} needs {len(defaults)} activation_params, got {len(values)}")
+        values += [0.0] * (2 - len(values))
+        return shape, {**params, "activation": code, "alpha": values[0], "beta": values[1]}

@@ -1,0 +1,116 @@
+"""LabelEncoder (ai.onnx.ml): maps each element of X through a key -> value table; shape
+kept, output type = the values' type.
+
+Opset 1: classes_strings; strings map to their index (default_int64 if absent),
+int64 indexes to their string (default_string if out of range).  Opsets 2 and 4:
+keys_* and values_* (strings, int64s, floats; from 4 also keys_tensor /
+values_tensor of any listed type and default_tensor).  A missing key gives the
+default of the values' type (_Unused, -1, -0.0 unless set); from opset 4 a float
+NaN key matches NaN inputs; a repeated key keeps its last value (as the spec says;
+onnxruntime keeps the first)."""
+
+import numpy as np
+
+from ._host import strings
+from ._ml import _MlHostOp
+
+_STR = np.dtype(object)
+
+
+def _encode(op, x: np.ndarray, keys: np.ndarray, values: np.ndarray, default, nan_matches: bool = False) -> np.ndarray:
+    """values[i] where x == keys[i], default elsewhere (keys: object or numeric arrays);
+    with nan_matches a NaN key matches NaN inputs."""
+    if keys.dtype == _STR or x.dtype.kind in "OUS":
+        if (keys.dtype == _STR) != (x.dtype.kind in "OUS"):
+            raise op.bad(f"X is {x.dtype.name if x.dtype != _STR else 'string'} but the keys are "
+                         f"{keys.dtype.name if keys.dtype != _STR else 'strings'}")
+        table = dict(zip(keys.tolist(), values.tolist()))
+        flat = [table.get(k, default) for k in strings(x).reshape(-1).tolist()]
+        out = np.empty(len(flat), dtype=values.dtype)
+        out[:] = flat
+        return out.reshape(x.shape)
+    if x.dtype.kind != keys.dtype.kind and not (x.dtype.kind in "iu" and keys.dtype.kind in "iu"):
+        raise op.bad(f"X is {x.dtype.name} but the keys are {keys.dtype.name}")
+    out = np.full(x.shape, default, dtype=values.dtype)
+    if keys.size == 0 or x.size == 0:
+        return out
+    if keys.dtype.kind == "f":
+        nan = np.isnan(keys)
+        if nan.any() and nan_matches:
+            out[np.isnan(x)] = values[np.flatnonzero(nan)[-1]]
+        keys, values = keys[~nan], values[~nan]
+    # last occurrence wins: unique over the reversed table
+    rk = keys[::-1]
+    uniq, first = np.unique(rk, return_index=True)
+    vals = values[::-1][first]
+    pos = np.clip(np.searchsorted(uniq, x), 0, max(uniq.size - 1, 0))
+    hit = uniq.size > 0
+    found = (uniq[pos] == x) if hit else np.zeros(x.shape, bool)
+    out[found] = vals[pos[found]]
+    return out
+
+
+class LabelEncoder(_MlHostOp):
+    attributes = {"classes_strings": None, "default_int64": -1, "default_string": "_Unused"}
+
+    def run_host(self, values, runtime):
+        x = self.tensor(values, 0, "X")
+        classes = np.empty(len(self.a.classes_strings or []), dtype=object)
+        classes[:] = list(self.a.classes_strings or [])
+        if x.dtype.kind in "OUS":
+            return [_encode(self, x, classes, np.arange(classes.size, dtype=np.int64), int(self.a.default_int64))]
+        if x.dtype != np.int64:
+            raise self.bad(f"X must be string or int64, got {x.dtype.name}")
+        return [_encode(self, x, np.arange(classes.size, dtype=np.int64), classes, self.a.default_string)]
+
+
+class LabelEncoder_2(_MlHostOp):
+    nan_matches = False
+    attributes = {"keys_strings": None, "keys_int64s": None, "keys_floats": None, "keys_tensor": None,
+                  "values_strings": None, "values_int64s": None, "values_floats": None, "values_tensor": None,
+                  "default_string": "_Unused", "default_int64": -1, "default_float": -0.0, "default_tensor": None}
+
+    def __init__(self, node, opset):
+        super().__init__(node, opset)
+        self.keys = self._pick("keys")
+        self.values = self._pick("values")
+        if self.keys.size != self.values.size:
+            raise self.fail(f"{self.keys.size} keys but {self.values.size} values")
+        self.default = self._default()
+
+    def _pick(self, kind: str) -> np.ndarray:
+        given = [(name, getattr(self.a, f"{kind}_{name}")) for name in ("strings", "int64s", "floats", "tensor")]
+        given = [(n, v) for n, v in given if v is not None]
+        if len(given) != 1:
+            raise self.fail(f"exactly one of {kind}_strings, {kind}_int64s, {kind}_floats, {kind}_tensor must be "
+                            f"set, got {', '.join(n for n, _ in given) or 'none'}")
+        name, v = given[0]
+        if name == "strings" or (name == "tensor" and np.asarray(v).dtype.kind in "OUS"):
+            arr = np.empty(len(np.asarray(v).reshape(-1)), dtype=object)
+            arr[:] = [s.decode() if isinstance(s, bytes) else str(s) for s in np.asarray(v).reshape(-1)]
+            return arr
+        dtype = {"int64s": np.int64, "floats": np.float32}.get(name)
+        return np.asarray(v, dtype=dtype).reshape(-1)
+
+    def _default(self):
+        vt = self.values.dtype
+        if self.a.default_tensor is not None:
+            d = np.asarray(self.a.default_tensor).reshape(-1)
+            if d.size != 1:
+                raise self.fail(f"default_tensor must hold one value, got {d.size}")
+            if vt == _STR:
+                return d[0].decode() if isinstance(d[0], bytes) else str(d[0])
+            return d.astype(vt)[0]
+        if vt == _STR:
+            return self.a.default_string
+        if vt.kind == "f":
+            return vt.type(self.a.default_float)
+        return vt.type(self.a.default_int64)
+
+    def run_host(self, values, runtime):
+        x = self.tensor(values, 0, "X")
+        return [_encode(self, x, self.keys, self.values, self.default, self.nan_matches)]
+
+
+class LabelEncoder_4(LabelEncoder_2):
+    nan_matches = True

@@ -1,0 +1,204 @@
+"""RNN, GRU, LSTM against onnx.reference (directions, layouts, biases, initial states,
+peepholes, linear_before_reset, float32 / float64, optional outputs, opsets 7 / 14 /
+22) and, for what onnx.reference ignores (activations with alpha / beta, clip,
+sequence_lens, input_forget), against onnxruntime and against the reference run on
+the truncated sequences."""
+
+import numpy as np
+import pytest
+
+import mlrt
+from oracle import assert_same, check_node, make_model, run_mlrt, run_reference, tolerance
+
+rng = np.random.default_rng(0)
+GATES = {"RNN": 1, "GRU": 3, "LSTM": 4}
+N_OUT = {"RNN": 2, "GRU": 2, "LSTM": 3}
+DIRS = {"forward": 1, "reverse": 1, "bidirectional": 2}
+
+
+def make_inputs(op, seq, batch, size, hidden, direction="forward", layout=0, dtype=np.float32, bias=True,
+                state=True, peepholes=True, lens=None):
+    """X, W, R, B, sequence_lens, initial_h (, initial_c, P), trailing absent ones dropped."""
+    nd, g = DIRS[direction], GATES[op]
+    x = rng.standard_normal((batch, seq, size) if layout else (seq, batch, size)).astype(dtype)
+    w = (rng.standard_normal((nd, g * hidden, size)) * 0.5).astype(dtype)
+    r = (rng.standard_normal((nd, g * hidden, hidden)) * 0.5).astype(dtype)
+    b = (rng.standard_normal((nd, 2 * g * hidden)) * 0.5).astype(dtype) if bias else None
+    st = (batch, nd, hidden) if layout else (nd, batch, hidden)
+    ins = [x, w, r, b, lens, rng.standard_normal(st).astype(dtype) if state else None]
+    if op == "LSTM":
+        ins += [rng.standard_normal(st).astype(dtype) if state else None,
+                rng.standard_normal((nd, 3 * hidden)).astype(dtype) if peepholes else None]
+    while ins[-1] is None:
+        ins.pop()
+    return ins
+
+
+@pytest.mark.parametrize("op", list(GATES))
+@pytest.mark.parametrize("direction", list(DIRS))
+@pytest.mark.parametrize("layout", [0, 1])
+def test_directions_and_layouts(op, direction, layout):
+    ins = make_inputs(op, 7, 3, 5, 4, direction, layout)
+    check_node(op, ins, {"hidden_size": 4, "direction": direction, "layout": layout}, n_outputs=N_OUT[op])
+
+
+@pytest.mark.parametrize("op", list(GATES))
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_defaults_and_float64(op, dtype):
+    ins = make_inputs(op, 4, 2, 3, 5, "bidirectional", dtype=dtype, bias=False, state=False, peepholes=False)
+    check_node(op, ins, {"hidden_size": 5, "direction": "bidirectional"}, n_outputs=N_OUT[op])
+
+
+@pytest.mark.parametrize("direction", list(DIRS))
+def test_gru_linear_before_reset(direction):
+    ins = make_inputs("GRU", 6, 3, 4, 5, direction)
+    check_node("GRU", ins, {"hidden_size": 5, "direction": direction, "linear_before_reset": 1}, n_outputs=2)
+
+
+@pytest.mark.parametrize("op", list(GATES))
+@pytest.mark.parametrize("seq,batch,size,hidden", [(1, 1, 1, 1), (2, 1, 13, 2), (9, 4, 2, 13), (3, 2, 127, 9),
+                                                    (40, 2, 3, 4), (5, 64, 8, 32)])
+def test_sizes(op, seq, batch, size, hidden):
+    ins = make_inputs(op, seq, batch, size, hidden)
+    check_node(op, ins, {"hidden_size": hidden}, n_outputs=N_OUT[op])
+
+
+@pytest.mark.parametrize("op", list(GATES))
+@pytest.mark.parametrize("opset", [7, 14, 22])
+def test_opsets(op, opset):
+    ins = make_inputs(op, 3, 2, 3, 4, "reverse")
+    check_node(op, ins, {"hidden_size": 4, "direction": "reverse"}, n_outputs=N_OUT[op], opset=opset)
+
+
+@pytest.mark.parametrize("op", list(GATES))
+def test_optional_outputs(op):
+    ins = make_inputs(op, 5, 2, 3, 4, "bidirectional")
+    attrs = {"hidden_size": 4, "direction": "bidirectional"}
+    full = run_reference(make_model(op, ins, attrs, N_OUT[op]), ins)
+    names = ["Y", "Y_h", "Y_c"][:N_OUT[op]]
+    for keep in range(N_OUT[op]):
+        out_names = [n if k == keep else "" for k, n in enumerate(names)]
+        (got,) = run_mlrt(make_model(op, ins, attrs, output_names=out_names), ins)
+        assert_same(got, full[keep], *tolerance(op, 22), where=f"{op} {names[keep]} alone")
+
+
+@pytest.mark.parametrize("op", list(GATES))
+@pytest.mark.parametrize("direction", list(DIRS))
+def test_sequence_lens_against_truncated_sequences(op, direction):
+    lens = np.array([5, 2, 1, 0, 3], np.int32)
+    ins = make_inputs(op, 5, 5, 3, 4, direction, lens=lens)
+    attrs = {"hidden_size": 4, "direction": direction}
+    got = run_mlrt(make_model(op, ins, attrs, N_OUT[op]), ins)
+    rtol, atol = tolerance(op, 22)
+    for b, n in enumerate(lens):
+        assert not got[0][n:, :, b].any(), "Y past the end of a sequence must be zero"
+        if n == 0:
+            assert not got[1][:, b].any()  # no step: zero states (as onnxruntime)
+            continue
+        one = [v[:n, b:b + 1] if k == 0 else v[:, b:b + 1] if k in (5, 6) else v for k, v in enumerate(ins)]
+        one[4] = None
+        want = run_reference(make_model(op, one, attrs, N_OUT[op]), one)
+        np.testing.assert_allclose(got[0][:n, :, b:b + 1], want[0], rtol=rtol, atol=atol)
+        for k in range(1, N_OUT[op]):
+            np.testing.assert_allclose(got[k][:, b:b + 1], want[k], rtol=rtol, atol=atol)
+
+
+@pytest.mark.parametrize("op", list(GATES))
+def test_sequence_lens_layout1(op):
+    """layout 1 with sequence_lens: the layout-0 result, transposed."""
+    lens = np.array([3, 0, 4], np.int32)
+    ins = make_inputs(op, 4, 3, 2, 5, "bidirectional", lens=lens)
+    attrs = {"hidden_size": 5, "direction": "bidirectional"}
+    want = run_mlrt(make_model(op, ins, attrs, N_OUT[op]), ins)
+    ins1 = [v.transpose(1, 0, 2) if k in (0, 5, 6) and v is not None else v for k, v in enumerate(ins)]
+    got = run_mlrt(make_model(op, ins1, {**attrs, "layout": 1}, N_OUT[op]), ins1)
+    np.testing.assert_array_equal(got[0], want[0].transpose(2, 0, 1, 3))
+    for g, w in zip(got[1:], want[1:]):
+        np.testing.assert_array_equal(g, w.transpose(1, 0, 2))
+
+
+def check_ort(op, ins, attrs):
+    """onnxruntime as the oracle (layout 0, float32)."""
+    ort = pytest.importorskip("onnxruntime")
+    model = make_model(op, ins, attrs, N_OUT[op], 14)
+    model.ir_version = 8
+    for o in model.graph.output:
+        o.type.tensor_type.elem_type = 1
+    got = run_mlrt(model, ins)
+    so = ort.SessionOptions()
+    so.log_severity_level = 3
+    sess = ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"])
+    want = sess.run(None, {i.name: a for i, a in zip(sess.get_inputs(), [a for a in ins if a is not None])})
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-5)
+
+
+ACTIVATION_SETS = {
+    "RNN": [["LeakyRelu"], ["Affine"], ["Relu"], ["ScaledTanh"], ["Sigmoid"]],
+    "GRU": [["HardSigmoid", "Softsign"], ["Sigmoid", "ScaledTanh"], ["HardSigmoid", "Elu"], ["Sigmoid", "Softplus"]],
+    "LSTM": [["HardSigmoid", "Elu", "Softplus"], ["HardSigmoid", "ThresholdedRelu", "Tanh"],
+             ["Sigmoid", "Relu", "Softsign"], ["Sigmoid", "Affine", "ScaledTanh"]],
+}
+
+
+@pytest.mark.parametrize("op", list(GATES))
+@pytest.mark.parametrize("direction", list(DIRS))
+def test_activations_against_onnxruntime(op, direction):
+    ins = make_inputs(op, 6, 3, 3, 5, direction)
+    for acts in ACTIVATION_SETS[op]:
+        attrs = {"hidden_size": 5, "direction": direction, "activations": acts * DIRS[direction],
+                 "activation_alpha": [0.3, 0.2, 0.4, 0.1, 0.7, 0.6], "activation_beta": [0.6, 0.4, 0.3, 0.5, 0.2, 0.1]}
+        check_ort(op, ins, attrs)
+
+
+@pytest.mark.parametrize("acts", [["LeakyRelu"], ["HardSigmoid"], ["Elu"]])
+def test_default_alpha_beta_against_onnxruntime(acts):
+    """Missing alpha / beta take the ONNX operator's defaults (onnxruntime agrees for these;
+    it uses 0 for Affine, ScaledTanh and ThresholdedRelu, where mlrt keeps the spec's
+    operator defaults 1 / 0, 1 / 1 and 1)."""
+    ins = make_inputs("RNN", 4, 2, 3, 5, "bidirectional")
+    check_ort("RNN", ins, {"hidden_size": 5, "direction": "bidirectional", "activations": ["Tanh"] + acts})
+
+
+@pytest.mark.parametrize("op", list(GATES))
+@pytest.mark.parametrize("direction", list(DIRS))
+def test_clip_and_sequence_lens_against_onnxruntime(op, direction):
+    ins = make_inputs(op, 6, 4, 3, 5, direction)
+    check_ort(op, ins, {"hidden_size": 5, "direction": direction, "clip": 0.3})
+    while len(ins) < 5:
+        ins.append(None)
+    ins[4] = np.array([6, 3, 1, 0], np.int32)
+    check_ort(op, ins, {"hidden_size": 5, "direction": direction})
+    if op == "LSTM":
+        check_ort(op, ins, {"hidden_size": 5, "direction": direction, "input_forget": 1})
+    if op == "GRU":
+        check_ort(op, ins, {"hidden_size": 5, "direction": direction, "linear_before_reset": 1, "clip": 0.5})
+
+
+@pytest.mark.parametrize("op", list(GATES))
+def test_empty(op):
+    for seq, batch in ((0, 2), (3, 0)):
+        ins = make_inputs(op, seq, batch, 3, 4)
+        got = run_mlrt(make_model(op, ins, {"hidden_size": 4}, N_OUT[op]), ins)
+        assert got[0].shape == (seq, 1, batch, 4) and got[1].shape == (1, batch, 4)
+        assert not got[1].any()
+
+
+def test_bad_inputs():
+    ins = make_inputs("LSTM", 3, 2, 3, 4)
+    cases = [({"hidden_size": 5}, ins, "shape"),
+             ({"hidden_size": 4, "direction": "bidirectional"}, ins, "shape"),
+             ({"hidden_size": 4, "direction": "sideways"}, ins, "direction"),
+             ({"hidden_size": 4, "activations": ["Sigmoid", "Tanh", "Swish"]}, ins, "activation"),
+             ({"hidden_size": 4, "activations": ["Sigmoid"]}, ins, "activations"),
+             ({"hidden_size": 4}, [ins[0].astype(np.float64)] + ins[1:], "type")]
+    for attrs, inputs, match in cases:
+        with pytest.raises(mlrt.MlrtError, match=match):
+            run_mlrt(make_model("LSTM", inputs, attrs, 3), inputs)
+    bad = list(ins)
+    bad[4] = np.array([4, 1], np.int32)  # longer than the sequence
+    with pytest.raises(mlrt.InvalidArgument, match="sequence_lens"):
+        run_mlrt(make_model("LSTM", bad, {"hidden_size": 4}, 3), bad)
+    half = [v.astype(np.float16) if v is not None and v.dtype == np.float32 else v for v in ins]
+    with pytest.raises(mlrt.NotImplemented):
+        run_mlrt(make_model("LSTM", half, {"hidden_size": 4}, 3), half)
