@@ -29,10 +29,10 @@ class BuildPyWithNative(build_py):
             out = Path(self.build_lib) / "mlrt" / "native"
         nb = _native_build()
         nb.build(out, version=self.distribution.get_version())
-        obj_dir = out / ".obj"
-        if not getattr(self, "editable_mode", False) and obj_dir.exists():
+        if not getattr(self, "editable_mode", False):  # ship the library, not the build's leftovers
             import shutil
-            shutil.rmtree(obj_dir)
+            shutil.rmtree(out / ".obj", ignore_errors=True)
+            (out / ".build.lock").unlink(missing_ok=True)
 
 
 setup(cmdclass={"build_py": BuildPyWithNative})

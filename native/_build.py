@@ -52,9 +52,19 @@ def _compile(cc: str, src: Path, obj_dir: Path, flags: list[str], header_hash: s
 
 
 def build(out_dir: Path, version: str = "0.0.0", cc: str | None = None, jobs: int = 2) -> Path:
-    """Compile and link the runtime into out_dir; return the library path."""
-    cc = cc or os.environ.get("CC") or "cc"
+    """Compile and link the runtime into out_dir; return the library path.
+
+    Builds into one folder are serialised with a lock file, so two builds started
+    together never leave a library missing the newer of their sources."""
+    import fcntl
+
     out_dir.mkdir(parents=True, exist_ok=True)
+    with open(out_dir / ".build.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return _build_locked(out_dir, version, cc or os.environ.get("CC") or "cc", jobs)
+
+
+def _build_locked(out_dir: Path, version: str, cc: str, jobs: int) -> Path:
     obj_dir = out_dir / ".obj"
     obj_dir.mkdir(exist_ok=True)
     blas_inc, blas_lib_dir, blas_name = _blas()
@@ -65,8 +75,9 @@ def build(out_dir: Path, version: str = "0.0.0", cc: str | None = None, jobs: in
     with concurrent.futures.ThreadPoolExecutor(max(1, jobs)) as pool:
         objs = list(pool.map(lambda s: _compile(cc, s, obj_dir, flags, header_hash), sources()))
     blas_file = f"lib{blas_name}.so"
-    shutil.copy2(blas_lib_dir / blas_file, out_dir / f".{blas_file}.tmp")
-    os.replace(out_dir / f".{blas_file}.tmp", out_dir / blas_file)
+    tmp_blas = out_dir / f".{blas_file}.{os.getpid()}.tmp"
+    shutil.copy2(blas_lib_dir / blas_file, tmp_blas)
+    os.replace(tmp_blas, out_dir / blas_file)
     target = out_dir / LIBRARY
     tmp = out_dir / f".{LIBRARY}.{os.getpid()}.tmp"
     subprocess.run([cc, "-shared", "-pthread", "-o", str(tmp), *map(str, objs),

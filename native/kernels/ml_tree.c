@@ -62,15 +62,13 @@ static int member_of(const double *m, int64_t n, double v) {
     return lo < n && m[lo] == v;
 }
 
-/* The leaf reached from `node` for row r, or -1 after too many steps (a cycle). */
-static int64_t tree_leaf(const tree_job *j, int64_t row, int64_t node) {
-    const void *xd = j->x->data;
-    int32_t xt = j->x->dtype;
+/* The leaf reached from `node` for the row of features xr, or -1 after too many steps (a cycle). */
+static int64_t tree_leaf(const tree_job *j, const double *xr, int64_t node) {
     for (int64_t steps = 0; steps <= j->n_nodes; ++steps) {
         const int64_t *rec = j->nodes + node * 6;
         int64_t mode = rec[0] & 15;
         if (mode == T_LEAF) return node;
-        double v = mlrt_ml_get(xd, xt, row * j->n_features + rec[1]), t = j->thresholds[node];
+        double v = xr[rec[1]], t = j->thresholds[node];
         int go;
         switch (mode) {
         case T_LEQ: go = v <= t; break;
@@ -178,18 +176,20 @@ static void regress(const tree_job *j, int64_t row, double *s, unsigned char *ha
 
 static void tree_rows(void *arg, int64_t begin, int64_t end) {
     tree_job *j = arg;
-    int64_t t = j->p->n_targets;
-    double *s = malloc((size_t)(t > 0 ? t : 1) * (sizeof(double) + 1));
+    int64_t t = j->p->n_targets, f = j->n_features;
+    double *s = malloc((size_t)(t + f + 1) * sizeof(double) + (size_t)t);
     if (!s) {
         atomic_store(&j->failed, 2);
         return;
     }
-    unsigned char *has = (unsigned char *)(s + t);
+    double *xr = s + t;  /* the row's features, read once */
+    unsigned char *has = (unsigned char *)(xr + f + 1);
     int64_t agg = j->p->aggregate;
     for (int64_t r = begin; r < end; ++r) {
         for (int64_t k = 0; k < t; ++k) s[k] = 0.0, has[k] = 0;
+        for (int64_t q = 0; q < f; ++q) xr[q] = mlrt_ml_get(j->x->data, j->x->dtype, r * f + q);
         for (int64_t tr = 0; tr < j->n_trees; ++tr) {
-            int64_t leaf = tree_leaf(j, r, j->roots[tr]);
+            int64_t leaf = tree_leaf(j, xr, j->roots[tr]);
             if (leaf < 0) {
                 atomic_store(&j->failed, 1);
                 free(s);

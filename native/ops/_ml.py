@@ -113,13 +113,8 @@ class _MlTableOp(_MlHostOp):
 
     def __init__(self, node, opset):
         super().__init__(node, opset)
-        self._tables = None
-
-    @property
-    def tables(self) -> list[np.ndarray]:
-        if self._tables is None:
-            self._tables = [np.ascontiguousarray(t) for t in self.make_tables()]
-        return self._tables
+        # built once, when the session is made: a malformed model fails at load time
+        self.tables = [np.ascontiguousarray(t) for t in self.make_tables()]
 
     # -- to override ---------------------------------------------------------------
     def make_tables(self) -> list[np.ndarray]:

@@ -36,7 +36,6 @@ class LinearClassifier(_MlTableOp):
         return [coef.reshape(k, -1), b, label_table(ints, strs)]
 
     def kernel_outputs(self, x):
-        self.tables  # noqa: B018 (fills _k and _labels)
         second = self._k == 1 and self._labels == 2
         return [Info(np.dtype(np.int64), (x.shape[0],)),
                 Info(np.dtype(np.float32), (x.shape[0], 2 if second else self._k))]

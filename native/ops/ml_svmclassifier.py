@@ -48,7 +48,6 @@ class SVMClassifier(_MlTableOp):
                 per_class if v else np.zeros(0, np.int64), label_table(ints, strs)]
 
     def kernel_outputs(self, x):
-        self.tables  # noqa: B018 (fills _zc)
         return [Info(np.dtype(np.int64), (x.shape[0],)), Info(np.dtype(np.float32), (x.shape[0], self._zc))]
 
     def kernel_params(self, x):

@@ -46,7 +46,6 @@ class TreeEnsembleClassifier(_MlTableOp):
         return trees.arrays(base, label_table(ints, strs))
 
     def kernel_outputs(self, x):
-        self.tables  # noqa: B018 (fills _n)
         return [Info(np.dtype(np.int64), (x.shape[0],)), Info(np.dtype(np.float32), (x.shape[0], self._n))]
 
     def kernel_params(self, x):

@@ -43,7 +43,6 @@ class TreeEnsembleRegressor(_MlTableOp):
         return trees.arrays(base, np.zeros(0, np.int64))
 
     def kernel_outputs(self, x):
-        self.tables  # noqa: B018 (fills _n)
         return [Info(np.dtype(np.float32), (x.shape[0], self._n))]
 
     def kernel_params(self, x):

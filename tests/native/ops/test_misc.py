@@ -287,3 +287,44 @@ def test_tfidf_strings_and_bad():
         run("TfIdfVectorizer", [np.ones(3, np.int64)], attrs, opset=9)   # integers against a string pool
     with pytest.raises(mlrt.MlrtError):
         run("TfIdfVectorizer", [np.ones(3, np.int64)], dict(attrs, mode="BM25"), opset=9)
+
+
+# -- DeformConv (the reference is slow: tiny shapes) -----------------------------------------------
+
+@pytest.mark.parametrize("group,offset_group", [(1, 1), (2, 1), (1, 2), (2, 2)])
+def test_deform_conv(group, offset_group):
+    x = rng.standard_normal((2, 4, 5, 6)).astype(np.float32)
+    w = rng.standard_normal((4, 4 // group, 2, 3)).astype(np.float32)
+    off = (rng.standard_normal((2, offset_group * 6 * 2, 4, 4)) * 1.5).astype(np.float32)
+    b = rng.standard_normal(4).astype(np.float32)
+    mask = rng.uniform(0, 1, (2, offset_group * 6, 4, 4)).astype(np.float32)
+    attrs = {"group": group, "offset_group": offset_group}
+    check_node("DeformConv", [x, w, off], attrs, opset=22)
+    check_node("DeformConv", [x, w, off, b, mask], attrs, opset=22)
+
+
+def test_deform_conv_geometry_and_zero_offsets():
+    x = rng.standard_normal((1, 2, 6, 7))
+    w = rng.standard_normal((3, 2, 3, 3))
+    attrs = {"pads": [1, 2, 1, 0], "strides": [2, 1], "dilations": [1, 2]}
+    off = rng.standard_normal((1, 18, 3, 5))
+    # float64, but the reference's GridSample sampling is only good to ~1e-7 (mlrt's matches a direct sum to 1e-15)
+    check_node("DeformConv", [x, w, off], attrs, opset=22, rtol=1e-6, atol=1e-6)
+    zero = np.zeros((1, 18, 4, 5))
+    got = run("DeformConv", [x, w, zero], {}, opset=22)       # no offsets: a plain convolution
+    want = np.zeros((1, 3, 4, 5))
+    for i in range(4):
+        for j in range(5):
+            want[0, :, i, j] = np.tensordot(w, x[0, :, i:i + 3, j:j + 3], axes=3)
+    np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+def test_deform_conv_bad():
+    x, w = np.zeros((1, 2, 5, 5), np.float32), np.zeros((3, 2, 3, 3), np.float32)
+    with pytest.raises(mlrt.MlrtError):
+        run("DeformConv", [x, w, np.zeros((1, 18, 2, 2), np.float32)], opset=22)   # offset's size is wrong
+    with pytest.raises(mlrt.MlrtError):
+        run("DeformConv", [x, w, np.zeros((1, 18, 3, 3), np.float32)], {"group": 2}, opset=22)
+    with pytest.raises(mlrt.MlrtError):
+        run("DeformConv", [np.zeros((1, 2, 5), np.float32), np.zeros((3, 2, 3), np.float32),
+                           np.zeros((1, 6, 3), np.float32)], opset=22)
