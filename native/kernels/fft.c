@@ -1,10 +1,11 @@
 /* fft.c -- DFT (opsets 17 and 20) and STFT (opset 17).
  *
- * A complex FFT of any length, in double precision whatever the tensor type:
- * iterative radix-2 for powers of two, a direct sum over a table of roots for short
- * other lengths, and Bluestein's chirp-z for long other lengths (the transform
- * written as a convolution, done with power-of-two FFTs).  A plan (roots, chirp) is
- * made once per kernel call and shared read-only; every worker has its own scratch.
+ * A complex FFT of any length, in double precision whatever the tensor type: a
+ * self-sorting (Stockham) mixed-radix transform with radix-2/3/4 butterflies and a
+ * generic one for other primes up to 64, and Bluestein's chirp-z for lengths with a
+ * larger prime factor (the transform written as a convolution, done with
+ * power-of-two FFTs).  A plan (roots, chirp) is made once per kernel call and shared
+ * read-only; every worker has its own scratch.
  * The inverse is the forward transform of the conjugate, conjugated and scaled.
  * Shapes, dft_length, one-sidedness and frame counts are resolved in Python. */
 #include <math.h>
@@ -14,45 +15,147 @@
 #include "fft.h"
 #include "internal.h"
 
-#define DIRECT_MAX 64 /* non-power-of-two lengths up to this use the O(n^2) sum */
+#define MAX_FACTORS 64
+#define MAX_RADIX 64 /* lengths with a prime factor above this use Bluestein */
 #define FFT_MAX_LEN (INT64_C(1) << 40)
 
-enum { FFT_RADIX2, FFT_DIRECT, FFT_BLUESTEIN };
+/* A mixed-radix transform of length n = factors[0] * factors[1] * ... */
+typedef struct mixed_plan {
+    int64_t n;
+    int nf;
+    int64_t factors[MAX_FACTORS];
+    double *roots;  /* exp(-2 pi i t / n), t < n */
+} mixed_plan;
 
 typedef struct fft_plan {
-    int64_t n;      /* transform length */
-    int kind;
-    int64_t m;      /* radix-2 length: n, or the Bluestein convolution length */
-    double *roots;  /* radix-2: exp(-2 pi i k / m), k < m / 2; direct: exp(-2 pi i k / n), k < n */
-    double *chirp;  /* Bluestein: exp(-pi i k^2 / n), k < n */
-    double *kern;   /* Bluestein: FFT of the conjugate chirp wrapped around, length m */
+    int64_t n;       /* transform length */
+    bool bluestein;  /* n has a large prime factor: a convolution of length mix.n */
+    mixed_plan mix;  /* length n, or the Bluestein convolution length (a power of two) */
+    double *chirp;   /* Bluestein: exp(-pi i k^2 / n), k < n */
+    double *kern;    /* Bluestein: FFT of the conjugate chirp wrapped around */
 } fft_plan;
 
 /* complex numbers are (re, im) pairs of doubles */
 
-static void fft_radix2(double *a, int64_t m, const double *roots, int64_t roots_m) {
-    for (int64_t i = 1, j = 0; i < m; ++i) {
-        int64_t bit = m >> 1;
-        for (; j & bit; bit >>= 1) j ^= bit;
-        j ^= bit;
-        if (i < j) {
-            double r = a[2 * i], s = a[2 * i + 1];
-            a[2 * i] = a[2 * j], a[2 * i + 1] = a[2 * j + 1];
-            a[2 * j] = r, a[2 * j + 1] = s;
+/* Split n into radices: 4s first, then 2, 3, 5, ...; false if a prime above MAX_RADIX remains. */
+static bool factorize(int64_t n, mixed_plan *mp) {
+    mp->nf = 0;
+    while (n % 4 == 0 && mp->nf < MAX_FACTORS) mp->factors[mp->nf++] = 4, n /= 4;
+    for (int64_t r = 2; r <= MAX_RADIX && n > 1; ++r)
+        while (n % r == 0 && mp->nf < MAX_FACTORS) mp->factors[mp->nf++] = r, n /= r;
+    return n == 1;
+}
+
+static double *roots_table(int64_t n) {
+    double *r = malloc((size_t)(n > 0 ? n : 1) * 2 * sizeof(double));
+    if (!r) return NULL;
+    for (int64_t k = 0; k < n; ++k) {
+        double t = -2.0 * M_PI * (double)k / (double)n;
+        r[2 * k] = cos(t), r[2 * k + 1] = sin(t);
+    }
+    return r;
+}
+
+/* Self-sorting (Stockham) decimation in frequency: each stage of radix r turns x into
+ * y with y[q + s (r p + k)] = W_len^(p k) * sum_j x[q + s (p + j m)] W_r^(j k), where
+ * len is the current sub-length, m = len / r and s the product of the radices done.
+ * Every stage reads x and writes y whole; the buffers then swap. */
+
+#define CMUL_RE(ar, ai, br, bi) ((ar) * (br) - (ai) * (bi))
+#define CMUL_IM(ar, ai, br, bi) ((ar) * (bi) + (ai) * (br))
+
+static void stage2(const double *W, int64_t step, int64_t m, int64_t s, const double *x, double *y) {
+    for (int64_t p = 0; p < m; ++p) {
+        double wr = W[2 * p * step], wi = W[2 * p * step + 1];
+        const double *x0 = x + 2 * s * p, *x1 = x + 2 * s * (p + m);
+        double *y0 = y + 2 * s * 2 * p, *y1 = y0 + 2 * s;
+        for (int64_t q = 0; q < 2 * s; q += 2) {
+            double dr = x0[q] - x1[q], di = x0[q + 1] - x1[q + 1];
+            y0[q] = x0[q] + x1[q], y0[q + 1] = x0[q + 1] + x1[q + 1];
+            y1[q] = CMUL_RE(dr, di, wr, wi), y1[q + 1] = CMUL_IM(dr, di, wr, wi);
         }
     }
-    for (int64_t len = 2; len <= m; len <<= 1) {
-        int64_t half = len >> 1, step = roots_m / len;
-        for (int64_t i = 0; i < m; i += len) {
-            double *u = a + 2 * i, *v = a + 2 * (i + half);
-            for (int64_t k = 0; k < half; ++k) {
-                double wr = roots[2 * k * step], wi = roots[2 * k * step + 1];
-                double tr = v[2 * k] * wr - v[2 * k + 1] * wi, ti = v[2 * k] * wi + v[2 * k + 1] * wr;
-                v[2 * k] = u[2 * k] - tr, v[2 * k + 1] = u[2 * k + 1] - ti;
-                u[2 * k] += tr, u[2 * k + 1] += ti;
+}
+
+static void stage3(const double *W, int64_t step, int64_t m, int64_t s, const double *x, double *y) {
+    const double h = 0.86602540378443864676;  /* sqrt(3) / 2 */
+    for (int64_t p = 0; p < m; ++p) {
+        double w1r = W[2 * p * step], w1i = W[2 * p * step + 1], w2r = W[4 * p * step], w2i = W[4 * p * step + 1];
+        const double *x0 = x + 2 * s * p, *x1 = x + 2 * s * (p + m), *x2 = x + 2 * s * (p + 2 * m);
+        double *y0 = y + 2 * s * 3 * p, *y1 = y0 + 2 * s, *y2 = y1 + 2 * s;
+        for (int64_t q = 0; q < 2 * s; q += 2) {
+            double ur = x1[q] + x2[q], ui = x1[q + 1] + x2[q + 1], vr = x1[q] - x2[q], vi = x1[q + 1] - x2[q + 1];
+            double cr = x0[q] - 0.5 * ur, ci = x0[q + 1] - 0.5 * ui;
+            double t1r = cr + h * vi, t1i = ci - h * vr, t2r = cr - h * vi, t2i = ci + h * vr;
+            y0[q] = x0[q] + ur, y0[q + 1] = x0[q + 1] + ui;
+            y1[q] = CMUL_RE(t1r, t1i, w1r, w1i), y1[q + 1] = CMUL_IM(t1r, t1i, w1r, w1i);
+            y2[q] = CMUL_RE(t2r, t2i, w2r, w2i), y2[q + 1] = CMUL_IM(t2r, t2i, w2r, w2i);
+        }
+    }
+}
+
+static void stage4(const double *W, int64_t step, int64_t m, int64_t s, const double *x, double *y) {
+    for (int64_t p = 0; p < m; ++p) {
+        double w1r = W[2 * p * step], w1i = W[2 * p * step + 1], w2r = W[4 * p * step], w2i = W[4 * p * step + 1];
+        double w3r = W[6 * p * step], w3i = W[6 * p * step + 1];
+        const double *x0 = x + 2 * s * p, *x1 = x0 + 2 * s * m, *x2 = x1 + 2 * s * m, *x3 = x2 + 2 * s * m;
+        double *y0 = y + 2 * s * 4 * p, *y1 = y0 + 2 * s, *y2 = y1 + 2 * s, *y3 = y2 + 2 * s;
+        for (int64_t q = 0; q < 2 * s; q += 2) {
+            double b0r = x0[q] + x2[q], b0i = x0[q + 1] + x2[q + 1], b1r = x0[q] - x2[q], b1i = x0[q + 1] - x2[q + 1];
+            double b2r = x1[q] + x3[q], b2i = x1[q + 1] + x3[q + 1], b3r = x1[q] - x3[q], b3i = x1[q + 1] - x3[q + 1];
+            double t1r = b1r + b3i, t1i = b1i - b3r;  /* b1 - i b3 */
+            double t2r = b0r - b2r, t2i = b0i - b2i;
+            double t3r = b1r - b3i, t3i = b1i + b3r;  /* b1 + i b3 */
+            y0[q] = b0r + b2r, y0[q + 1] = b0i + b2i;
+            y1[q] = CMUL_RE(t1r, t1i, w1r, w1i), y1[q + 1] = CMUL_IM(t1r, t1i, w1r, w1i);
+            y2[q] = CMUL_RE(t2r, t2i, w2r, w2i), y2[q + 1] = CMUL_IM(t2r, t2i, w2r, w2i);
+            y3[q] = CMUL_RE(t3r, t3i, w3r, w3i), y3[q + 1] = CMUL_IM(t3r, t3i, w3r, w3i);
+        }
+    }
+}
+
+/* any radix r <= MAX_RADIX: the r-point DFT written out, O(r^2) */
+static void stage_any(const double *W, int64_t N, int64_t r, int64_t step, int64_t m, int64_t s, const double *x,
+                      double *y) {
+    double a[2 * MAX_RADIX], tw[2 * MAX_RADIX], wr[2 * MAX_RADIX];
+    for (int64_t k = 0; k < r; ++k) wr[2 * k] = W[2 * k * (N / r)], wr[2 * k + 1] = W[2 * k * (N / r) + 1];
+    for (int64_t p = 0; p < m; ++p) {
+        for (int64_t k = 0; k < r; ++k) tw[2 * k] = W[2 * p * k * step], tw[2 * k + 1] = W[2 * p * k * step + 1];
+        for (int64_t q = 0; q < s; ++q) {
+            for (int64_t j = 0; j < r; ++j) {
+                const double *src = x + 2 * (q + s * (p + j * m));
+                a[2 * j] = src[0], a[2 * j + 1] = src[1];
+            }
+            double *dst = y + 2 * (q + s * r * p);
+            for (int64_t k = 0; k < r; ++k) {
+                double sr = 0, si = 0;
+                for (int64_t j = 0, idx = 0; j < r; ++j) {
+                    sr += CMUL_RE(a[2 * j], a[2 * j + 1], wr[2 * idx], wr[2 * idx + 1]);
+                    si += CMUL_IM(a[2 * j], a[2 * j + 1], wr[2 * idx], wr[2 * idx + 1]);
+                    idx += k;
+                    if (idx >= r) idx -= r;
+                }
+                dst[2 * s * k] = CMUL_RE(sr, si, tw[2 * k], tw[2 * k + 1]);
+                dst[2 * s * k + 1] = CMUL_IM(sr, si, tw[2 * k], tw[2 * k + 1]);
             }
         }
     }
+}
+
+/* Returns the buffer holding the result (x or y). */
+static double *mixed_run(const mixed_plan *mp, double *x, double *y) {
+    int64_t N = mp->n, len = N, s = 1;
+    for (int f = 0; f < mp->nf; ++f) {
+        int64_t r = mp->factors[f], m = len / r, step = N / len;
+        if (r == 4) stage4(mp->roots, step, m, s, x, y);
+        else if (r == 2) stage2(mp->roots, step, m, s, x, y);
+        else if (r == 3) stage3(mp->roots, step, m, s, x, y);
+        else stage_any(mp->roots, N, r, step, m, s, x, y);
+        double *swap = x;
+        x = y, y = swap;
+        len = m, s *= r;
+    }
+    return x;
 }
 
 static void conjugate(double *a, int64_t n) {
@@ -60,44 +163,33 @@ static void conjugate(double *a, int64_t n) {
 }
 
 static void plan_free(fft_plan *p) {
-    free(p->roots);
+    free(p->mix.roots);
     free(p->chirp);
     free(p->kern);
 }
 
-static double *roots_table(int64_t n, int64_t count) {
-    double *r = malloc((size_t)count * 2 * sizeof(double));
-    if (!r) return NULL;
-    for (int64_t k = 0; k < count; ++k) {
-        double t = -2.0 * M_PI * (double)k / (double)n;
-        r[2 * k] = cos(t), r[2 * k + 1] = sin(t);
-    }
-    return r;
-}
-
 static int plan_make(fft_plan *p, int64_t n) {
-    *p = (fft_plan){.n = n, .m = n};
+    *p = (fft_plan){.n = n};
     if (n < 1 || n > FFT_MAX_LEN) return mlrt_fail(MLRT_ERR_INVALID_ARGUMENT, "transform length %lld is out of range", (long long)n);
-    if ((n & (n - 1)) == 0) {
-        p->kind = FFT_RADIX2;
-        p->roots = roots_table(n, n / 2 + 1);
-        if (!p->roots) goto oom;
+    p->mix.n = n;
+    if (factorize(n, &p->mix)) {
+        p->mix.roots = roots_table(n);
+        if (!p->mix.roots) goto oom;
         return MLRT_OK;
     }
-    if (n <= DIRECT_MAX) {
-        p->kind = FFT_DIRECT;
-        p->roots = roots_table(n, n);
-        if (!p->roots) goto oom;
-        return MLRT_OK;
-    }
-    p->kind = FFT_BLUESTEIN;
+    p->bluestein = true;
     int64_t m = 1;
     while (m < 2 * n - 1) m <<= 1;
-    p->m = m;
-    p->roots = roots_table(m, m / 2 + 1);
+    p->mix.n = m;
+    factorize(m, &p->mix);
+    p->mix.roots = roots_table(m);
     p->chirp = malloc((size_t)n * 2 * sizeof(double));
     p->kern = calloc((size_t)m * 2, sizeof(double));
-    if (!p->roots || !p->chirp || !p->kern) goto oom;
+    double *work = malloc((size_t)m * 2 * sizeof(double));
+    if (!p->mix.roots || !p->chirp || !p->kern || !work) {
+        free(work);
+        goto oom;
+    }
     for (int64_t k = 0, sq = 0; k < n; ++k) {  /* sq = k^2 mod 2n, kept exact */
         double t = -M_PI * (double)sq / (double)n;
         p->chirp[2 * k] = cos(t), p->chirp[2 * k + 1] = sin(t);
@@ -107,7 +199,9 @@ static int plan_make(fft_plan *p, int64_t n) {
         p->kern[2 * k] = p->chirp[2 * k], p->kern[2 * k + 1] = -p->chirp[2 * k + 1];
         if (k > 0) p->kern[2 * (m - k)] = p->kern[2 * k], p->kern[2 * (m - k) + 1] = p->kern[2 * k + 1];
     }
-    fft_radix2(p->kern, m, p->roots, m);
+    double *r = mixed_run(&p->mix, p->kern, work);
+    if (r != p->kern) memcpy(p->kern, r, (size_t)m * 2 * sizeof(double));
+    free(work);
     return MLRT_OK;
 oom:
     plan_free(p);
@@ -115,49 +209,36 @@ oom:
 }
 
 /* doubles of scratch a worker needs besides its n-point line */
-static int64_t plan_scratch(const fft_plan *p) {
-    return p->kind == FFT_RADIX2 ? 0 : p->kind == FFT_DIRECT ? 2 * p->n : 2 * p->m;
-}
+static int64_t plan_scratch(const fft_plan *p) { return p->bluestein ? 4 * p->mix.n : 2 * p->n; }
 
 /* forward transform of a (n complex values) in place */
 static void fft_forward(const fft_plan *p, double *a, double *scratch) {
     int64_t n = p->n;
-    if (p->kind == FFT_RADIX2) {
-        fft_radix2(a, n, p->roots, n);
-    } else if (p->kind == FFT_DIRECT) {
-        for (int64_t k = 0; k < n; ++k) {
-            double sr = 0, si = 0;
-            for (int64_t j = 0, idx = 0; j < n; ++j) {
-                double wr = p->roots[2 * idx], wi = p->roots[2 * idx + 1];
-                sr += a[2 * j] * wr - a[2 * j + 1] * wi;
-                si += a[2 * j] * wi + a[2 * j + 1] * wr;
-                idx += k;
-                if (idx >= n) idx -= n;
-            }
-            scratch[2 * k] = sr, scratch[2 * k + 1] = si;
-        }
-        memcpy(a, scratch, (size_t)n * 2 * sizeof(double));
-    } else {
-        int64_t m = p->m;
-        const double *c = p->chirp, *kr = p->kern;
-        for (int64_t k = 0; k < n; ++k) {
-            scratch[2 * k] = a[2 * k] * c[2 * k] - a[2 * k + 1] * c[2 * k + 1];
-            scratch[2 * k + 1] = a[2 * k] * c[2 * k + 1] + a[2 * k + 1] * c[2 * k];
-        }
-        memset(scratch + 2 * n, 0, (size_t)(m - n) * 2 * sizeof(double));
-        fft_radix2(scratch, m, p->roots, m);
-        for (int64_t k = 0; k < m; ++k) {  /* multiply by the kernel, conjugated for the inverse */
-            double r = scratch[2 * k] * kr[2 * k] - scratch[2 * k + 1] * kr[2 * k + 1];
-            double i = scratch[2 * k] * kr[2 * k + 1] + scratch[2 * k + 1] * kr[2 * k];
-            scratch[2 * k] = r, scratch[2 * k + 1] = -i;
-        }
-        fft_radix2(scratch, m, p->roots, m);
-        double s = 1.0 / (double)m;
-        for (int64_t k = 0; k < n; ++k) {
-            double r = scratch[2 * k] * s, i = -scratch[2 * k + 1] * s;
-            a[2 * k] = r * c[2 * k] - i * c[2 * k + 1];
-            a[2 * k + 1] = r * c[2 * k + 1] + i * c[2 * k];
-        }
+    if (!p->bluestein) {
+        double *r = mixed_run(&p->mix, a, scratch);
+        if (r != a) memcpy(a, r, (size_t)n * 2 * sizeof(double));
+        return;
+    }
+    int64_t m = p->mix.n;
+    const double *c = p->chirp, *kr = p->kern;
+    double *buf = scratch, *work = scratch + 2 * m;
+    for (int64_t k = 0; k < n; ++k) {
+        buf[2 * k] = a[2 * k] * c[2 * k] - a[2 * k + 1] * c[2 * k + 1];
+        buf[2 * k + 1] = a[2 * k] * c[2 * k + 1] + a[2 * k + 1] * c[2 * k];
+    }
+    memset(buf + 2 * n, 0, (size_t)(m - n) * 2 * sizeof(double));
+    double *f = mixed_run(&p->mix, buf, work);
+    for (int64_t k = 0; k < m; ++k) {  /* multiply by the kernel, conjugated for the inverse */
+        double r = f[2 * k] * kr[2 * k] - f[2 * k + 1] * kr[2 * k + 1];
+        double i = f[2 * k] * kr[2 * k + 1] + f[2 * k + 1] * kr[2 * k];
+        f[2 * k] = r, f[2 * k + 1] = -i;
+    }
+    double *g = mixed_run(&p->mix, f, f == buf ? work : buf);
+    double s = 1.0 / (double)m;
+    for (int64_t k = 0; k < n; ++k) {
+        double r = g[2 * k] * s, i = -g[2 * k + 1] * s;
+        a[2 * k] = r * c[2 * k] - i * c[2 * k + 1];
+        a[2 * k + 1] = r * c[2 * k + 1] + i * c[2 * k];
     }
 }
 

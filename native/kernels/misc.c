@@ -287,7 +287,8 @@ static int k_tensor_scatter(const mlrt_context *ctx, const mlrt_tensor *in, int3
     MLRT_CHECK(mlrt_is_contiguous(past) && mlrt_is_contiguous(upd) && mlrt_is_contiguous(y), "needs contiguous tensors");
     MLRT_CHECK(covers(p->outer, p->max_len, p->inner, mlrt_numel(past)) &&
                covers(p->outer, p->seq_len, p->inner, mlrt_numel(upd)), "[outer, len, inner] does not cover the tensors");
-    MLRT_CHECK(p->batch >= 1 && p->outer % p->batch == 0 && p->seq_len <= p->max_len, "bad batch or sequence extents");
+    MLRT_CHECK(p->batch >= 0 && (p->batch == 0 ? p->outer == 0 : p->outer % p->batch == 0) && p->seq_len <= p->max_len,
+               "bad batch or sequence extents");
     if (wi) {
         MLRT_CHECK(wi->dtype == MLRT_INT64 && mlrt_numel(wi) == p->batch && mlrt_is_contiguous(wi),
                    "write_indices must be an int64 tensor of batch_size (%lld) elements", (long long)p->batch);
@@ -301,7 +302,7 @@ static int k_tensor_scatter(const mlrt_context *ctx, const mlrt_tensor *in, int3
     }
     int64_t n = mlrt_numel(past);
     if (n > 0 && y->data != past->data) memmove(y->data, past->data, (size_t)n * es);
-    if (p->max_len == 0 || p->seq_len == 0 || p->inner == 0) return MLRT_OK;
+    if (p->outer == 0 || p->max_len == 0 || p->seq_len == 0 || p->inner == 0) return MLRT_OK;
     int64_t per_batch = p->outer / p->batch;
     size_t row = (size_t)p->inner * es;
     for (int64_t o = 0; o < p->outer; ++o) {

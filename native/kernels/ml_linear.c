@@ -399,10 +399,7 @@ static int svm_classifier_run(const mlrt_context *ctx, const mlrt_tensor *in, in
             for (int64_t j = 1; j < c; ++j)
                 if (row[j] > row[best]) best = j;
             best_w = row[best];
-            if (c == 2) {
-                if (p->weights_are_all_positive && best_w >= 0.5) best = 1;
-                else if (best_w > 0 && !p->weights_are_all_positive) best = 1;
-            }
+            if (c == 2 && p->weights_are_all_positive && best_w >= 0.5) best = 1;
             y[r] = labels[best];
             if (c > 1) {
                 mlrt_ml_transform(row, c, (int32_t)p->post_transform);

@@ -8,11 +8,12 @@
  * Regressors: per target, SUM / AVERAGE (sum over the number of trees) / MIN / MAX of
  * the leaf weights reached (a target no leaf reached counts 0), plus the base value;
  * the post transform runs over the row (one target: PROBIT only).
- * Classifier (onnxruntime's reading): class scores are sums plus base values; with
- * more than two classes the label is the best-scoring class; with two, one score s
- * decides (> 0.5 when every weight is >= 0, else > 0) when all leaf weights name one
- * class ("binary case"), and the score columns become [1 - s, s] (weights all >= 0;
- * s = logistic(s) first under LOGISTIC) or [-s, s] (logistic of both under LOGISTIC). */
+ * Classifier: class scores are sums plus base values and the label is the best-scoring
+ * class -- except when there are two classes and every leaf weight names one of them
+ * (the "binary case", onnxruntime's reading): then that score s decides (> 0.5 when
+ * every weight is >= 0, else > 0) and the score columns become [1 - s, s] (weights
+ * all >= 0; s = logistic(s) first under LOGISTIC) or [-s, s] (logistic of both under
+ * LOGISTIC). */
 #include <math.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -35,7 +36,8 @@ typedef struct tree_job {
     const mlrt_ml_tree_params *p;
     const mlrt_tensor *x;
     int64_t n_features, n_nodes, n_trees, n_base, n_classes;
-    const int64_t *nodes, *roots, *targets, *labels;
+    const int32_t *nodes;
+    const int64_t *roots, *targets, *labels;
     const double *thresholds, *weights, *members, *base;
     void *y;          /* regressor: [N, n_targets]; classifier: Z [N, C] */
     int32_t y_dtype;
@@ -65,8 +67,8 @@ static int member_of(const double *m, int64_t n, double v) {
 /* The leaf reached from `node` for the row of features xr, or -1 after too many steps (a cycle). */
 static int64_t tree_leaf(const tree_job *j, const double *xr, int64_t node) {
     for (int64_t steps = 0; steps <= j->n_nodes; ++steps) {
-        const int64_t *rec = j->nodes + node * 6;
-        int64_t mode = rec[0] & 15;
+        const int32_t *rec = j->nodes + node * 4;
+        int32_t mode = rec[0] & 15;
         if (mode == T_LEAF) return node;
         double v = xr[rec[1]], t = j->thresholds[node];
         int go;
@@ -77,7 +79,11 @@ static int64_t tree_leaf(const tree_job *j, const double *xr, int64_t node) {
         case T_GT: go = v > t; break;
         case T_EQ: go = v == t; break;
         case T_NEQ: go = v != t; break;
-        default: go = member_of(j->members + rec[4], rec[5], v); break;
+        default: {
+            const double *set = j->members + (int64_t)t;
+            go = member_of(set + 1, (int64_t)set[0], v);
+            break;
+        }
         }
         if (!go && (rec[0] & MISSING_TRUE) && isnan(v)) go = 1;
         node = go ? rec[2] : rec[3];
@@ -85,12 +91,44 @@ static int64_t tree_leaf(const tree_job *j, const double *xr, int64_t node) {
     return -1;
 }
 
+/* The same walk when every branch node compares with one operator and none tracks
+ * missing values (scikit-learn's forests: all x <= t). */
+#define SAME_MODE_WALK(name, CMP)                                                       \
+    static int64_t name(const tree_job *j, const double *xr, int64_t node) {            \
+        for (int64_t steps = 0; steps <= j->n_nodes; ++steps) {                         \
+            const int32_t *rec = j->nodes + node * 4;                                   \
+            if (rec[0] == T_LEAF) return node;                                          \
+            node = (xr[rec[1]] CMP j->thresholds[node]) ? rec[2] : rec[3];              \
+        }                                                                               \
+        return -1;                                                                      \
+    }
+SAME_MODE_WALK(walk_leq, <=)
+SAME_MODE_WALK(walk_lt, <)
+SAME_MODE_WALK(walk_gte, >=)
+SAME_MODE_WALK(walk_gt, >)
+SAME_MODE_WALK(walk_eq, ==)
+SAME_MODE_WALK(walk_neq, !=)
+
+typedef int64_t (*walk_fn)(const tree_job *j, const double *xr, int64_t node);
+
+static walk_fn pick_walk(int64_t same_mode) {
+    switch (same_mode) {
+    case T_LEQ: return walk_leq;
+    case T_LT: return walk_lt;
+    case T_GTE: return walk_gte;
+    case T_GT: return walk_gt;
+    case T_EQ: return walk_eq;
+    case T_NEQ: return walk_neq;
+    default: return tree_leaf;
+    }
+}
+
 static void classify(const tree_job *j, int64_t row, double *s, unsigned char *has) {
     const mlrt_ml_tree_params *p = j->p;
     int64_t c = j->n_classes, nb = j->n_base;
     float *z = (float *)j->y + row * c;
-    if (c > 2) {
-        for (int64_t k = 0; k < nb && k < c; ++k) s[k] += j->base[k], has[k] = 1;
+    if (c > 2 || !p->binary_case) {
+        for (int64_t k = 0; nb && k < c; ++k) s[k] += j->base[nb == 1 ? 0 : k], has[k] = 1;
         int64_t best = -1;
         for (int64_t k = 0; k < c; ++k)
             if (has[k] && (best < 0 || s[k] > s[best])) best = k;
@@ -100,7 +138,7 @@ static void classify(const tree_job *j, int64_t row, double *s, unsigned char *h
         for (int64_t k = 0; k < c; ++k) z[k] = (float)s[k];
         return;
     }
-    /* two classes */
+    /* two classes, every weight on one class: that score decides */
     int n = 2, extra = -1;
     if (nb == 2) {
         if (has[1]) {  /* the score of class 0 carries the decision, base_values[1] added */
@@ -118,16 +156,12 @@ static void classify(const tree_job *j, int64_t row, double *s, unsigned char *h
         if (!has[1]) n = 1;
     }
     double pos = (n == 2 && has[1]) ? s[1] : (has[0] ? s[0] : 0.0);
-    if (p->binary_case) {
-        if (p->weights_are_all_positive) {
-            extra = pos > 0.5 ? 0 : 1;
-            j->label[row] = j->labels[pos > 0.5 ? 1 : 0];
-        } else {
-            extra = pos > 0 ? 2 : 3;
-            j->label[row] = j->labels[pos > 0 ? 1 : 0];
-        }
+    if (p->weights_are_all_positive) {
+        extra = pos > 0.5 ? 0 : 1;
+        j->label[row] = j->labels[pos > 0.5 ? 1 : 0];
     } else {
-        j->label[row] = pos > 0 ? 1 : 0;
+        extra = pos > 0 ? 2 : 3;
+        j->label[row] = j->labels[pos > 0 ? 1 : 0];
     }
     if (n == 2) {
         double v[2] = {has[0] ? s[0] : 0.0, has[1] ? s[1] : 0.0};
@@ -185,18 +219,19 @@ static void tree_rows(void *arg, int64_t begin, int64_t end) {
     double *xr = s + t;  /* the row's features, read once */
     unsigned char *has = (unsigned char *)(xr + f + 1);
     int64_t agg = j->p->aggregate;
+    walk_fn walk = pick_walk(j->p->same_mode);
     for (int64_t r = begin; r < end; ++r) {
         for (int64_t k = 0; k < t; ++k) s[k] = 0.0, has[k] = 0;
         for (int64_t q = 0; q < f; ++q) xr[q] = mlrt_ml_get(j->x->data, j->x->dtype, r * f + q);
         for (int64_t tr = 0; tr < j->n_trees; ++tr) {
-            int64_t leaf = tree_leaf(j, xr, j->roots[tr]);
+            int64_t leaf = walk(j, xr, j->roots[tr]);
             if (leaf < 0) {
                 atomic_store(&j->failed, 1);
                 free(s);
                 return;
             }
-            const int64_t *rec = j->nodes + leaf * 6;
-            for (int64_t w = rec[4]; w < rec[4] + rec[5]; ++w) {
+            const int32_t *rec = j->nodes + leaf * 4;
+            for (int64_t w = rec[2]; w < (int64_t)rec[2] + rec[3]; ++w) {
                 int64_t k = j->targets[w];
                 double v = j->weights[w];
                 if (agg == AGG_MIN) s[k] = (!has[k] || v < s[k]) ? v : s[k];
@@ -213,7 +248,7 @@ static void tree_rows(void *arg, int64_t begin, int64_t end) {
 
 static int table(const mlrt_tensor *t, int32_t dtype, int32_t rank, const char *what) {
     MLRT_CHECK(t->dtype == dtype && t->rank == rank && mlrt_is_contiguous(t), "%s table: expected a contiguous rank-%d %s",
-               what, rank, dtype == MLRT_DOUBLE ? "float64" : "int64");
+               what, rank, dtype == MLRT_DOUBLE ? "float64" : dtype == MLRT_INT32 ? "int32" : "int64");
     return MLRT_OK;
 }
 
@@ -225,7 +260,7 @@ static int tree_run(const mlrt_context *ctx, const mlrt_tensor *in, int32_t n_in
     MLRT_CHECK(n_in == 9, "tree ensembles take X and 8 tables, got %d inputs", n_in);
     MLRT_CHECK(n_out == (p->classifier ? 2 : 1), "a tree %s has %d output(s)", p->classifier ? "classifier" : "regressor",
                p->classifier ? 2 : 1);
-    TRY(table(&in[1], MLRT_INT64, 2, "nodes"));
+    TRY(table(&in[1], MLRT_INT32, 2, "nodes"));
     TRY(table(&in[2], MLRT_DOUBLE, 1, "thresholds"));
     TRY(table(&in[3], MLRT_INT64, 1, "roots"));
     TRY(table(&in[4], MLRT_INT64, 1, "targets"));
@@ -237,32 +272,41 @@ static int tree_run(const mlrt_context *ctx, const mlrt_tensor *in, int32_t n_in
     MLRT_CHECK((x->rank == 1 || x->rank == 2) && mlrt_is_contiguous(x), "X must be a contiguous [N, F] or [F]");
     int64_t rows = x->rank == 1 ? 1 : x->shape[0], f = x->shape[x->rank - 1];
     int64_t m = in[1].shape[0], nw = in[4].shape[0], ns = in[6].shape[0], nt = p->n_targets;
-    MLRT_CHECK(in[1].shape[1] == 6 && in[2].shape[0] == m, "nodes must be [M, 6] with M thresholds");
+    MLRT_CHECK(in[1].shape[1] == 4 && in[2].shape[0] == m, "nodes must be [M, 4] with M thresholds");
+    MLRT_CHECK(p->same_mode >= -1 && p->same_mode <= T_NEQ, "bad same_mode %lld", (long long)p->same_mode);
     MLRT_CHECK(in[5].shape[0] == nw, "%lld weights for %lld targets", (long long)in[5].shape[0], (long long)nw);
     MLRT_CHECK(nt >= 1, "n_targets must be >= 1, got %lld", (long long)nt);
     MLRT_CHECK(p->aggregate >= 0 && p->aggregate <= 3 && p->post_transform >= 0 && p->post_transform <= 4,
                "bad aggregate function or post transform");
     int64_t nb = in[7].shape[0];
     MLRT_CHECK(nb == 0 || nb == 1 || nb == nt, "%lld base values for %lld targets", (long long)nb, (long long)nt);
-    const int64_t *nodes = in[1].data, *roots = in[3].data, *targets = in[4].data;
+    const int32_t *nodes = in[1].data;
+    const int64_t *roots = in[3].data, *targets = in[4].data;
+    const double *thresholds = in[2].data, *members = in[6].data;
     for (int64_t i = 0; i < m; ++i) {
-        const int64_t *rec = nodes + i * 6;
-        int64_t mode = rec[0] & 15;
-        MLRT_CHECK(rec[0] >= 0 && rec[0] < 32 && mode <= T_LEAF, "node %lld: bad kind %lld", (long long)i,
-                   (long long)rec[0]);
+        const int32_t *rec = nodes + i * 4;
+        int32_t mode = rec[0] & 15;
+        MLRT_CHECK(rec[0] >= 0 && rec[0] < 32 && mode <= T_LEAF, "node %lld: bad kind %d", (long long)i, rec[0]);
+        MLRT_CHECK(p->same_mode < 0 || rec[0] == p->same_mode || rec[0] == T_LEAF,
+                   "node %lld: kind %d, but same_mode is %lld", (long long)i, rec[0], (long long)p->same_mode);
         if (mode == T_LEAF) {
-            MLRT_CHECK(rec[4] >= 0 && rec[5] >= 0 && rec[4] <= nw && rec[5] <= nw - rec[4],
-                       "leaf %lld: weights [%lld, +%lld) outside the %lld weights", (long long)i, (long long)rec[4],
-                       (long long)rec[5], (long long)nw);
+            MLRT_CHECK(rec[2] >= 0 && rec[3] >= 0 && rec[2] <= nw && rec[3] <= nw - rec[2],
+                       "leaf %lld: weights [%d, +%d) outside the %lld weights", (long long)i, rec[2], rec[3],
+                       (long long)nw);
             continue;
         }
-        MLRT_CHECK(rec[1] >= 0 && rec[1] < f, "node %lld reads feature %lld; X has %lld features", (long long)i,
-                   (long long)rec[1], (long long)f);
+        MLRT_CHECK(rec[1] >= 0 && rec[1] < f, "node %lld reads feature %d; X has %lld features", (long long)i, rec[1],
+                   (long long)f);
         MLRT_CHECK(rec[2] >= 0 && rec[2] < m && rec[3] >= 0 && rec[3] < m, "node %lld: a child is outside the tree",
                    (long long)i);
-        if (mode == T_MEMBER)
-            MLRT_CHECK(rec[4] >= 0 && rec[5] >= 0 && rec[4] <= ns && rec[5] <= ns - rec[4],
-                       "node %lld: set members outside the %lld members", (long long)i, (long long)ns);
+        if (mode == T_MEMBER) {
+            double at = thresholds[i];
+            MLRT_CHECK(at >= 0 && at < (double)ns && at == floor(at), "node %lld: no set at %g of %lld members",
+                       (long long)i, at, (long long)ns);
+            double size = members[(int64_t)at];
+            MLRT_CHECK(size >= 0 && size == floor(size) && size <= (double)(ns - 1 - (int64_t)at),
+                       "node %lld: its set runs past the %lld members", (long long)i, (long long)ns);
+        }
     }
     for (int64_t i = 0; i < in[3].shape[0]; ++i)
         MLRT_CHECK(roots[i] >= 0 && roots[i] < m, "tree %lld: root %lld outside the nodes", (long long)i, (long long)roots[i]);

@@ -3,24 +3,22 @@
 Three kinds of operator live in this domain:
 
 * plain C kernels with a fixed parameter struct (Normalizer, Binarizer,
-  ArrayFeatureExtractor, FeatureVectorizer): `_MlOp`, planned like any other op;
-* numeric operators whose C kernel also needs arrays made from the attributes
+  ArrayFeatureExtractor, FeatureVectorizer): `_MlOp`;
+* numeric operators whose C kernel also reads arrays made from the attributes
   (tree tables, coefficients, support vectors, per-feature offsets...): `_MlTableOp`.
-  Python flattens the attributes once into a few arrays ("tables") and calls the C
-  kernel with them appended after the node's own inputs.  The framework has no way
-  yet to hand a planned kernel constant inputs that are not graph values, so these
-  run on the host (`run_host`, node by node) and call their kernel through
-  `executor.run_eager`.  The kernels already take the layout a planned op would
-  get: when an `Op.constants()` hook exists (arrays appended to the kernel inputs,
-  held by the plan like initializers), dropping `host = True` is all it takes;
+  Python flattens the attributes once, when the session is made, into a few arrays
+  ("tables") that the kernel receives after the node's own inputs (`Launch.extra`),
+  so these are planned like any other op.  A classifier with string labels has its
+  kernel write class indexes and runs on the host to turn them into strings;
 * string- and map-shaped operators (LabelEncoder, CategoryMapper, ZipMap,
-  DictVectorizer, string OneHotEncoder): `_MlHostOp`, pure Python.
+  DictVectorizer, OneHotEncoder): `_MlHostOp`, pure Python.
 
 Conventions shared with the C side (native/kernels/ml_*.h): post transforms are
 numbered NONE 0, LOGISTIC 1, SOFTMAX 2, SOFTMAX_ZERO 3, PROBIT 4; feature matrices
 are [N, F] (a 1-D X is one row, N = 1); scores are float32.
-Where onnx.reference and onnxruntime disagree, these ops follow onnxruntime (the
-runtime converted models are validated against) and say so in their docstring.
+Where onnx.reference and onnxruntime disagree, these ops follow the spec's text, and
+onnxruntime where the spec leaves the case open (it is the runtime the scikit-learn,
+XGBoost and LightGBM converters are checked against); each op's docstring says which.
 """
 
 from __future__ import annotations
@@ -37,23 +35,8 @@ SVM_KERNELS = {"LINEAR": 0, "POLY": 1, "RBF": 2, "SIGMOID": 3}
 FEATURE_TYPES = (np.dtype(np.float32), np.dtype(np.float64), np.dtype(np.int32), np.dtype(np.int64))
 
 
-class _MlOp(Op):
-    """An ai.onnx.ml operator with an ordinary (planned) C kernel."""
-
-    domain = ML_DOMAIN
-    tolerance = (1e-5, 1e-6)
-
-    def features(self, inputs, index: int = 0, types=FEATURE_TYPES) -> Info:
-        x = self.need(inputs, index)
-        if np.dtype(x.dtype) not in types:
-            raise self.fail(f"input {index} must be one of {', '.join(t.name for t in types)}, got {np.dtype(x.dtype).name}")
-        return x
-
-
-class _MlHostOp(_HostOp):
-    """An ai.onnx.ml operator run in Python (strings, maps, sequences of maps)."""
-
-    domain = ML_DOMAIN
+class _MlAttributes:
+    """Attribute readers every ai.onnx.ml operator may use."""
 
     def transform(self) -> int:
         name = self.a.post_transform
@@ -73,79 +56,89 @@ class _MlHostOp(_HostOp):
             return None
         return np.asarray(value, dtype=dtype).reshape(-1)
 
-    def matrix(self, values, index: int = 0, types=FEATURE_TYPES) -> np.ndarray:
-        """The feature input as an [N, F] array (a 1-D input is one row)."""
-        x = self.tensor(values, index, "X")
-        if x.dtype not in types:
-            raise self.bad(f"X must be one of {', '.join(t.name for t in types)}, got {x.dtype.name}")
-        if x.ndim == 1:
-            return x.reshape(1, -1)
-        if x.ndim != 2:
-            raise self.bad(f"X must be [N, F] or [F], got shape {list(x.shape)}")
+
+class _MlOp(_MlAttributes, Op):
+    """An ai.onnx.ml operator with a C kernel."""
+
+    domain = ML_DOMAIN
+    tolerance = (1e-5, 1e-6)
+
+    def features(self, inputs, index: int = 0, types=FEATURE_TYPES, ranks=None) -> Info:
+        """Input `index`, checked against the element types and ranks the op takes."""
+        x = self.need(inputs, index)
+        if np.dtype(x.dtype) not in types:
+            names = ", ".join(t.name for t in types)
+            raise self.fail(f"input {index} must be one of {names}, got {np.dtype(x.dtype).name}")
+        if ranks is not None and x.rank not in ranks:
+            raise self.fail(f"input {index} must be [N, F] or [F], got shape {list(x.shape)}")
         return x
 
 
-class _KernelCall:
-    """One call of an op's C kernel on explicit arrays, in the form run_eager takes."""
+class _MlHostOp(_MlAttributes, _HostOp):
+    """An ai.onnx.ml operator run in Python (strings, maps, sequences of maps)."""
 
-    def __init__(self, op: Op, kernel: str, struct: str | None, params: dict | None, outputs: list[Info]):
-        self.where, self.domain, self.opset, self.name = op.where, op.domain, op.opset, op.name
-        self.kernel, self.params = kernel, struct
-        self._params, self._outputs = params, outputs
-
-    def infer(self, inputs):
-        return self._outputs
-
-    def launch(self, inputs, outputs):
-        return Launch(self.kernel, self._params)
+    domain = ML_DOMAIN
 
 
-class _MlTableOp(_MlHostOp):
-    """A numeric ai.onnx.ml operator whose C kernel reads X plus constant tables.
+def rows(x: Info) -> int:
+    """N of an [N, F] or [F] feature input."""
+    return 1 if x.rank == 1 else int(x.shape[0])
 
-    Subclasses build the tables once (`make_tables`), say what the kernel returns
-    for a given X (`kernel_outputs`) and with which parameters (`kernel_params`), and
-    may post-process the kernel's outputs (`finish`, e.g. class indices -> strings)."""
 
-    kernel = None  # run_host calls the C kernel named `kernel_name` (default: the op type)
-    kernel_name: str | None = None
+class _MlTableOp(_MlOp):
+    """A numeric ai.onnx.ml operator whose C kernel reads X followed by constant tables.
+
+    Subclasses build the tables once (`make_tables`, at load: a malformed model fails
+    there), say what the kernel returns (`outputs_for`), with which parameters
+    (`kernel_params`) and tables (`kernel_tables`, default all), and may turn the
+    kernel's outputs into the op's (`finish`: class indexes -> string labels); an op
+    that needs `finish` sets `self.host` and runs node by node."""
+
     tolerance = (1e-5, 1e-5)
+    ranks: tuple | None = (1, 2)  # X's accepted ranks (None: any)
 
     def __init__(self, node, opset):
         super().__init__(node, opset)
-        # built once, when the session is made: a malformed model fails at load time
         self.tables = [np.ascontiguousarray(t) for t in self.make_tables()]
 
     # -- to override ---------------------------------------------------------------
     def make_tables(self) -> list[np.ndarray]:
         raise NotImplementedError
 
-    def kernel_outputs(self, x: np.ndarray) -> list[Info]:
+    def outputs_for(self, x: Info) -> list[Info]:
         raise NotImplementedError
 
-    def kernel_params(self, x: np.ndarray) -> dict | None:
+    def kernel_params(self, x: Info) -> dict | None:
         return None
 
-    def finish(self, outputs: list, x: np.ndarray) -> list:
+    def kernel_tables(self, x: Info) -> list[np.ndarray]:
+        return self.tables
+
+    def finish(self, outputs: list) -> list:
         return outputs
 
-    # -- running ---------------------------------------------------------------------
-    def run_kernel(self, x: np.ndarray, runtime, tables: list[np.ndarray] | None = None) -> list[np.ndarray]:
-        """The C kernel's outputs for X followed by `tables` (default: all of self.tables)."""
-        from ..executor import run_eager  # the executor imports the ops, not the reverse
+    # -- the Op interface ------------------------------------------------------------
+    def infer(self, inputs):
+        return self.outputs_for(self.features(inputs, ranks=self.ranks))
 
-        tables = self.tables if tables is None else tables
-        call = _KernelCall(self, self.kernel_name or self.op_type, self.params, self.kernel_params(x),
-                           self.kernel_outputs(x))
-        pool = getattr(getattr(runtime, "program", None), "pool", None)
-        return run_eager(call, [x, *tables], pool)
+    def launch(self, inputs, outputs):
+        x = inputs[0]
+        return Launch(self.op_type, self.kernel_params(x), extra=self.kernel_tables(x))
 
     def run_host(self, values, runtime):
-        x = self.matrix(values)
-        return self.finish(self.run_kernel(x, runtime), x)
+        """The kernel run node by node, then `finish` (string labels); also the path for
+        values a kernel cannot take (strings, sequences), which are refused here."""
+        from ..executor import run_eager  # the executor imports the ops, not the reverse
+
+        x = values[0] if values else None
+        if not isinstance(x, np.ndarray) or x.dtype not in FEATURE_TYPES + getattr(self, "extra_types", ()):
+            got = x.dtype.name if isinstance(x, np.ndarray) else type(x).__name__
+            raise InvalidArgument(f"{self.where}: X must be a numeric tensor, got {got}")
+        pool = getattr(getattr(runtime, "program", None), "pool", None)
+        return self.finish(run_eager(self, [x], pool))
 
 
-def class_labels(op: _MlHostOp, ints_name: str, strings_name: str) -> tuple[np.ndarray | None, list | None]:
+def class_labels(op: Op, ints_name: str, strings_name: str) -> tuple[np.ndarray | None, list | None]:
     """(int64 labels, None) or (None, string labels) from a classifier's attributes."""
     ints, strs = getattr(op.a, ints_name), getattr(op.a, strings_name)
     if ints is not None and len(ints) and strs is not None and len(strs):
@@ -162,7 +155,7 @@ def label_table(ints: np.ndarray | None, strs: list | None) -> np.ndarray:
     return ints if ints is not None else np.arange(len(strs), dtype=np.int64)
 
 
-def string_labels(indexes: np.ndarray, strs: list, op: _MlHostOp) -> np.ndarray:
+def string_labels(indexes: np.ndarray, strs: list, op: Op) -> np.ndarray:
     """Class indexes -> an object array of the string labels."""
     table = np.empty(len(strs), dtype=object)
     table[:] = strs
@@ -171,7 +164,7 @@ def string_labels(indexes: np.ndarray, strs: list, op: _MlHostOp) -> np.ndarray:
     return table[indexes]
 
 
-def svm_kernel_fields(op: _MlHostOp) -> dict:
+def svm_kernel_fields(op: Op) -> dict:
     """kernel_type and kernel_params ([gamma, coef0, degree], zeros when absent) as struct fields."""
     kind = str(op.a.kernel_type).upper()
     if kind not in SVM_KERNELS:
@@ -190,17 +183,24 @@ _MEMBER, _LEAF, _MISSING_TRUE = 6, 7, 16
 
 
 class TreeTables:
-    """Trees flattened for the C walk (native/kernels/ml_tree.h): node records
-    [kind, feature, true child, false child, a, b], thresholds, roots, the leaves'
-    (target, weight) pairs and the sorted members of set-membership nodes."""
+    """Trees flattened for the C walk (native/kernels/ml_tree.h): int32 node records
+    [kind, feature, true child, false child] (a leaf: [7, 0, first weight, count]),
+    thresholds (a set-membership node: where its set starts in `members`), roots, the
+    leaves' (target, weight) pairs, and the sets as [size, sorted members...]."""
 
-    def __init__(self, nodes, thresholds, roots, targets, weights, members=None):
-        self.nodes = np.ascontiguousarray(nodes, dtype=np.int64).reshape(-1, 6)
+    def __init__(self, op, nodes, thresholds, roots, targets, weights, members=None):
+        nodes = np.asarray(nodes, dtype=np.int64).reshape(-1, 4)
+        if nodes.shape[0] >= 2 ** 31 or len(weights) >= 2 ** 31 or (nodes.size and np.abs(nodes).max() >= 2 ** 31):
+            raise op.fail("the trees have more than 2**31 nodes, weights or features")
+        self.nodes = np.ascontiguousarray(nodes, dtype=np.int32)
         self.thresholds = np.ascontiguousarray(thresholds, dtype=np.float64)
         self.roots = np.ascontiguousarray(roots, dtype=np.int64)
         self.targets = np.ascontiguousarray(targets, dtype=np.int64)
         self.weights = np.ascontiguousarray(weights, dtype=np.float64)
         self.members = np.ascontiguousarray(members if members is not None else [], dtype=np.float64)
+        kinds = np.unique(nodes[nodes[:, 0] != _LEAF, 0])
+        # one comparison everywhere and no missing-value tracks: the kernel's faster walk
+        self.same_mode = int(kinds[0]) if kinds.size == 1 and kinds[0] < _MEMBER else -1
 
     def arrays(self, base: np.ndarray, labels: np.ndarray) -> list[np.ndarray]:
         return [self.nodes, self.thresholds, self.roots, self.targets, self.weights, self.members,
@@ -212,13 +212,14 @@ def _ints(op, name: str) -> np.ndarray:
     return np.asarray(value if value is not None else [], dtype=np.int64).reshape(-1)
 
 
-def legacy_trees(op: _MlHostOp, prefix: str) -> TreeTables:
+def legacy_trees(op: Op, prefix: str) -> TreeTables:
     """TreeEnsembleRegressor / TreeEnsembleClassifier (opsets 1, 3) attributes -> tables;
     `prefix` names the leaf weights ("target" or "class").  Nodes are found by
     (tree id, node id); a tree's root is its first node in the list; weights on nodes
     that are not leaves are ignored (old converters wrote some), as onnxruntime does."""
     tree_ids, node_ids = _ints(op, "nodes_treeids"), _ints(op, "nodes_nodeids")
-    features, true_ids, false_ids = _ints(op, "nodes_featureids"), _ints(op, "nodes_truenodeids"), _ints(op, "nodes_falsenodeids")
+    features = _ints(op, "nodes_featureids")
+    true_ids, false_ids = _ints(op, "nodes_truenodeids"), _ints(op, "nodes_falsenodeids")
     modes = list(op.a.nodes_modes or [])
     m = len(tree_ids)
     for name, arr in (("nodes_nodeids", node_ids), ("nodes_featureids", features), ("nodes_modes", modes),
@@ -246,7 +247,7 @@ def legacy_trees(op: _MlHostOp, prefix: str) -> TreeTables:
             raise op.fail(f"node {key[1]} of tree {key[0]} appears twice")
         index[key] = i
         roots.setdefault(key[0], i)
-    nodes = np.zeros((m, 6), np.int64)
+    nodes = np.zeros((m, 4), np.int64)
     nodes[:, 0] = kinds | np.where(missing == 1, _MISSING_TRUE, 0)
     nodes[:, 1] = features
     for i in np.flatnonzero(kinds != _LEAF).tolist():
@@ -271,12 +272,14 @@ def legacy_trees(op: _MlHostOp, prefix: str) -> TreeTables:
     order = keep[np.argsort(leaf_of[keep], kind="stable")]
     sorted_leaves = leaf_of[order]
     leaves, first, count = np.unique(sorted_leaves, return_index=True, return_counts=True)
-    nodes[leaves, 4] = first
-    nodes[leaves, 5] = count
-    return TreeTables(nodes, values, list(roots.values()), w_ids[order], w_values[order])
+    nodes[kinds == _LEAF, 0] = _LEAF  # a leaf tracks no missing values
+    nodes[kinds == _LEAF, 1:] = 0
+    nodes[leaves, 2] = first
+    nodes[leaves, 3] = count
+    return TreeTables(op, nodes, values, list(roots.values()), w_ids[order], w_values[order])
 
 
-def v5_trees(op: _MlHostOp) -> TreeTables:
+def v5_trees(op: Op) -> TreeTables:
     """TreeEnsemble (opset 5) attributes -> tables: its leaves become node records after
     the M branch nodes; set members are read in node order, each set ended by a NaN."""
     features = _ints(op, "nodes_featureids")
@@ -299,7 +302,7 @@ def v5_trees(op: _MlHostOp) -> TreeTables:
         raise op.fail(f"leaf_targetids has {targets.size} values for {n_leaves} leaf weights")
     if ((modes < 0) | (modes > _MEMBER)).any():
         raise op.fail(f"nodes_modes must be 0..6, got {sorted(set(modes.tolist()))}")
-    nodes = np.zeros((m + n_leaves, 6), np.int64)
+    nodes = np.zeros((m + n_leaves, 4), np.int64)
     nodes[:m, 0] = modes | np.where(missing == 1, _MISSING_TRUE, 0)
     nodes[:m, 1] = features
     for col, ids, leaf in ((2, t_ids, t_leaf), (3, f_ids, f_leaf)):
@@ -309,8 +312,9 @@ def v5_trees(op: _MlHostOp) -> TreeTables:
             raise op.fail(f"node {i}: child {ids[i]} is not a {'leaf' if leaf[i] else 'node'} index")
         nodes[:m, col] = np.where(leaf != 0, m + ids, ids)
     nodes[m:, 0] = _LEAF
-    nodes[m:, 4] = np.arange(n_leaves)
-    nodes[m:, 5] = 1
+    nodes[m:, 2] = np.arange(n_leaves)
+    nodes[m:, 3] = 1
+    thresholds = np.concatenate([splits, np.zeros(n_leaves)])
     members = []
     member_nodes = np.flatnonzero(modes == _MEMBER)
     if member_nodes.size:
@@ -319,15 +323,15 @@ def v5_trees(op: _MlHostOp) -> TreeTables:
         flat = np.asarray(op.a.membership_values, dtype=np.float64).reshape(-1)
         ends = np.flatnonzero(np.isnan(flat))
         if ends.size < member_nodes.size:
-            raise op.fail(f"membership_values holds {ends.size} NaN-ended sets for {member_nodes.size} membership nodes")
+            raise op.fail(f"membership_values holds {ends.size} NaN-ended sets for "
+                          f"{member_nodes.size} membership nodes")
         start = 0
         for node, end in zip(member_nodes.tolist(), ends.tolist()):
             group = np.unique(flat[start:end])
-            nodes[node, 4], nodes[node, 5] = len(members), group.size
-            members.extend(group.tolist())
+            thresholds[node] = len(members)
+            members.extend([group.size, *group.tolist()])
             start = end + 1
     roots = _ints(op, "tree_roots")
     if ((roots < 0) | (roots >= max(m, 1))).any() or (m == 0 and roots.size):
         raise op.fail(f"tree_roots must be node indexes below {m}")
-    thresholds = np.concatenate([splits, np.zeros(n_leaves)])
-    return TreeTables(nodes, thresholds, roots, targets, weights, members)
+    return TreeTables(op, nodes, thresholds, roots, targets, weights, members)

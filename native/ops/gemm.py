@@ -10,7 +10,7 @@ from ._base import Info, Launch, Op, broadcast_view
 class Gemm(Op):
     attributes = {"alpha": 1.0, "beta": 1.0, "transA": 0, "transB": 0, "broadcast": 0}
     params = "mlrt_gemm_params"
-    tolerance = (1e-4, 1e-5)
+    tolerance = (1e-4, 1e-4)  # float32 sums over K: both sides round, in different orders
 
     def _shapes(self, inputs):
         a, b = self.need(inputs, 0), self.need(inputs, 1)

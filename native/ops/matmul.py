@@ -7,7 +7,7 @@ from ._base import Info, Launch, Op, broadcast_shape, broadcast_view
 
 
 class MatMul(Op):
-    tolerance = (1e-4, 1e-5)
+    tolerance = (1e-4, 1e-4)  # float32 sums over K: both sides round, in different orders
 
     def _shapes(self, inputs):
         a, b = self.need(inputs, 0), self.need(inputs, 1)

@@ -1,8 +1,11 @@
 """SVMClassifier (ai.onnx.ml), as onnxruntime reads the spec.
 
 Linear mode (no vectors_per_class): one score per class, x . coefficients[c] + rho[0];
-the label is the best-scoring class (with two classes: the second when its score
-passes 0.5 for all-positive coefficients or 0 otherwise), Z the transformed scores.
+the label is the best-scoring class (with two classes and no negative coefficient:
+the second whenever the best score reaches 0.5), Z the transformed scores.  (For
+this mode onnx.reference labels more than two classes 1 / 0 and onnxruntime picks
+the second of two classes whenever the best score is > 0; mlrt takes the best class
+in both cases.)
 SVC mode: kernel values against the support vectors, one-vs-one scores for each
 class pair (i < j), votes (score > 0 for i) pick the label; with prob_a / prob_b the
 pairwise scores become sigmoid probabilities coupled into class probabilities (Z has

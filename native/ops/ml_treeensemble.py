@@ -4,8 +4,10 @@ from trees whose branch nodes are listed once (nodes_*: feature, split, mode 0 L
 leaves (nodes_trueleafs / nodes_falseleafs); leaf l adds leaf_weights[l] to target
 leaf_targetids[l].  aggregate_function 0 AVERAGE, 1 SUM, 2 MIN, 3 MAX; post_transform
 0 NONE, 1 SOFTMAX, 2 LOGISTIC, 3 SOFTMAX_ZERO, 4 PROBIT, numbered as the spec says
-(onnx.reference ignores post_transform; onnxruntime 1.31 reads 1 as LOGISTIC).  Sets of membership_values are read in node order, each
-ended by a NaN.  The walk runs in C (native/kernels/ml_tree.c)."""
+(onnx.reference ignores post_transform; onnxruntime 1.31 swaps 1 and 2).  The sets of
+membership_values are read in node order, each ended by a NaN.  A target no leaf
+reaches counts 0 under MIN / MAX too (onnx.reference starts those from -+max float).
+The walk runs in C (native/kernels/ml_tree.c)."""
 
 import numpy as np
 
@@ -36,6 +38,7 @@ class TreeEnsemble(_MlTableOp):
         trees = v5_trees(self)
         if trees.targets.size and (trees.targets.min() < 0 or trees.targets.max() >= int(self.a.n_targets)):
             raise self.fail(f"leaf_targetids must lie in [0, {self.a.n_targets})")
+        self._same_mode = trees.same_mode
         return trees.arrays(np.zeros(0), np.zeros(0, np.int64))
 
     def kernel_outputs(self, x):
@@ -43,7 +46,7 @@ class TreeEnsemble(_MlTableOp):
 
     def kernel_params(self, x):
         return {"n_targets": int(self.a.n_targets), "aggregate": _AGGREGATE[self.a.aggregate_function],
-                "post_transform": _TRANSFORM[self.a.post_transform], "classifier": 0}
+                "post_transform": _TRANSFORM[self.a.post_transform], "classifier": 0, "same_mode": self._same_mode}
 
     def run_host(self, values, runtime):
         x = self.matrix(values, types=_TYPES)

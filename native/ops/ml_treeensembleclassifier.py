@@ -4,15 +4,16 @@ per-class leaf weights (class_*; *_as_tensor forms accepted).  Trees are walked 
 TreeEnsembleRegressor; class scores are the sums of the weights reached plus
 base_values.
 
-With more than two classes the label is the best-scoring class and Z the
-post-transformed scores.  Two classes follow onnxruntime (the runtime scikit-learn,
-XGBoost and LightGBM converters target): when every weight names one class (the
-"binary case") that score s decides the label (s > 0.5 if no weight is negative,
-else s > 0) and Z is [1 - s, s] (no negative weight; s = logistic(s) first under
-LOGISTIC) or [-s, s] (logistic of both under LOGISTIC);
-otherwise the label is 1 if the second class scores > 0 (0 if not), Z the two
-transformed scores.  onnx.reference differs from this in corner cases (it always
-takes the argmax).  The walk runs in C (native/kernels/ml_tree.c)."""
+The label is the best-scoring class (the first of equals; classes no leaf reached
+do not compete) and Z the post-transformed scores.  Two classes whose weights all
+name one class (the "binary case", how scikit-learn, XGBoost and LightGBM models
+are converted) follow onnxruntime: that score s decides the label (s > 0.5 if no
+weight is negative, else s > 0) and Z is [1 - s, s] (no negative weight; s =
+logistic(s) first under LOGISTIC) or [-s, s] (logistic of both under LOGISTIC).
+(onnx.reference writes [-s, s] and [1 - s, s] the other way round for mixed-sign
+weights under NONE; onnxruntime labels other two-class models 1 / 0 whatever the
+class labels are, which mlrt does not copy.)  The walk runs in C
+(native/kernels/ml_tree.c)."""
 
 import numpy as np
 
@@ -43,6 +44,7 @@ class TreeEnsembleClassifier(_MlTableOp):
             raise self.fail(f"{base.size} base_values for {self._n} classes")
         self._binary = self._n == 2 and np.unique(_class_ids(self)).size == 1
         self._positive = bool((trees.weights >= 0).all())
+        self._same_mode = trees.same_mode
         return trees.arrays(base, label_table(ints, strs))
 
     def kernel_outputs(self, x):
@@ -50,7 +52,8 @@ class TreeEnsembleClassifier(_MlTableOp):
 
     def kernel_params(self, x):
         return {"n_targets": self._n, "aggregate": 0, "post_transform": self.transform(), "classifier": 1,
-                "binary_case": int(self._binary), "weights_are_all_positive": int(self._positive)}
+                "binary_case": int(self._binary), "weights_are_all_positive": int(self._positive),
+                "same_mode": self._same_mode}
 
     def finish(self, outputs, x):
         y, z = outputs

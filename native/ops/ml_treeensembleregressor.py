@@ -40,6 +40,7 @@ class TreeEnsembleRegressor(_MlTableOp):
         base = np.zeros(0) if base is None else base
         if base.size not in (0, 1, self._n):
             raise self.fail(f"{base.size} base_values for {self._n} targets")
+        self._same_mode = trees.same_mode
         return trees.arrays(base, np.zeros(0, np.int64))
 
     def kernel_outputs(self, x):
@@ -47,4 +48,4 @@ class TreeEnsembleRegressor(_MlTableOp):
 
     def kernel_params(self, x):
         return {"n_targets": self._n, "aggregate": AGGREGATES[self.a.aggregate_function],
-                "post_transform": self.transform(), "classifier": 0}
+                "post_transform": self.transform(), "classifier": 0, "same_mode": self._same_mode}

@@ -15,6 +15,7 @@
 #include <cblas.h>
 
 #include "gemm.h"
+#include "sgemm.h"
 
 static pthread_once_t blas_once = PTHREAD_ONCE_INIT;
 
@@ -166,7 +167,16 @@ static int check_sizes(bool ta, bool tb, int64_t M, int64_t N, int64_t K, int64_
         return MLRT_OK;                                                                                      \
     }
 
-DEFINE_GEMM(float, scipy_cblas_sgemm, scipy_cblas_sgemv, sgemm)
+DEFINE_GEMM(float, scipy_cblas_sgemm, scipy_cblas_sgemv, sgemm_blas)
+
+/* float32: mlrt's own kernels where the CPU has them (src/sgemm.c), else OpenBLAS */
+int mlrt_sgemm(const mlrt_context *ctx, bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alpha,
+               const float *A, int64_t lda, const float *B, int64_t ldb, float beta, float *C, int64_t ldc) {
+    if (mlrt_sgemm_strip_width() == 0)
+        return mlrt_sgemm_blas(ctx, trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    int status = check_sizes(trans_a, trans_b, M, N, K, lda, ldb, ldc, A, B, C);
+    return status ? status : mlrt_sgemm_tiled(ctx, trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+}
 DEFINE_GEMM(double, scipy_cblas_dgemm, scipy_cblas_dgemv, dgemm)
 
 /* ---- strip micro-kernels (float32) -------------------------------------------------------------

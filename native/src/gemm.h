@@ -1,7 +1,8 @@
 /* gemm.h -- the matrix-multiply core under Gemm, MatMul and Conv (internal, not ABI).
  *
- * Row-major C = alpha * op(A) * op(B) + beta * C with op(X) = X or X^T, over OpenBLAS
- * running single-threaded; mlrt splits the work across the session's intra-op pool
+ * Row-major C = alpha * op(A) * op(B) + beta * C with op(X) = X or X^T: float32 on
+ * mlrt's own micro-kernels (src/sgemm.c) where the CPU has them, float64 (and float32
+ * elsewhere) on OpenBLAS running single-threaded; mlrt splits the work across the session's intra-op pool
  * itself (blocks of rows or columns of C), so intra_op_num_threads governs all of it.
  * A NULL ctx (or a call from inside a parallel loop) runs on the calling thread.
  * As in BLAS, beta == 0 means C is not read.  Returns MLRT_OK or an error status. */

@@ -160,6 +160,8 @@ def test_tensor_scatter_types_and_bad():
     past = rng.integers(0, 9, (3, 4, 2)).astype(np.int8)
     check_node("TensorScatter", [past, np.ones((3, 4, 2), np.int8), np.zeros(3, np.int64)], {"axis": 1}, opset=24)
     check_node("TensorScatter", [past, np.ones((3, 0, 2), np.int8)], {"axis": 1}, opset=24)
+    check_node("TensorScatter", [np.zeros((0, 4, 2), np.float32), np.zeros((0, 1, 2), np.float32)], {"axis": 1},
+               opset=24)
     strings = np.array([["a", "b", "c"], ["d", "e", "f"]], dtype=object)
     got = run("TensorScatter", [strings, np.array([["x"], ["y"]], dtype=object), np.array([2, 1], np.int64)],
               {"axis": 1}, opset=24)

@@ -194,3 +194,26 @@ def test_feature_vectorizer_bad():
         run("FeatureVectorizer", [a, np.ones((3, 1), np.float32)], {"inputdimensions": [3, 1]})
     with pytest.raises(mlrt.MlrtError, match="inputdimensions"):
         run("FeatureVectorizer", [a], {"inputdimensions": [3, 1]})
+
+
+def test_planned_graph_with_default_domain_ops():
+    # no host op: the whole graph runs as one native plan, ai.onnx.ml kernels included
+    from onnx import TensorProto, helper
+
+    from _ml_oracle import ML, run_ref
+    nodes = [helper.make_node("Add", ["x", "x"], ["a"]),
+             helper.make_node("Normalizer", ["a"], ["n"], domain=ML, norm="L2"),
+             helper.make_node("Binarizer", ["n"], ["b"], domain=ML, threshold=0.1),
+             helper.make_node("ArrayFeatureExtractor", ["b", "idx"], ["y"], domain=ML)]
+    graph = helper.make_graph(
+        nodes, "planned", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [None, 4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        initializer=[helper.make_tensor("idx", TensorProto.INT64, [2], [3, 0])])
+    model = helper.make_model(graph, ir_version=10, opset_imports=[helper.make_opsetid("", 17),
+                                                                  helper.make_opsetid(ML, 1)])
+    x = rng.standard_normal((13, 4)).astype(np.float32)
+    import mlrt.lowlevel as ml
+    sess = ml.InferenceSession(model.SerializeToString())
+    for _ in range(2):  # planned once, then reused
+        np.testing.assert_array_equal(sess.run(None, {"x": x})[0], run_ref(model, [x])[0])
+    assert sess._runnable._plans, "the graph should have run as a native plan"

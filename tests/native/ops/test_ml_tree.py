@@ -194,10 +194,14 @@ def test_classifier_binary_one_score(labels, transform, positive):
         check_ml("TreeEnsembleClassifier", [x], attrs, n_outputs=2, opset=3, oracle="ort")
 
 
-def test_classifier_two_classes_both_scored():
+@pytest.mark.parametrize("labels", [[0, 1], [4, 7], ["p", "q"]])
+def test_classifier_two_classes_both_scored(labels):
+    # the best class, as onnx.reference says (onnxruntime answers 1 / 0 whatever the labels)
     a, w = random_forest(rng, n_trees=3, n_targets=2)
-    check_ml("TreeEnsembleClassifier", [features(rng, 30, 4)], classifier_attrs(a, w, [0, 1]), n_outputs=2,
-             opset=3, oracle="ort")
+    x = features(rng, 30, 4)
+    for extra in ({}, {"base_values": [0.25, -0.25]}, {"post_transform": "SOFTMAX"}):
+        check_ml("TreeEnsembleClassifier", [x], classifier_attrs(a, w, labels, **extra), n_outputs=2, opset=3,
+                 oracle="ref")
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.int64, np.int32])
