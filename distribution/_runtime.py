@@ -70,6 +70,22 @@ def _candidate(spec: str) -> tuple[str, Path]:
     return "path", (path / LIBRARY_NAME if path.is_dir() else path)
 
 
+def _dlopen_quiet_blas(ffi, lib_path: Path):
+    """dlopen with OPENBLAS_NUM_THREADS=1 for the duration: the runtime's own copy of
+    OpenBLAS then starts no idle threads of its own (mlrt runs BLAS single-threaded
+    inside its pool).  The variable is restored at once, so other libraries are not
+    affected."""
+    old = os.environ.get("OPENBLAS_NUM_THREADS")
+    os.environ["OPENBLAS_NUM_THREADS"] = "1"
+    try:
+        return ffi.dlopen(str(lib_path))
+    finally:
+        if old is None:
+            del os.environ["OPENBLAS_NUM_THREADS"]
+        else:
+            os.environ["OPENBLAS_NUM_THREADS"] = old
+
+
 def load(spec: str | None = None) -> Runtime:
     """Load the runtime named by spec (default: $MLRT_RUNTIME or "bundled")."""
     import cffi
@@ -83,7 +99,7 @@ def load(spec: str | None = None) -> Runtime:
     ffi = cffi.FFI()
     try:
         ffi.cdef(cdef_text(_header_dir(lib_path)))
-        lib = ffi.dlopen(str(lib_path))
+        lib = _dlopen_quiet_blas(ffi, lib_path)
     except (OSError, cffi.CDefError, cffi.FFIError) as exc:
         raise RuntimeLoadError(f"{kind} runtime at {lib_path} cannot be loaded: {exc}") from exc
     expected = _expected_abi()

@@ -136,6 +136,9 @@ class InferenceSession:
         m.graph.node.extend(self._graph.nodes)
         del m.graph.initializer[:]
         m.graph.initializer.extend(numpy_helper.from_array(v, k) for k, v in self._graph.initializers.items())
+        declared = {o.domain for o in m.opset_import}
+        for domain in sorted({n.domain for n in self._graph.nodes} - declared - {"ai.onnx"}):
+            m.opset_import.append(onnx.helper.make_opsetid(domain, 1))  # e.g. com.microsoft for fused nodes
         onnx.save(m, path)
 
     # -- introspection ------------------------------------------------------------------------
@@ -194,6 +197,10 @@ class InferenceSession:
             if value is None:
                 return None
             return [np.asarray(v) for v in value] if isinstance(value, (list, tuple)) else np.asarray(value)
+        if vt.kind == "map":
+            if not isinstance(value, dict):
+                raise InvalidArgument(f"input '{vt.name}': expected a map (dict), got {type(value).__name__}")
+            return dict(value)
         if vt.kind != "tensor":
             raise NotImplemented(f"input '{vt.name}': {vt.kind} inputs are not supported yet")
         if hasattr(value, "numpy") and not isinstance(value, np.ndarray):

@@ -55,6 +55,11 @@ class Graph:
                 out.setdefault(name, []).append(i)
         return out
 
+    def reorder(self) -> None:
+        """Topological order again after a rewrite moved nodes around."""
+        known = {v.name for v in self.inputs + self.overridable} | set(self.initializers) | set(self.outer)
+        self.nodes = _toposort(self.nodes, known)
+
     def names_read(self) -> set[str]:
         """Every name some node reads (subgraphs included), plus the graph outputs."""
         return {n for node in self.nodes for n in node_reads(node)} | {o.name for o in self.outputs}

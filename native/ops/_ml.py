@@ -96,6 +96,7 @@ class _MlTableOp(_MlOp):
 
     tolerance = (1e-5, 1e-5)
     ranks: tuple | None = (1, 2)  # X's accepted ranks (None: any)
+    extra_types: tuple = ()  # X element types accepted besides FEATURE_TYPES
 
     def __init__(self, node, opset):
         super().__init__(node, opset)
@@ -131,7 +132,7 @@ class _MlTableOp(_MlOp):
         from ..executor import run_eager  # the executor imports the ops, not the reverse
 
         x = values[0] if values else None
-        if not isinstance(x, np.ndarray) or x.dtype not in FEATURE_TYPES + getattr(self, "extra_types", ()):
+        if not isinstance(x, np.ndarray) or x.dtype not in FEATURE_TYPES + self.extra_types:
             got = x.dtype.name if isinstance(x, np.ndarray) else type(x).__name__
             raise InvalidArgument(f"{self.where}: X must be a numeric tensor, got {got}")
         pool = getattr(getattr(runtime, "program", None), "pool", None)

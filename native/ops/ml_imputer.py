@@ -7,7 +7,7 @@ import math
 import numpy as np
 
 from ._base import Info
-from ._ml import FEATURE_TYPES, _MlTableOp
+from ._ml import _MlTableOp
 
 
 class Imputer(_MlTableOp):
@@ -15,29 +15,26 @@ class Imputer(_MlTableOp):
                   "replaced_value_float": 0.0, "replaced_value_int64": 0}
     params = "mlrt_ml_imputer_params"
     tolerance = (0.0, 0.0)
+    ranks = None
 
     def make_tables(self):
         return [np.asarray(self.a.imputed_value_floats or [], dtype=np.float64),
                 np.asarray(self.a.imputed_value_int64s or [], dtype=np.int64)]
 
-    def kernel_outputs(self, x):
+    def kernel_tables(self, x):
+        return [self.tables[0] if np.dtype(x.dtype).kind == "f" else self.tables[1]]
+
+    def outputs_for(self, x):
+        (table,) = self.kernel_tables(x)
+        if table.size == 0:
+            kind = "imputed_value_floats" if np.dtype(x.dtype).kind == "f" else "imputed_value_int64s"
+            raise self.fail(f"a {np.dtype(x.dtype).name} input needs '{kind}'")
+        c = x.shape[-1] if x.rank else 1
+        if table.size not in (1, c):
+            raise self.fail(f"{table.size} imputed values for {c} features (give 1 or {c})")
         return [Info(x.dtype, x.shape)]
 
     def kernel_params(self, x):
         r = float(self.a.replaced_value_float)
         return {"replaced_value": 0.0 if math.isnan(r) else r, "replace_nan": int(math.isnan(r)),
                 "replaced_int": int(self.a.replaced_value_int64)}
-
-    def run_host(self, values, runtime):
-        x = self.tensor(values, 0, "X")
-        if x.dtype not in FEATURE_TYPES:
-            raise self.bad(f"X must be float, double, int32 or int64, got {x.dtype.name}")
-        floats, ints = self.tables
-        table = floats if x.dtype.kind == "f" else ints
-        if table.size == 0:
-            kind = "imputed_value_floats" if x.dtype.kind == "f" else "imputed_value_int64s"
-            raise self.fail(f"a {x.dtype.name} input needs '{kind}'")
-        c = x.shape[-1] if x.ndim else 1
-        if table.size not in (1, c):
-            raise self.bad(f"{table.size} imputed values for {c} features (give 1 or {c})")
-        return self.run_kernel(x, runtime, [table])

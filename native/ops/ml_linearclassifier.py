@@ -10,7 +10,7 @@ onnxruntime's layout; onnx.reference writes [-s, s] and then transforms both."""
 import numpy as np
 
 from ._base import REQUIRED, Info
-from ._ml import _MlTableOp, class_labels, label_table, string_labels
+from ._ml import _MlTableOp, class_labels, label_table, rows, string_labels
 
 
 class LinearClassifier(_MlTableOp):
@@ -22,6 +22,7 @@ class LinearClassifier(_MlTableOp):
     def make_tables(self):
         ints, strs = class_labels(self, "classlabels_ints", "classlabels_strings")
         self._strings = strs
+        self.host = strs is not None  # the kernel writes class indexes; run_host names them
         n_labels = len(strs) if strs is not None else len(ints)
         coef = np.asarray(self.a.coefficients, dtype=np.float64)
         b = np.asarray(self.a.intercepts or [], dtype=np.float64)
@@ -35,15 +36,14 @@ class LinearClassifier(_MlTableOp):
         self._k, self._labels = k, n_labels
         return [coef.reshape(k, -1), b, label_table(ints, strs)]
 
-    def kernel_outputs(self, x):
+    def outputs_for(self, x):
         second = self._k == 1 and self._labels == 2
-        return [Info(np.dtype(np.int64), (x.shape[0],)),
-                Info(np.dtype(np.float32), (x.shape[0], 2 if second else self._k))]
+        return [Info(np.dtype(np.int64), (rows(x),)), Info(np.dtype(np.float32), (rows(x), 2 if second else self._k))]
 
     def kernel_params(self, x):
         return {"post_transform": self.transform(), "add_second_class": int(self._k == 1 and self._labels == 2)}
 
-    def finish(self, outputs, x):
+    def finish(self, outputs):
         y, z = outputs
         if self._strings is not None:
             if self._k == 1 and self._labels != 2:

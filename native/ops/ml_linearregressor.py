@@ -4,7 +4,7 @@ then the post transform (applied to each row; onnx.reference knows only NONE).""
 import numpy as np
 
 from ._base import REQUIRED, Info
-from ._ml import _MlTableOp
+from ._ml import _MlTableOp, rows
 
 
 class LinearRegressor(_MlTableOp):
@@ -21,8 +21,8 @@ class LinearRegressor(_MlTableOp):
             raise self.fail(f"{b.size} intercepts for {t} targets")
         return [coef.reshape(t, -1), b]
 
-    def kernel_outputs(self, x):
-        return [Info(np.dtype(np.float32), (x.shape[0], int(self.a.targets)))]
+    def outputs_for(self, x):
+        return [Info(np.dtype(np.float32), (rows(x), int(self.a.targets)))]
 
     def kernel_params(self, x):
         return {"post_transform": self.transform()}

@@ -16,7 +16,7 @@ SOFTMAX kinds, [probit(s), 0] for PROBIT -- onnxruntime's layouts).  Kernels as 
 import numpy as np
 
 from ._base import Info
-from ._ml import _MlTableOp, class_labels, label_table, string_labels, svm_kernel_fields
+from ._ml import _MlTableOp, class_labels, label_table, rows, string_labels, svm_kernel_fields
 
 
 class SVMClassifier(_MlTableOp):
@@ -29,6 +29,7 @@ class SVMClassifier(_MlTableOp):
     def make_tables(self):
         ints, strs = class_labels(self, "classlabels_ints", "classlabels_strings")
         self._strings = strs
+        self.host = strs is not None  # the kernel writes class indexes; run_host names them
         c = len(strs) if strs is not None else len(ints)
         per_class = np.asarray(self.a.vectors_per_class or [], dtype=np.int64)
         v = int(per_class.sum()) if per_class.size else 0
@@ -50,14 +51,14 @@ class SVMClassifier(_MlTableOp):
         return [sv.reshape(v, -1) if v else np.zeros((0, 0)), coef, rho, pa, pb,
                 per_class if v else np.zeros(0, np.int64), label_table(ints, strs)]
 
-    def kernel_outputs(self, x):
-        return [Info(np.dtype(np.int64), (x.shape[0],)), Info(np.dtype(np.float32), (x.shape[0], self._zc))]
+    def outputs_for(self, x):
+        return [Info(np.dtype(np.int64), (rows(x),)), Info(np.dtype(np.float32), (rows(x), self._zc))]
 
     def kernel_params(self, x):
         return {**svm_kernel_fields(self), "post_transform": self.transform(),
                 "weights_are_all_positive": int(self._all_positive)}
 
-    def finish(self, outputs, x):
+    def finish(self, outputs):
         y, z = outputs
         if self._strings is not None:
             y = string_labels(y, self._strings, self)

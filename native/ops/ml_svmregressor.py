@@ -8,7 +8,7 @@ kernel_params = [gamma, coef0, degree]."""
 import numpy as np
 
 from ._base import Info
-from ._ml import _MlTableOp, svm_kernel_fields
+from ._ml import _MlTableOp, rows, svm_kernel_fields
 
 class SVMRegressor(_MlTableOp):
     attributes = {"coefficients": None, "kernel_params": None, "kernel_type": "LINEAR", "n_supports": 0,
@@ -27,8 +27,8 @@ class SVMRegressor(_MlTableOp):
             raise self.fail("'rho' must hold a value")
         return [sv.reshape(n, -1) if n else np.zeros((0, 0)), coef, rho]
 
-    def kernel_outputs(self, x):
-        return [Info(np.dtype(np.float32), (x.shape[0], 1))]
+    def outputs_for(self, x):
+        return [Info(np.dtype(np.float32), (rows(x), 1))]
 
     def kernel_params(self, x):
         return {**svm_kernel_fields(self), "one_class": int(bool(self.a.one_class)), "post_transform": self.transform()}

@@ -12,7 +12,7 @@ The walk runs in C (native/kernels/ml_tree.c)."""
 import numpy as np
 
 from ._base import REQUIRED, Info
-from ._ml import _MlTableOp, v5_trees
+from ._ml import _MlTableOp, rows, v5_trees
 
 _AGGREGATE = {0: 1, 1: 0, 2: 2, 3: 3}        # opset-5 numbering -> the kernel's
 _TRANSFORM = {0: 0, 1: 2, 2: 1, 3: 3, 4: 4}
@@ -27,6 +27,7 @@ class TreeEnsemble(_MlTableOp):
                   "leaf_weights": None, "membership_values": None}
     params = "mlrt_ml_tree_params"
     tolerance = (1e-5, 1e-5)
+    extra_types = (np.dtype(np.float16),)
 
     def make_tables(self):
         if self.a.aggregate_function not in _AGGREGATE:
@@ -41,16 +42,13 @@ class TreeEnsemble(_MlTableOp):
         self._same_mode = trees.same_mode
         return trees.arrays(np.zeros(0), np.zeros(0, np.int64))
 
-    def kernel_outputs(self, x):
-        return [Info(x.dtype, (x.shape[0], int(self.a.n_targets)))]
+    def infer(self, inputs):
+        x = self.features(inputs, types=_TYPES, ranks=(1, 2))
+        splits = self.a.nodes_splits
+        if splits is not None and np.asarray(splits).dtype != np.dtype(x.dtype):
+            raise self.fail(f"X is {np.dtype(x.dtype).name} but nodes_splits are {np.asarray(splits).dtype.name}")
+        return [Info(x.dtype, (rows(x), int(self.a.n_targets)))]
 
     def kernel_params(self, x):
         return {"n_targets": int(self.a.n_targets), "aggregate": _AGGREGATE[self.a.aggregate_function],
                 "post_transform": _TRANSFORM[self.a.post_transform], "classifier": 0, "same_mode": self._same_mode}
-
-    def run_host(self, values, runtime):
-        x = self.matrix(values, types=_TYPES)
-        splits = self.a.nodes_splits
-        if splits is not None and np.asarray(splits).dtype != x.dtype:
-            raise self.bad(f"X is {x.dtype.name} but nodes_splits are {np.asarray(splits).dtype.name}")
-        return self.run_kernel(x, runtime)

@@ -18,7 +18,7 @@ class labels are, which mlrt does not copy.)  The walk runs in C
 import numpy as np
 
 from ._base import Info
-from ._ml import _MlTableOp, class_labels, label_table, legacy_trees, string_labels
+from ._ml import _MlTableOp, class_labels, label_table, legacy_trees, rows, string_labels
 from .ml_treeensembleregressor import _NODES
 
 
@@ -32,6 +32,7 @@ class TreeEnsembleClassifier(_MlTableOp):
     def make_tables(self):
         ints, strs = class_labels(self, "classlabels_int64s", "classlabels_strings")
         self._strings = strs
+        self.host = strs is not None  # the kernel writes class indexes; run_host names them
         self._n = len(strs) if strs is not None else len(ints)
         if self._n < 2:
             raise self.fail(f"{self._n} class label(s): a classifier needs at least two")
@@ -47,15 +48,15 @@ class TreeEnsembleClassifier(_MlTableOp):
         self._same_mode = trees.same_mode
         return trees.arrays(base, label_table(ints, strs))
 
-    def kernel_outputs(self, x):
-        return [Info(np.dtype(np.int64), (x.shape[0],)), Info(np.dtype(np.float32), (x.shape[0], self._n))]
+    def outputs_for(self, x):
+        return [Info(np.dtype(np.int64), (rows(x),)), Info(np.dtype(np.float32), (rows(x), self._n))]
 
     def kernel_params(self, x):
         return {"n_targets": self._n, "aggregate": 0, "post_transform": self.transform(), "classifier": 1,
                 "binary_case": int(self._binary), "weights_are_all_positive": int(self._positive),
                 "same_mode": self._same_mode}
 
-    def finish(self, outputs, x):
+    def finish(self, outputs):
         y, z = outputs
         if self._strings is not None:
             y = string_labels(y, self._strings, self)

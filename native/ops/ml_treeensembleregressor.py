@@ -12,7 +12,7 @@ as in onnxruntime).  The walk runs in C (native/kernels/ml_tree.c)."""
 import numpy as np
 
 from ._base import Info
-from ._ml import AGGREGATES, _MlTableOp, legacy_trees
+from ._ml import AGGREGATES, _MlTableOp, legacy_trees, rows
 
 _NODES = {"nodes_treeids": None, "nodes_nodeids": None, "nodes_featureids": None, "nodes_modes": None,
           "nodes_values": None, "nodes_values_as_tensor": None, "nodes_truenodeids": None, "nodes_falsenodeids": None,
@@ -43,8 +43,8 @@ class TreeEnsembleRegressor(_MlTableOp):
         self._same_mode = trees.same_mode
         return trees.arrays(base, np.zeros(0, np.int64))
 
-    def kernel_outputs(self, x):
-        return [Info(np.dtype(np.float32), (x.shape[0], self._n))]
+    def outputs_for(self, x):
+        return [Info(np.dtype(np.float32), (rows(x), self._n))]
 
     def kernel_params(self, x):
         return {"n_targets": self._n, "aggregate": AGGREGATES[self.a.aggregate_function],

@@ -3,7 +3,12 @@
  * A pool owns n-1 worker threads; the caller of mlrt_parallel_for is the nth.
  * Work is handed out in chunks from an atomic counter.  One loop runs on a pool
  * at a time: a caller that finds the pool busy (another run() on another thread)
- * runs its loop alone rather than wait, so concurrent runs never deadlock. */
+ * runs its loop alone rather than wait, so concurrent runs never deadlock.
+ *
+ * Between loops a worker spins briefly (SPIN pauses, some tens of microseconds)
+ * before it sleeps, and so does the caller waiting for the last worker: the loops of
+ * one model run follow each other closely, and a wake-up through the kernel costs
+ * more than many small loops take. */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -17,15 +22,23 @@ struct mlrt_threadpool {
     pthread_mutex_t lock;
     pthread_cond_t wake;
     pthread_cond_t done;
-    uint64_t generation;
-    bool stop;
+    _Atomic uint64_t generation;
+    atomic_bool stop;
     /* the current loop */
     mlrt_range_fn fn;
     void *arg;
     int64_t n, chunk;
     atomic_int_fast64_t next;
-    int32_t active;            /* workers still inside the current loop */
+    atomic_int active;         /* workers still inside the current loop */
 };
+
+#define SPIN 2000
+
+static inline void cpu_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+}
 
 static void run_chunks(mlrt_threadpool *p) {
     for (;;) {
@@ -39,17 +52,22 @@ static void run_chunks(mlrt_threadpool *p) {
 static void *worker_main(void *arg) {
     mlrt_threadpool *p = arg;
     uint64_t seen = 0;
-    pthread_mutex_lock(&p->lock);
     for (;;) {
-        while (!p->stop && p->generation == seen) pthread_cond_wait(&p->wake, &p->lock);
-        if (p->stop) break;
-        seen = p->generation;
-        pthread_mutex_unlock(&p->lock);
+        for (int i = 0; i < SPIN && atomic_load(&p->generation) == seen && !atomic_load(&p->stop); ++i) cpu_relax();
+        if (atomic_load(&p->generation) == seen && !atomic_load(&p->stop)) {
+            pthread_mutex_lock(&p->lock);
+            while (!atomic_load(&p->stop) && atomic_load(&p->generation) == seen) pthread_cond_wait(&p->wake, &p->lock);
+            pthread_mutex_unlock(&p->lock);
+        }
+        if (atomic_load(&p->stop)) break;
+        seen = atomic_load(&p->generation);
         run_chunks(p);
-        pthread_mutex_lock(&p->lock);
-        if (--p->active == 0) pthread_cond_signal(&p->done);
+        if (atomic_fetch_sub(&p->active, 1) == 1) {
+            pthread_mutex_lock(&p->lock);
+            pthread_cond_signal(&p->done);
+            pthread_mutex_unlock(&p->lock);
+        }
     }
-    pthread_mutex_unlock(&p->lock);
     return NULL;
 }
 
@@ -75,7 +93,7 @@ mlrt_threadpool *mlrt_threadpool_create(int32_t n_threads) {
 void mlrt_threadpool_destroy(mlrt_threadpool *p) {
     if (!p) return;
     pthread_mutex_lock(&p->lock);
-    p->stop = true;
+    atomic_store(&p->stop, true);
     pthread_cond_broadcast(&p->wake);
     pthread_mutex_unlock(&p->lock);
     for (int32_t i = 1; i < p->n_threads; ++i) pthread_join(p->workers[i], NULL);
@@ -105,13 +123,16 @@ void mlrt_parallel_for(const mlrt_context *ctx, int64_t n, int64_t grain, mlrt_r
     p->n = n;
     p->chunk = chunk;
     atomic_store(&p->next, 0);
-    p->active = p->n_threads - 1;
-    p->generation++;
+    atomic_store(&p->active, p->n_threads - 1);
+    atomic_fetch_add(&p->generation, 1);
     pthread_cond_broadcast(&p->wake);
     pthread_mutex_unlock(&p->lock);
     run_chunks(p);
-    pthread_mutex_lock(&p->lock);
-    while (p->active > 0) pthread_cond_wait(&p->done, &p->lock);
-    pthread_mutex_unlock(&p->lock);
+    for (int i = 0; i < SPIN && atomic_load(&p->active) > 0; ++i) cpu_relax();
+    if (atomic_load(&p->active) > 0) {
+        pthread_mutex_lock(&p->lock);
+        while (atomic_load(&p->active) > 0) pthread_cond_wait(&p->done, &p->lock);
+        pthread_mutex_unlock(&p->lock);
+    }
     pthread_mutex_unlock(&p->busy);
 }

@@ -334,3 +334,14 @@ def test_v5_bad_leaf_index():
     attrs["nodes_trueleafs"] = [1] + attrs["nodes_trueleafs"][1:]
     with pytest.raises(mlrt.MlrtError, match="leaf"):
         _run("TreeEnsemble", features(rng, 2, 4), attrs, opset=5)
+
+
+def test_int_labels_are_planned_string_labels_run_on_the_host():
+    import mlrt.lowlevel as ml
+    a, w = random_forest(rng, n_trees=3, n_targets=3)
+    x = features(rng, 9, 4)
+    for labels, planned in (([1, 2, 3], True), (["a", "b", "c"], False)):
+        model = ml_model("TreeEnsembleClassifier", [x], classifier_attrs(a, w, labels), 2, opset=3)
+        sess = ml.InferenceSession(model.SerializeToString())
+        sess.run(None, {"x0": x})
+        assert bool(sess._runnable._plans) == planned, labels

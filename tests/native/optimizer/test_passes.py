@@ -116,3 +116,49 @@ def test_constant_folding_respects_overridable_initializers():
     a_in = helper.make_tensor_value_info("a", T.FLOAT, [3])
     old_ir = model(nodes, inits, [x3, a_in, b_in], [Y], ir_version=3)  # IR < 4: initializers are constants
     assert ops_after(old_ir) == ["Mul"]
+
+
+@pytest.mark.parametrize("act, attrs", [("Relu", {}), ("LeakyRelu", {"alpha": 0.2}), ("Sigmoid", {}),
+                                        ("HardSigmoid", {"alpha": 0.3, "beta": 0.4}), ("Tanh", {})])
+def test_conv_activation_fused(act, attrs):
+    inits = conv_inits()
+    nodes = [helper.make_node("Conv", ["x", "W", "B"], ["c"], pads=[1, 1, 1, 1]), helper.make_node(act, ["c"], ["y"], **attrs)]
+    m = model(nodes, inits, [X], [Y])
+    assert ops_after(m, ml.GraphOptimizationLevel.ORT_ENABLE_ALL) == ["FusedConv"]
+    agree(m, {"x": rng.standard_normal((1, 3, 8, 8)).astype(np.float32)})
+
+
+@pytest.mark.parametrize("with_relu", [True, False])
+def test_conv_residual_add_fused(with_relu):
+    """y = relu(conv(x) + r): the residual Add and the Relu ride on the Conv."""
+    inits = conv_inits(c_in=4, c_out=4)
+    nodes = [helper.make_node("Relu", ["x4"], ["r"]), helper.make_node("Conv", ["x4", "W", "B"], ["c"], pads=[1, 1, 1, 1]),
+             helper.make_node("Add", ["c", "r"], ["s" if with_relu else "y"])]
+    if with_relu:
+        nodes.append(helper.make_node("Relu", ["s"], ["y"]))
+    x4 = helper.make_tensor_value_info("x4", T.FLOAT, [1, 4, 8, 8])
+    m = model(nodes, inits, [x4], [Y])
+    assert ops_after(m, ml.GraphOptimizationLevel.ORT_ENABLE_ALL) == ["Relu", "FusedConv"]
+    assert ops_after(m, ml.GraphOptimizationLevel.ORT_ENABLE_BASIC) == ["Relu", "Conv", "Add"] + (["Relu"] if with_relu else [])
+    agree(m, {"x4": rng.standard_normal((1, 4, 8, 8)).astype(np.float32)})
+
+
+def test_clip_with_runtime_bounds_not_fused():
+    inits = conv_inits()
+    nodes = [helper.make_node("Conv", ["x", "W", "B"], ["c"]), helper.make_node("Clip", ["c", "lo", "hi"], ["y"])]
+    lo = helper.make_tensor_value_info("lo", T.FLOAT, [])
+    hi = helper.make_tensor_value_info("hi", T.FLOAT, [])
+    m = model(nodes, inits, [X, lo, hi], [Y])
+    assert ops_after(m, ml.GraphOptimizationLevel.ORT_ENABLE_ALL) == ["Conv", "Clip"]
+
+
+def test_bn_mul_add_folded():
+    c = 3
+    inits = {"s": rng.uniform(0.5, 2, c).astype(np.float32), "b": rng.standard_normal(c).astype(np.float32),
+             "m": rng.standard_normal(c).astype(np.float32), "v": rng.uniform(0.5, 2, c).astype(np.float32),
+             "k": rng.uniform(0.5, 2, (c, 1, 1)).astype(np.float32), "a": rng.standard_normal((c, 1, 1)).astype(np.float32)}
+    nodes = [helper.make_node("BatchNormalization", ["x", "s", "b", "m", "v"], ["n"]),
+             helper.make_node("Mul", ["n", "k"], ["p"]), helper.make_node("Add", ["p", "a"], ["y"])]
+    m = model(nodes, inits, [X], [Y])
+    assert ops_after(m) == ["BatchNormalization"]
+    agree(m, {"x": rng.standard_normal((1, 3, 8, 8)).astype(np.float32)})
