@@ -292,7 +292,7 @@ class Program:
             present = [i for i in ins if i is not None]
             if all(o.value is not None for o in outs):
                 pass
-            elif op.kernel is not None and all(i.value is not None for i in present):
+            elif op.kernel is not None and op.deterministic and all(i.value is not None for i in present):
                 values = run_eager(op, [i.value if i is not None else None for i in ins], self.pool)
                 outs = [Info.of(v) if v is not None else o for v, o in zip(values, outs)]
             else:

@@ -127,6 +127,7 @@ class Op:
     kernel: str | None = ""  # C kernel op type: "" = the node's op type, None = no kernel needed
     tolerance = (1e-5, 1e-6)  # (rtol, atol) for float results against a reference
     host = False  # True: run_host() runs it in Python (control flow, sequences, strings)
+    deterministic = True  # False (random ops): never computed ahead of time, even on constants
 
     def __init__(self, node, opset: int):
         self.node = node

@@ -29,6 +29,8 @@ def apply(graph, context) -> int:
         arrays = [graph.initializers[n] if n else None for n in node.input]
         try:
             op = make_op(node, graph)
+            if not op.deterministic:
+                continue
             if op.host:  # data-dependent shapes (NonZero, Unique, ...): fold when the result is numeric
                 values = op.run_host(arrays, None)
                 if not all(isinstance(v, np.ndarray) and v.dtype.kind not in "OUS" for v in values):

@@ -82,3 +82,13 @@ def test_shape_chain_is_folded_into_a_static_plan():
         np.testing.assert_array_equal(sess.run(None, {"x": x})[0], x.reshape(b, 6))
     plans = sess._runnable._plans
     assert len(plans) == 2 and all(p is not None and hasattr(p, "handle") for p in plans.values())
+
+
+def test_unseeded_random_differs_between_runs():
+    """Random ops are never computed ahead of time (no constant folding, no plan-time values)."""
+    nodes = [helper.make_node("RandomUniform", [], ["r"], shape=[64]), helper.make_node("Relu", ["r"], ["y"])]
+    m = model(nodes, [], [helper.make_tensor_value_info("y", T.FLOAT, [64])], opsets=(("", 17),))
+    sess = ml.InferenceSession(m)
+    a, b = sess.run(None, {})[0], sess.run(None, {})[0]
+    assert a.shape == (64,) and (a != b).any()
+    assert ((a >= 0) & (a < 1)).all()
