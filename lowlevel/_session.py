@@ -12,7 +12,6 @@ from onnx import helper
 from .._errors import InvalidArgument, MlrtError, NotImplemented
 from ..native import graph as graph_mod
 from ..native import optimizer
-from ..native.executor import ThreadPool
 from ..native.providers import _base as providers_base
 from ._options import GraphOptimizationLevel, RunOptions, SessionOptions
 

@@ -13,23 +13,8 @@
 #include "gemm.h"
 #include "internal.h"
 
-static inline double load_f(const void *base, int32_t dt, int64_t i) {
-    switch (dt) {
-    case MLRT_FLOAT: return ((const float *)base)[i];
-    case MLRT_DOUBLE: return ((const double *)base)[i];
-    case MLRT_FLOAT16: return mlrt_f16_to_f32(((const uint16_t *)base)[i]);
-    default: return mlrt_bf16_to_f32(((const uint16_t *)base)[i]);
-    }
-}
-
-static inline void store_f(void *base, int32_t dt, int64_t i, double v) {
-    switch (dt) {
-    case MLRT_FLOAT: ((float *)base)[i] = (float)v; break;
-    case MLRT_DOUBLE: ((double *)base)[i] = v; break;
-    case MLRT_FLOAT16: ((uint16_t *)base)[i] = mlrt_f64_to_f16(v); break;
-    default: ((uint16_t *)base)[i] = mlrt_f32_to_bf16((float)v); break;
-    }
-}
+#define store_f(b, t, i, v) mlrt_store_real((b), (i), (t), (v))
+#define load_f(b, t, i) mlrt_load_as_double((b), (i), (t))
 
 typedef struct deform_job {
     const mlrt_deform_conv_params *p;

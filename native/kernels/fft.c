@@ -14,6 +14,10 @@
 
 #include "fft.h"
 #include "internal.h"
+#define float_type mlrt_is_real
+
+#define store(b, t, i, v) mlrt_store_real((b), (i), (t), (v))
+#define load(b, t, i) mlrt_load_as_double((b), (i), (t))
 
 #define MAX_FACTORS 64
 #define MAX_RADIX 64 /* lengths with a prime factor above this use Bluestein */
@@ -240,30 +244,6 @@ static void fft_forward(const fft_plan *p, double *a, double *scratch) {
         a[2 * k] = r * c[2 * k] - i * c[2 * k + 1];
         a[2 * k + 1] = r * c[2 * k + 1] + i * c[2 * k];
     }
-}
-
-/* -- element access for the floating types -------------------------------------------- */
-
-static inline double load(const void *base, int32_t dt, int64_t i) {
-    switch (dt) {
-    case MLRT_FLOAT: return ((const float *)base)[i];
-    case MLRT_DOUBLE: return ((const double *)base)[i];
-    case MLRT_FLOAT16: return mlrt_f16_to_f32(((const uint16_t *)base)[i]);
-    default: return mlrt_bf16_to_f32(((const uint16_t *)base)[i]);
-    }
-}
-
-static inline void store(void *base, int32_t dt, int64_t i, double v) {
-    switch (dt) {
-    case MLRT_FLOAT: ((float *)base)[i] = (float)v; break;
-    case MLRT_DOUBLE: ((double *)base)[i] = v; break;
-    case MLRT_FLOAT16: ((uint16_t *)base)[i] = mlrt_f64_to_f16(v); break;
-    default: ((uint16_t *)base)[i] = mlrt_f32_to_bf16((float)v); break;
-    }
-}
-
-static bool float_type(int32_t dt) {
-    return dt == MLRT_FLOAT || dt == MLRT_DOUBLE || dt == MLRT_FLOAT16 || dt == MLRT_BFLOAT16;
 }
 
 static bool shape_is(const mlrt_tensor *t, int32_t rank, const int64_t *dims) {

@@ -13,6 +13,9 @@
 #include "internal.h"
 #include "linalg.h"
 
+#define store(b, t, i, v) mlrt_store_real((b), (i), (t), (v))
+#define load(b, t, i) mlrt_load_as_double((b), (i), (t))
+
 typedef struct det_job {
     const mlrt_det_params *p;
     const void *x;
@@ -20,24 +23,6 @@ typedef struct det_job {
     int32_t dtype;
     atomic_int failed;
 } det_job;
-
-static inline double load(const void *base, int32_t dt, int64_t i) {
-    switch (dt) {
-    case MLRT_FLOAT: return ((const float *)base)[i];
-    case MLRT_DOUBLE: return ((const double *)base)[i];
-    case MLRT_FLOAT16: return mlrt_f16_to_f32(((const uint16_t *)base)[i]);
-    default: return mlrt_bf16_to_f32(((const uint16_t *)base)[i]);
-    }
-}
-
-static inline void store(void *base, int32_t dt, int64_t i, double v) {
-    switch (dt) {
-    case MLRT_FLOAT: ((float *)base)[i] = (float)v; break;
-    case MLRT_DOUBLE: ((double *)base)[i] = v; break;
-    case MLRT_FLOAT16: ((uint16_t *)base)[i] = mlrt_f64_to_f16(v); break;
-    default: ((uint16_t *)base)[i] = mlrt_f32_to_bf16((float)v); break;
-    }
-}
 
 /* determinant of the n x n row-major matrix a, destroyed on the way */
 static double lu_det(double *a, int64_t n) {

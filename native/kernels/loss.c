@@ -16,26 +16,10 @@
 #include "internal.h"
 #include "loss.h"
 
+#define store mlrt_store_real
+#define load mlrt_load_as_double
+
 #define LOSS_BLOCK 1024
-
-static inline double load(const void *base, int64_t i, int32_t dtype) {
-    switch (dtype) {
-    case MLRT_FLOAT: return ((const float *)base)[i];
-    case MLRT_DOUBLE: return ((const double *)base)[i];
-    case MLRT_FLOAT16: return mlrt_f16_to_f32(((const uint16_t *)base)[i]);
-    case MLRT_BFLOAT16: return mlrt_bf16_to_f32(((const uint16_t *)base)[i]);
-    default: return NAN;
-    }
-}
-
-static inline void store(void *base, int64_t i, int32_t dtype, double v) {
-    switch (dtype) {
-    case MLRT_FLOAT: ((float *)base)[i] = (float)v; break;
-    case MLRT_DOUBLE: ((double *)base)[i] = v; break;
-    case MLRT_FLOAT16: ((uint16_t *)base)[i] = mlrt_f64_to_f16(v); break;
-    case MLRT_BFLOAT16: ((uint16_t *)base)[i] = mlrt_f32_to_bf16((float)v); break;
-    }
-}
 
 typedef struct loss_job {
     const mlrt_loss_params *p;

@@ -9,28 +9,10 @@
 
 #include "internal.h"
 #include "misc.h"
+#define float_type mlrt_is_real
 
-static inline double load_f(const void *base, int32_t dt, int64_t i) {
-    switch (dt) {
-    case MLRT_FLOAT: return ((const float *)base)[i];
-    case MLRT_DOUBLE: return ((const double *)base)[i];
-    case MLRT_FLOAT16: return mlrt_f16_to_f32(((const uint16_t *)base)[i]);
-    default: return mlrt_bf16_to_f32(((const uint16_t *)base)[i]);
-    }
-}
-
-static inline void store_f(void *base, int32_t dt, int64_t i, double v) {
-    switch (dt) {
-    case MLRT_FLOAT: ((float *)base)[i] = (float)v; break;
-    case MLRT_DOUBLE: ((double *)base)[i] = v; break;
-    case MLRT_FLOAT16: ((uint16_t *)base)[i] = mlrt_f64_to_f16(v); break;
-    default: ((uint16_t *)base)[i] = mlrt_f32_to_bf16((float)v); break;
-    }
-}
-
-static bool float_type(int32_t dt) {
-    return dt == MLRT_FLOAT || dt == MLRT_DOUBLE || dt == MLRT_FLOAT16 || dt == MLRT_BFLOAT16;
-}
+#define store_f(b, t, i, v) mlrt_store_real((b), (i), (t), (v))
+#define load_f(b, t, i) mlrt_load_as_double((b), (i), (t))
 
 /* a * b * c == numel, without overflow (the extents come from outside) */
 static bool covers(int64_t a, int64_t b, int64_t c, int64_t numel) {

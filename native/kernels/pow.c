@@ -9,6 +9,7 @@
 
 #include "nditer.h"
 #include "pow.h"
+#define load_f mlrt_load_as_double
 
 /* defined in cast.c */
 
@@ -46,24 +47,6 @@ typedef struct bin_job {
     int64_t sa = j->rows.strides[0][j->rows.rank - 1], sb = j->rows.strides[1][j->rows.rank - 1];
 
 /* -- element access by runtime type (the mixed-type Pow path) --------------------------- */
-
-static inline double load_f(const void *p, int64_t i, int32_t t) {
-    switch (t) {
-    case MLRT_FLOAT: return ((const float *)p)[i];
-    case MLRT_DOUBLE: return ((const double *)p)[i];
-    case MLRT_FLOAT16: return mlrt_f16_to_f32(((const uint16_t *)p)[i]);
-    case MLRT_BFLOAT16: return mlrt_bf16_to_f32(((const uint16_t *)p)[i]);
-    case MLRT_INT8: return ((const int8_t *)p)[i];
-    case MLRT_INT16: return ((const int16_t *)p)[i];
-    case MLRT_INT32: return ((const int32_t *)p)[i];
-    case MLRT_INT64: return (double)((const int64_t *)p)[i];
-    case MLRT_UINT8: return ((const uint8_t *)p)[i];
-    case MLRT_UINT16: return ((const uint16_t *)p)[i];
-    case MLRT_UINT32: return ((const uint32_t *)p)[i];
-    case MLRT_UINT64: return (double)((const uint64_t *)p)[i];
-    default: return 0;
-    }
-}
 
 static inline int64_t load_i(const void *p, int64_t i, int32_t t) {
     switch (t) {

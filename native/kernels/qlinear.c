@@ -23,22 +23,10 @@
 #include "conv.h"
 #include "gemm.h"
 #include "internal.h"
+#define ql_load mlrt_load_as_double
 
 #define QL_GRAIN 16384
 #define QL_EXACT_TERMS 256 /* 256 * 255 * 255 < 2^24 */
-
-static inline double ql_load(const void *p, int64_t i, int32_t t) {
-    switch (t) {
-    case MLRT_FLOAT: return ((const float *)p)[i];
-    case MLRT_DOUBLE: return ((const double *)p)[i];
-    case MLRT_FLOAT16: return mlrt_f16_to_f32(((const uint16_t *)p)[i]);
-    case MLRT_BFLOAT16: return mlrt_bf16_to_f32(((const uint16_t *)p)[i]);
-    case MLRT_INT8: return ((const int8_t *)p)[i];
-    case MLRT_UINT8: return ((const uint8_t *)p)[i];
-    case MLRT_INT32: return ((const int32_t *)p)[i];
-    default: return 0;
-    }
-}
 
 static inline int32_t ql_load8(const void *p, int64_t i, int32_t t) {
     return t == MLRT_INT8 ? ((const int8_t *)p)[i] : ((const uint8_t *)p)[i];

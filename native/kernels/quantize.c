@@ -21,25 +21,11 @@
 
 #include "internal.h"
 #include "quantize.h"
+#define q_load mlrt_load_as_double
 
 #define Q_GRAIN 16384
 
 /* element i of a tensor of type t, as a double (0 for a type not listed) */
-static inline double q_load(const void *p, int64_t i, int32_t t) {
-    switch (t) {
-    case MLRT_FLOAT: return ((const float *)p)[i];
-    case MLRT_DOUBLE: return ((const double *)p)[i];
-    case MLRT_FLOAT16: return mlrt_f16_to_f32(((const uint16_t *)p)[i]);
-    case MLRT_BFLOAT16: return mlrt_bf16_to_f32(((const uint16_t *)p)[i]);
-    case MLRT_INT8: return ((const int8_t *)p)[i];
-    case MLRT_UINT8: return ((const uint8_t *)p)[i];
-    case MLRT_INT16: return ((const int16_t *)p)[i];
-    case MLRT_UINT16: return ((const uint16_t *)p)[i];
-    case MLRT_INT32: return ((const int32_t *)p)[i];
-    default: return 0;
-    }
-}
-
 /* v rounded (to nearest even) to floating type t, back as a double */
 static inline double q_round(double v, int32_t t) {
     switch (t) {

@@ -17,6 +17,7 @@
 
 #include "internal.h"
 #include "random.h"
+#define load_f(b, t, i) mlrt_load_as_double((b), (i), (t))
 
 #define GAMMA UINT64_C(0x9E3779B97F4A7C15)
 
@@ -49,15 +50,6 @@ static uint64_t make_key(const mlrt_random_params *p, const void *salt, uint64_t
 
 static bool float_type(int32_t dt) {
     return dt == MLRT_FLOAT || dt == MLRT_DOUBLE || dt == MLRT_FLOAT16 || dt == MLRT_BFLOAT16;
-}
-
-static inline double load_f(const void *base, int32_t dt, int64_t i) {
-    switch (dt) {
-    case MLRT_FLOAT: return ((const float *)base)[i];
-    case MLRT_DOUBLE: return ((const double *)base)[i];
-    case MLRT_FLOAT16: return mlrt_f16_to_f32(((const uint16_t *)base)[i]);
-    default: return mlrt_bf16_to_f32(((const uint16_t *)base)[i]);
-    }
 }
 
 /* store a value of a float output; integers and bool only ever get 0 or 1 (Bernoulli) */

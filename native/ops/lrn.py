@@ -1,7 +1,6 @@
 """LRN: local response normalisation across channels,
 y = x / (bias + alpha / size * sum of squares over `size` neighbouring channels) ^ beta."""
 
-import numpy as np
 
 from ._base import REQUIRED, Info, Op
 

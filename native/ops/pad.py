@@ -5,7 +5,6 @@ Pads are [begin_0, ..., begin_n, end_0, ..., end_n]: an attribute `paddings` (op
 opset 18 an optional `axes` input saying which axes the pads are for.  Cropping
 happens before padding, so reflect/edge/wrap read the kept elements."""
 
-import numpy as np
 
 from ._base import Info, Op
 from ._shape import bits_of, ints, normalize_axes

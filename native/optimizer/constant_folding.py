@@ -7,6 +7,7 @@ import numpy as np
 
 from ..._errors import MlrtError
 from ..executor import make_op, run_eager
+from ._util import prune_initializers
 
 LEVEL = 1
 ORDER = 20
@@ -46,8 +47,5 @@ def apply(graph, context) -> int:
         graph.nodes.remove(node)
         folded += 1
     if folded:
-        used = graph.names_read() | overridable
-        for name in list(graph.initializers):
-            if name not in used:
-                del graph.initializers[name]
+        prune_initializers(graph)
     return folded

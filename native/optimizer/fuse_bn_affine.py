@@ -8,14 +8,14 @@ BN parameters."""
 
 import numpy as np
 
-from .fuse_conv_affine import _per_channel
+from ._util import per_channel, prune_initializers, variable_names
 
 LEVEL = 1
 ORDER = 35
 
 
 def apply(graph, context) -> int:
-    variable = {v.name for v in graph.overridable} | {v.name for v in graph.inputs}
+    variable = variable_names(graph)
     outputs = {o.name for o in graph.outputs}
     producer = {o: n for n in graph.nodes for o in n.output}
     consumers = graph.consumers()
@@ -44,7 +44,7 @@ def apply(graph, context) -> int:
         out_rank = len(rank) if rank is not None else 4
         if scale.ndim != 1 or c.dtype != scale.dtype or scale.dtype not in (np.float32, np.float64):
             continue
-        vec = _per_channel(c, scale.shape[0], out_rank)
+        vec = per_channel(c, scale.shape[0], out_rank)
         if vec is None:
             continue
         if node.op_type == "Mul":
@@ -61,8 +61,5 @@ def apply(graph, context) -> int:
         consumers = graph.consumers()
         fused += 1
     if fused:
-        used = graph.names_read() | {v.name for v in graph.overridable}
-        for name in list(graph.initializers):
-            if name not in used:
-                del graph.initializers[name]
+        prune_initializers(graph)
     return fused

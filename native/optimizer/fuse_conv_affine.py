@@ -8,25 +8,14 @@ single element), and the weights are constant."""
 
 import numpy as np
 
+from ._util import per_channel, prune_initializers, variable_names
+
 LEVEL = 1
 ORDER = 40
 
 
-def _per_channel(value, channels: int, out_rank: int):
-    """The constant as a (channels,) vector if it varies along the channel axis only."""
-    if value.size == 1:
-        return np.full(channels, value.reshape(()), dtype=value.dtype)
-    shape = list(value.shape)
-    if len(shape) > out_rank:
-        return None
-    shape = [1] * (out_rank - len(shape)) + shape  # right-aligned against (N, C, spatial...)
-    if shape[0] != 1 or shape[1] != channels or any(d != 1 for d in shape[2:]):
-        return None
-    return value.reshape(channels)
-
-
 def apply(graph, context) -> int:
-    variable = {v.name for v in graph.overridable} | {v.name for v in graph.inputs}
+    variable = variable_names(graph)
     outputs = {o.name for o in graph.outputs}
     consumers = graph.consumers()
     producer = {o: n for n in graph.nodes for o in n.output}
@@ -51,7 +40,7 @@ def apply(graph, context) -> int:
         c = graph.initializers[other]
         if c.dtype != w.dtype or w.dtype not in (np.float32, np.float64):
             continue
-        vec = _per_channel(c, w.shape[0], w.ndim)
+        vec = per_channel(c, w.shape[0], w.ndim)
         if vec is None:
             continue
         b = graph.initializers[b_name] if b_name else np.zeros(w.shape[0], w.dtype)
@@ -71,8 +60,5 @@ def apply(graph, context) -> int:
         consumers = graph.consumers()
         fused += 1
     if fused:
-        used = graph.names_read() | {v.name for v in graph.overridable}
-        for name in list(graph.initializers):
-            if name not in used:
-                del graph.initializers[name]
+        prune_initializers(graph)
     return fused

@@ -8,18 +8,13 @@ feeds only this BN, and the BN runs in inference mode (one output)."""
 
 import numpy as np
 
+from ._util import constant, prune_initializers
+
 LEVEL = 1
 ORDER = 30
 
 
-def _constant(graph, name, overridable):
-    if not name or name in overridable:
-        return None
-    return graph.initializers.get(name)
-
-
 def apply(graph, context) -> int:
-    overridable = {v.name for v in graph.overridable} | {v.name for v in graph.inputs}
     outputs = {o.name for o in graph.outputs}
     consumers = graph.consumers()
     producer = {o: n for n in graph.nodes for o in n.output}
@@ -36,9 +31,9 @@ def apply(graph, context) -> int:
             continue
         if conv.output[0] in outputs or len(consumers.get(conv.output[0], [])) != 1:
             continue
-        w = _constant(graph, conv.input[1], overridable)
-        b = _constant(graph, conv.input[2], overridable) if len(conv.input) > 2 and conv.input[2] else None
-        stats = [_constant(graph, n, overridable) for n in bn.input[1:]]
+        w = constant(graph, conv.input[1])
+        b = constant(graph, conv.input[2]) if len(conv.input) > 2 and conv.input[2] else None
+        stats = [constant(graph, n) for n in bn.input[1:]]
         if w is None or any(s is None for s in stats) or w.dtype not in (np.float32, np.float64):
             continue
         if len(conv.input) > 2 and conv.input[2] and b is None:
@@ -60,8 +55,5 @@ def apply(graph, context) -> int:
         graph.nodes.remove(bn)
         fused += 1
     if fused:
-        used = graph.names_read() | {v.name for v in graph.overridable}
-        for name in list(graph.initializers):
-            if name not in used:
-                del graph.initializers[name]
+        prune_initializers(graph)
     return fused

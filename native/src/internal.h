@@ -42,6 +42,43 @@ uint16_t mlrt_f64_to_f16(double d);
 float mlrt_bf16_to_f32(uint16_t h);
 uint16_t mlrt_f32_to_bf16(float f);
 
+/* One element of a tensor of any numeric type (bool, integers, float16, bfloat16,
+ * float, double) as a double: for kernels that compute in double whatever they are
+ * given.  NaN for a type that is not numeric. */
+static inline double mlrt_load_as_double(const void *base, int64_t i, int32_t dtype) {
+    switch (dtype) {
+    case MLRT_FLOAT: return ((const float *)base)[i];
+    case MLRT_DOUBLE: return ((const double *)base)[i];
+    case MLRT_FLOAT16: return mlrt_f16_to_f32(((const uint16_t *)base)[i]);
+    case MLRT_BFLOAT16: return mlrt_bf16_to_f32(((const uint16_t *)base)[i]);
+    case MLRT_INT8: return ((const int8_t *)base)[i];
+    case MLRT_INT16: return ((const int16_t *)base)[i];
+    case MLRT_INT32: return ((const int32_t *)base)[i];
+    case MLRT_INT64: return (double)((const int64_t *)base)[i];
+    case MLRT_UINT8: case MLRT_BOOL: return ((const uint8_t *)base)[i];
+    case MLRT_UINT16: return ((const uint16_t *)base)[i];
+    case MLRT_UINT32: return ((const uint32_t *)base)[i];
+    case MLRT_UINT64: return (double)((const uint64_t *)base)[i];
+    default: return __builtin_nan("");
+    }
+}
+
+/* Store v into element i of a floating-point tensor (float, double, float16, bfloat16),
+ * rounding to nearest even; other types are left untouched. */
+static inline void mlrt_store_real(void *base, int64_t i, int32_t dtype, double v) {
+    switch (dtype) {
+    case MLRT_FLOAT: ((float *)base)[i] = (float)v; break;
+    case MLRT_DOUBLE: ((double *)base)[i] = v; break;
+    case MLRT_FLOAT16: ((uint16_t *)base)[i] = mlrt_f64_to_f16(v); break;
+    case MLRT_BFLOAT16: ((uint16_t *)base)[i] = mlrt_f32_to_bf16((float)v); break;
+    default: break;
+    }
+}
+
+static inline bool mlrt_is_real(int32_t dtype) {
+    return dtype == MLRT_FLOAT || dtype == MLRT_DOUBLE || dtype == MLRT_FLOAT16 || dtype == MLRT_BFLOAT16;
+}
+
 /* tensor helpers */
 size_t mlrt_dtype_size(int32_t dtype);
 int64_t mlrt_numel(const mlrt_tensor *t);

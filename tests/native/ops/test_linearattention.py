@@ -1,7 +1,6 @@
 """LinearAttention and FlexAttention against onnx.reference."""
 
 import numpy as np
-import onnx
 import pytest
 from onnx import TensorProto, helper
 

@@ -5,7 +5,7 @@ import pytest
 from onnx import helper, numpy_helper
 
 import mlrt
-from oracle import check_node, make_model, run_mlrt
+from oracle import check_node, run_mlrt
 
 rng = np.random.default_rng(0)
 

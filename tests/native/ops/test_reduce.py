@@ -6,7 +6,7 @@ import pytest
 from onnx import helper, numpy_helper
 
 import mlrt
-from oracle import EDGE_SIZES, EDGE_VALUES, check_node, make_model, run_mlrt, run_reference
+from oracle import EDGE_SIZES, EDGE_VALUES, check_node, make_model, run_mlrt
 
 rng = np.random.default_rng(0)
 

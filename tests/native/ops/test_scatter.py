@@ -6,7 +6,7 @@ import pytest
 
 import mlrt
 from oracle import check_node, make_model, run_mlrt
-from test_copy import DTYPES, data
+from test_copy import DTYPES
 
 I64 = np.int64
 rng = np.random.default_rng(5)

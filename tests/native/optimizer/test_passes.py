@@ -2,7 +2,6 @@
 changes results (optimized vs unoptimized sessions agree)."""
 
 import numpy as np
-import onnx
 import pytest
 from onnx import TensorProto as T
 from onnx import helper, numpy_helper

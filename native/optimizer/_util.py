@@ -1,0 +1,36 @@
+"""Helpers the rewrite passes share."""
+
+import numpy as np
+
+
+def variable_names(graph) -> set[str]:
+    """Values that can change between runs: graph inputs and overridable initializers."""
+    return {v.name for v in graph.overridable} | {v.name for v in graph.inputs}
+
+
+def constant(graph, name: str):
+    """The array behind a name if it is a constant initializer, else None."""
+    if not name or name in variable_names(graph):
+        return None
+    return graph.initializers.get(name)
+
+
+def per_channel(value: np.ndarray, channels: int, out_rank: int):
+    """The constant as a (channels,) vector if it varies along axis 1 (N, C, ...) only."""
+    if value.size == 1:
+        return np.full(channels, value.reshape(()), dtype=value.dtype)
+    shape = list(value.shape)
+    if len(shape) > out_rank:
+        return None
+    shape = [1] * (out_rank - len(shape)) + shape  # right-aligned against (N, C, spatial...)
+    if shape[0] != 1 or shape[1] != channels or any(d != 1 for d in shape[2:]):
+        return None
+    return value.reshape(channels)
+
+
+def prune_initializers(graph) -> None:
+    """Drop initializers nothing reads any more (overridable ones stay: they are inputs)."""
+    used = graph.names_read() | {v.name for v in graph.overridable}
+    for name in list(graph.initializers):
+        if name not in used:
+            del graph.initializers[name]
