@@ -4,7 +4,8 @@
 
 Both runtimes load each model in one process and are timed interleaved (mlrt run,
 onnxruntime run, mlrt run, ...) on the same all-ones input, so machine noise hits
-both alike.  Prints per-model medians and the ratio mlrt/onnxruntime (below 1 means
+both alike.  onnxruntime's thread spinning is turned off: its idle workers would
+otherwise spin on the cores during mlrt's runs.  Prints per-model medians and the ratio mlrt/onnxruntime (below 1 means
 mlrt is faster).  Quote ratios, not absolute times.
 """
 
@@ -30,7 +31,7 @@ def _timed(fn) -> float:
     return time.perf_counter() - t0
 
 
-def bench_model(path: Path, runs: int, threads: int) -> tuple[float, float, float]:
+def bench_model(path: Path, runs: int, threads: int, ort_spinning: bool = False) -> tuple[float, float, float]:
     import onnxruntime as ort
 
     so = ml.SessionOptions()
@@ -39,6 +40,11 @@ def bench_model(path: Path, runs: int, threads: int) -> tuple[float, float, floa
     oso = ort.SessionOptions()
     oso.intra_op_num_threads = threads
     oso.log_severity_level = 3  # no warnings about unused initializers in the old models
+    # onnxruntime's workers spin for a long while after each run; interleaved with mlrt in
+    # one process that spinning takes the cores mlrt is running on.  Off, so each runtime
+    # gets the machine to itself during its own runs.
+    if not ort_spinning:
+        oso.add_session_config_entry("session.intra_op.allow_spinning", "0")
     theirs = ort.InferenceSession(str(path), oso, providers=["CPUExecutionProvider"])
     inp = mine.get_inputs()[0]
     x = np.ones([d if isinstance(d, int) and d > 0 else 1 for d in inp.shape], np.float32)
@@ -58,12 +64,13 @@ def main(argv=None) -> int:
     ap.add_argument("--runs", type=int, default=20)
     ap.add_argument("--threads", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--models", default="", help="comma-separated names (default: all nine)")
+    ap.add_argument("--ort-spinning", action="store_true", help="leave onnxruntime's thread spinning on (its default)")
     args = ap.parse_args(argv)
     names = [n for n in args.models.split(",") if n] or [p.stem[6:] for p in sorted(LIGHT.glob("light_*.onnx"))]
     print(f"{'model':<14}{'mlrt ms':>10}{'ort ms':>10}{'ratio':>8}{'max |diff|':>12}   ({args.runs} runs, {args.threads} threads)")
     ratios = []
     for name in names:
-        m, o, diff = bench_model(LIGHT / f"light_{name}.onnx", args.runs, args.threads)
+        m, o, diff = bench_model(LIGHT / f"light_{name}.onnx", args.runs, args.threads, args.ort_spinning)
         ratios.append(m / o)
         print(f"{name:<14}{m * 1e3:>10.2f}{o * 1e3:>10.2f}{m / o:>8.2f}{diff:>12.2e}", flush=True)
     geo = float(np.exp(np.mean(np.log(ratios))))
