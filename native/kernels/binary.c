@@ -53,6 +53,34 @@ DEFINE_ROWS(uint16_t, rows_u16, IDIV)
 DEFINE_ROWS(uint32_t, rows_u32, IDIV)
 DEFINE_ROWS(uint64_t, rows_u64, IDIV)
 
+/* float16 / bfloat16: each element computed in float and rounded back (as numpy does) */
+#define DEFINE_HALF_ROWS(NAME, TO_F32, FROM_F32)                                                   \
+    static void NAME(void *arg, int64_t begin, int64_t end) {                                      \
+        const binary_job *j = arg;                                                                 \
+        const uint16_t *a = j->a, *b = j->b;                                                       \
+        uint16_t *y = j->y;                                                                        \
+        int64_t n = j->rows.row_len, off[3];                                                       \
+        int64_t sa = j->rows.strides[0][j->rows.rank - 1], sb = j->rows.strides[1][j->rows.rank - 1]; \
+        for (int64_t r = begin; r < end; ++r) {                                                    \
+            mlrt_rows_offsets(&j->rows, r, off);                                                   \
+            for (int64_t i = 0; i < n; ++i) {                                                      \
+                float u = TO_F32(a[off[0] + i * sa]), v = TO_F32(b[off[1] + i * sb]), w;           \
+                switch (j->op) {                                                                   \
+                case OP_ADD: w = u + v; break;                                                     \
+                case OP_SUB: w = u - v; break;                                                     \
+                case OP_MUL: w = u * v; break;                                                     \
+                case OP_DIV: w = u / v; break;                                                     \
+                case OP_MAX: w = (u != u) ? u : (v != v) ? v : (u > v ? u : v); break;             \
+                default: w = (u != u) ? u : (v != v) ? v : (u < v ? u : v); break;                \
+                }                                                                                  \
+                y[off[2] + i] = FROM_F32(w);                                                       \
+            }                                                                                      \
+        }                                                                                          \
+    }
+DEFINE_HALF_ROWS(rows_f16, mlrt_f16_to_f32, mlrt_f32_to_f16)
+DEFINE_HALF_ROWS(rows_bf16, mlrt_bf16_to_f32, mlrt_f32_to_bf16)
+#define MASK_HALVES (MLRT_BIT(MLRT_FLOAT16) | MLRT_BIT(MLRT_BFLOAT16))
+
 static mlrt_range_fn rows_for(int32_t dtype) {
     switch (dtype) {
     case MLRT_FLOAT: return rows_f32;
@@ -65,6 +93,8 @@ static mlrt_range_fn rows_for(int32_t dtype) {
     case MLRT_UINT16: return rows_u16;
     case MLRT_UINT32: return rows_u32;
     case MLRT_UINT64: return rows_u64;
+    case MLRT_FLOAT16: return rows_f16;
+    case MLRT_BFLOAT16: return rows_bf16;
     default: return NULL;
     }
 }
@@ -98,10 +128,10 @@ BINARY_KERNEL(sub, OP_SUB)
 BINARY_KERNEL(mul, OP_MUL)
 BINARY_KERNEL(div, OP_DIV)
 
-MLRT_KERNEL(add, "Add", "", 1, MLRT_OPSET_MAX, MLRT_MASK_NUMERIC, k_add);
-MLRT_KERNEL(sub, "Sub", "", 1, MLRT_OPSET_MAX, MLRT_MASK_NUMERIC, k_sub);
-MLRT_KERNEL(mul, "Mul", "", 1, MLRT_OPSET_MAX, MLRT_MASK_NUMERIC, k_mul);
-MLRT_KERNEL(div, "Div", "", 1, MLRT_OPSET_MAX, MLRT_MASK_NUMERIC, k_div);
+MLRT_KERNEL(add, "Add", "", 1, MLRT_OPSET_MAX, MLRT_MASK_NUMERIC | MASK_HALVES, k_add);
+MLRT_KERNEL(sub, "Sub", "", 1, MLRT_OPSET_MAX, MLRT_MASK_NUMERIC | MASK_HALVES, k_sub);
+MLRT_KERNEL(mul, "Mul", "", 1, MLRT_OPSET_MAX, MLRT_MASK_NUMERIC | MASK_HALVES, k_mul);
+MLRT_KERNEL(div, "Div", "", 1, MLRT_OPSET_MAX, MLRT_MASK_NUMERIC | MASK_HALVES, k_div);
 
 /* Variadic: the first two inputs combine into y, then y combines with each next
  * input (y itself is a plain contiguous tensor, safe to read while writing). */
@@ -123,6 +153,8 @@ static int run_variadic(const mlrt_context *ctx, const mlrt_tensor *in, int32_t 
         int64_t n = mlrt_numel(y);
         if (y->dtype == MLRT_FLOAT) { float *p = y->data; for (int64_t i = 0; i < n; ++i) p[i] /= (float)n_in; }
         else if (y->dtype == MLRT_DOUBLE) { double *p = y->data; for (int64_t i = 0; i < n; ++i) p[i] /= (double)n_in; }
+        else if (y->dtype == MLRT_FLOAT16) { uint16_t *p = y->data; for (int64_t i = 0; i < n; ++i) p[i] = mlrt_f32_to_f16(mlrt_f16_to_f32(p[i]) / (float)n_in); }
+        else if (y->dtype == MLRT_BFLOAT16) { uint16_t *p = y->data; for (int64_t i = 0; i < n; ++i) p[i] = mlrt_f32_to_bf16(mlrt_bf16_to_f32(p[i]) / (float)n_in); }
         else return mlrt_fail(MLRT_ERR_NOT_IMPLEMENTED, "Mean needs a floating-point type");
     }
     return MLRT_OK;
@@ -138,7 +170,7 @@ VARIADIC_KERNEL(max, OP_MAX, false)
 VARIADIC_KERNEL(min, OP_MIN, false)
 VARIADIC_KERNEL(mean, OP_ADD, true)
 
-MLRT_KERNEL(sum, "Sum", "", 1, MLRT_OPSET_MAX, MLRT_MASK_FLOATS, k_sum);
-MLRT_KERNEL(max, "Max", "", 1, MLRT_OPSET_MAX, MLRT_MASK_NUMERIC, k_max);
-MLRT_KERNEL(min, "Min", "", 1, MLRT_OPSET_MAX, MLRT_MASK_NUMERIC, k_min);
-MLRT_KERNEL(mean, "Mean", "", 1, MLRT_OPSET_MAX, MLRT_MASK_FLOATS, k_mean);
+MLRT_KERNEL(sum, "Sum", "", 1, MLRT_OPSET_MAX, MLRT_MASK_FLOATS | MASK_HALVES, k_sum);
+MLRT_KERNEL(max, "Max", "", 1, MLRT_OPSET_MAX, MLRT_MASK_NUMERIC | MASK_HALVES, k_max);
+MLRT_KERNEL(min, "Min", "", 1, MLRT_OPSET_MAX, MLRT_MASK_NUMERIC | MASK_HALVES, k_min);
+MLRT_KERNEL(mean, "Mean", "", 1, MLRT_OPSET_MAX, MLRT_MASK_FLOATS | MASK_HALVES, k_mean);

@@ -53,3 +53,21 @@ def test_variadic_nan_propagates():
     b = np.array([np.nan, 2.0, 1.0], np.float32)
     check_node("Max", [a, b])
     check_node("Min", [a, b])
+
+
+@pytest.mark.parametrize("op", ["Add", "Sub", "Mul", "Div", "Max", "Min", "Sum", "Mean"])
+def test_float16(op):
+    """Half precision: computed in float, rounded back to float16 per element (as numpy does)."""
+    a = rng.standard_normal((3, 1, 5)).astype(np.float16)
+    # (onnx.reference's Mean accumulates in place and cannot broadcast: same shapes there)
+    b = (rng.standard_normal((3, 1, 5) if op == "Mean" else (4, 1)) + 3).astype(np.float16)
+    check_node(op, [a, b], rtol=1e-3, atol=1e-3)
+
+
+@pytest.mark.parametrize("op", ["Add", "Mul", "Max"])
+def test_bfloat16(op):
+    import ml_dtypes
+    a = rng.standard_normal((2, 7)).astype(ml_dtypes.bfloat16)
+    b = rng.standard_normal((7,)).astype(ml_dtypes.bfloat16)
+    got = check_node(op, [a, b], rtol=1e-2, atol=1e-2)[0]
+    assert got.dtype == a.dtype
