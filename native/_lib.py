@@ -20,7 +20,11 @@ MAX_RANK = 8
 _NP_TO_ONNX = {np.dtype(helper.tensor_dtype_to_np_dtype(t)): t for t in (
     TensorProto.FLOAT, TensorProto.UINT8, TensorProto.INT8, TensorProto.UINT16, TensorProto.INT16,
     TensorProto.INT32, TensorProto.INT64, TensorProto.BOOL, TensorProto.FLOAT16, TensorProto.DOUBLE,
-    TensorProto.UINT32, TensorProto.UINT64, TensorProto.BFLOAT16)}
+    TensorProto.UINT32, TensorProto.UINT64, TensorProto.BFLOAT16,
+    # low-precision types (ml_dtypes, one byte per element)
+    TensorProto.FLOAT8E4M3FN, TensorProto.FLOAT8E4M3FNUZ, TensorProto.FLOAT8E5M2, TensorProto.FLOAT8E5M2FNUZ,
+    TensorProto.UINT4, TensorProto.INT4, TensorProto.FLOAT4E2M1, TensorProto.FLOAT8E8M0, TensorProto.UINT2,
+    TensorProto.INT2)}
 
 
 def onnx_type(dtype) -> int:

@@ -184,11 +184,10 @@ def _toposort(nodes, known: set[str]) -> list:
     return [nodes[i] for i in order]
 
 
-def load(source) -> Graph:
-    """Read, check and order a model from a path, bytes or ModelProto."""
-    model, base = _read_model(source)
-    _load_external(model, base)
+def _check_and_infer(model: onnx.ModelProto) -> tuple[str | None, list]:
+    """Run onnx's checker and shape inference: (checker error or None, inferred value infos)."""
     checked = model
+
     def declared_fully(o) -> bool:
         kind = o.type.WhichOneof("value")
         return kind is not None and (kind != "tensor_type" or o.type.tensor_type.HasField("shape"))
@@ -203,20 +202,71 @@ def load(source) -> Graph:
     try:
         onnx.checker.check_model(checked)
     except Exception as exc:
-        raise InvalidModel(f"the model fails the ONNX checker: {str(exc).strip().splitlines()[0]}") from None
-    return from_model(model)
+        return f"the model fails the ONNX checker: {str(exc).strip().splitlines()[0]}", []
+    try:
+        inferred = onnx.shape_inference.infer_shapes(model, strict_mode=False)
+        return None, list(inferred.graph.value_info) + list(inferred.graph.output)
+    except Exception:
+        return None, []  # shape inference is advisory; the planner computes exact shapes per run
 
 
-def from_model(model: onnx.ModelProto) -> Graph:
+def _check_isolated(model: onnx.ModelProto) -> tuple[str | None, list]:
+    """_check_and_infer in a forked child.  onnx's C++ checker and shape inference can
+    abort the whole process on some malformed models (failed assertions); in a child
+    such a model costs the child, and the caller gets an InvalidModel instead."""
+    if not hasattr(os, "fork"):
+        return _check_and_infer(model)
+    import pickle
+
+    read_fd, write_fd = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # child: check, send the result, leave without running any cleanup
+        try:
+            os.close(read_fd)
+            err, infos = _check_and_infer(model)
+            payload = pickle.dumps((err, [vi.SerializeToString() for vi in infos]))
+            with os.fdopen(write_fd, "wb") as out:
+                out.write(payload)
+        finally:
+            os._exit(0)
+    os.close(write_fd)
+    with os.fdopen(read_fd, "rb") as pipe:
+        data = pipe.read()
+    _, status = os.waitpid(pid, 0)
+    if os.WIFSIGNALED(status) or not data:
+        raise InvalidModel("onnx's checker or shape inference crashed on this model "
+                           f"(signal {os.WTERMSIG(status) if os.WIFSIGNALED(status) else 'none'}): "
+                           "it is malformed in a way onnx itself does not report")
+    err, blobs = pickle.loads(data)
+    infos = []
+    for blob in blobs:
+        vi = onnx.ValueInfoProto()
+        vi.ParseFromString(blob)
+        infos.append(vi)
+    return err, infos
+
+
+def load(source) -> Graph:
+    """Read, check and order a model from a path, bytes or ModelProto."""
+    model, base = _read_model(source)
+    _load_external(model, base)
+    err, inferred = _check_isolated(model)
+    if err is not None:
+        raise InvalidModel(err)
+    graph = from_model(model, infer=False)
+    for vi in inferred:
+        graph.value_types[vi.name] = value_type(vi)
+    return graph
+
+
+def from_model(model: onnx.ModelProto, infer: bool = True) -> Graph:
+    """A Graph from an already checked model (`infer`: run onnx shape inference here)."""
     opsets = {("" if o.domain == "ai.onnx" else o.domain): o.version for o in model.opset_import}
     graph = from_graph_proto(model.graph, opsets, ir_version=model.ir_version)
     graph.model = model
-    try:
-        inferred = onnx.shape_inference.infer_shapes(model, strict_mode=False)
-        for vi in list(inferred.graph.value_info) + list(inferred.graph.output):
+    if infer:
+        for vi in _check_and_infer(model)[1]:
             graph.value_types[vi.name] = value_type(vi)
-    except Exception:
-        pass  # shape inference is advisory; the planner computes exact shapes per run
     return graph
 
 

@@ -30,7 +30,19 @@ enum mlrt_dtype {
     MLRT_DOUBLE = 11,
     MLRT_UINT32 = 12,
     MLRT_UINT64 = 13,
-    MLRT_BFLOAT16 = 16
+    MLRT_BFLOAT16 = 16,
+    /* low-precision types, one byte per element (as ml_dtypes stores them; 4- and
+     * 2-bit integers hold their value in the low bits) */
+    MLRT_FLOAT8E4M3FN = 17,
+    MLRT_FLOAT8E4M3FNUZ = 18,
+    MLRT_FLOAT8E5M2 = 19,
+    MLRT_FLOAT8E5M2FNUZ = 20,
+    MLRT_UINT4 = 21,
+    MLRT_INT4 = 22,
+    MLRT_FLOAT4E2M1 = 23,
+    MLRT_FLOAT8E8M0 = 24,
+    MLRT_UINT2 = 25,
+    MLRT_INT2 = 26
 };
 
 /* Status codes returned by every fallible call; details in mlrt_last_error(). */

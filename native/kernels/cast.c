@@ -1,5 +1,6 @@
 /* cast.c -- Cast and CastLike between bool, the eight integer types, float16,
- * bfloat16, float and double.
+ * bfloat16, float and double, and the low-precision types (float8 E4M3FN / E4M3FNUZ /
+ * E5M2 / E5M2FNUZ / E8M0, float4 E2M1, int4 / uint4 / int2 / uint2).
  *
  * The output's dtype says what to convert to (the Python semantics chose it), so
  * the kernel takes no parameters.  Rules, as numpy's astype (onnx.reference):
@@ -7,9 +8,15 @@
  * truncates toward zero (out of range and NaN give what x86 gives: the "integer
  * indefinite" value, then truncation to narrow types), int -> int wraps, anything
  * -> bool is "!= 0" (NaN is true), bool -> number is 0/1.
+ *
+ * Low-precision types go through float (ml_dtypes' rules, src/half.c): to float8 with
+ * `saturate` (out of range -> the largest finite value, else inf / NaN), to float8e8m0
+ * with `round_mode`; to the 4- and 2-bit integers like to any integer (truncate toward
+ * zero, keep the low bits).
  */
 #include <math.h>
 
+#include "cast.h"
 #include "internal.h"
 
 /* -- float -> integer, deterministic where C leaves it undefined -------------------- */
@@ -125,6 +132,114 @@ static void copy_range(void *arg, int64_t begin, int64_t end) {
     memcpy(j->y + (size_t)begin * j->item, j->x + (size_t)begin * j->item, (size_t)(end - begin) * j->item);
 }
 
+/* -- the low-precision types, one element at a time -------------------------------- */
+
+/* element i as a float (floating sources; low-precision floats decode exactly) */
+static inline float lp_load_float(const void *x, int64_t i, int32_t t) {
+    if (mlrt_is_lowp_float(t)) return mlrt_lowp_to_f32(((const uint8_t *)x)[i], t);
+    return (float)mlrt_load_as_double(x, i, t);
+}
+
+/* element i as an integer (integer and bool sources) */
+static inline int64_t lp_load_int(const void *x, int64_t i, int32_t t) {
+    switch (t) {
+    case MLRT_BOOL: return ((const uint8_t *)x)[i] != 0;
+    case MLRT_INT8: return ((const int8_t *)x)[i];
+    case MLRT_INT16: return ((const int16_t *)x)[i];
+    case MLRT_INT32: return ((const int32_t *)x)[i];
+    case MLRT_INT64: return ((const int64_t *)x)[i];
+    case MLRT_UINT8: return ((const uint8_t *)x)[i];
+    case MLRT_UINT16: return ((const uint16_t *)x)[i];
+    case MLRT_UINT32: return ((const uint32_t *)x)[i];
+    case MLRT_UINT64: return (int64_t)((const uint64_t *)x)[i];
+    default: return mlrt_lowp_int_load(((const uint8_t *)x)[i], t);
+    }
+}
+
+static inline bool lp_is_int_source(int32_t t) {
+    return t == MLRT_BOOL || mlrt_is_lowp_int(t) || (MLRT_MASK_INTS & MLRT_BIT(t)) != 0;
+}
+
+/* store an integer / a float into element i of any castable type, by the rules above */
+#define LP_STORE(y, i, t, v)                                                                  \
+    switch (t) {                                                                              \
+    case MLRT_BOOL: ((ct_b *)(y))[i] = STORE_b(v); break;                                     \
+    case MLRT_INT8: ((ct_i8 *)(y))[i] = STORE_i8(v); break;                                   \
+    case MLRT_INT16: ((ct_i16 *)(y))[i] = STORE_i16(v); break;                                \
+    case MLRT_INT32: ((ct_i32 *)(y))[i] = STORE_i32(v); break;                                \
+    case MLRT_INT64: ((ct_i64 *)(y))[i] = STORE_i64(v); break;                                \
+    case MLRT_UINT8: ((ct_u8 *)(y))[i] = STORE_u8(v); break;                                  \
+    case MLRT_UINT16: ((ct_u16 *)(y))[i] = STORE_u16(v); break;                               \
+    case MLRT_UINT32: ((ct_u32 *)(y))[i] = STORE_u32(v); break;                               \
+    case MLRT_UINT64: ((ct_u64 *)(y))[i] = STORE_u64(v); break;                               \
+    case MLRT_FLOAT16: ((ct_f16 *)(y))[i] = STORE_f16(v); break;                              \
+    case MLRT_BFLOAT16: ((ct_bf16 *)(y))[i] = STORE_bf16(v); break;                           \
+    case MLRT_FLOAT: ((ct_f32 *)(y))[i] = STORE_f32(v); break;                                \
+    case MLRT_DOUBLE: ((ct_f64 *)(y))[i] = STORE_f64(v); break;                               \
+    case MLRT_INT4: case MLRT_UINT4: ((uint8_t *)(y))[i] = (uint8_t)(STORE_i32(v) & 0xf); break; \
+    case MLRT_INT2: case MLRT_UINT2: ((uint8_t *)(y))[i] = (uint8_t)(STORE_i32(v) & 0x3); break; \
+    case MLRT_FLOAT8E8M0: ((uint8_t *)(y))[i] = mlrt_f32_to_e8m0((float)(v), sat, round); break; \
+    default: ((uint8_t *)(y))[i] = mlrt_f32_to_lowp((float)(v), t, sat); break;               \
+    }
+
+/* a float8 NaN or infinity to an integer type, as ml_dtypes converts them: NaN -> 0,
+ * +-inf -> the type's largest / smallest value (4- and 2-bit: all ones / zero) */
+static void lp_store_special(void *y, int64_t i, int32_t t, float v) {
+    int pos = v > 0, nan = v != v;
+    switch (t) {
+    case MLRT_INT8: ((int8_t *)y)[i] = nan ? 0 : pos ? INT8_MAX : INT8_MIN; break;
+    case MLRT_INT16: ((int16_t *)y)[i] = nan ? 0 : pos ? INT16_MAX : INT16_MIN; break;
+    case MLRT_INT32: ((int32_t *)y)[i] = nan ? 0 : pos ? INT32_MAX : INT32_MIN; break;
+    case MLRT_INT64: ((int64_t *)y)[i] = nan ? 0 : pos ? INT64_MAX : INT64_MIN; break;
+    case MLRT_UINT8: ((uint8_t *)y)[i] = nan ? 0 : pos ? UINT8_MAX : 0; break;
+    case MLRT_UINT16: ((uint16_t *)y)[i] = nan ? 0 : pos ? UINT16_MAX : 0; break;
+    case MLRT_UINT32: ((uint32_t *)y)[i] = nan ? 0 : pos ? UINT32_MAX : 0; break;
+    case MLRT_UINT64: ((uint64_t *)y)[i] = nan ? 0 : pos ? UINT64_MAX : 0; break;
+    case MLRT_INT4: case MLRT_UINT4: ((uint8_t *)y)[i] = nan ? 0 : pos ? 0xf : 0; break;
+    case MLRT_INT2: case MLRT_UINT2: ((uint8_t *)y)[i] = nan ? 0 : pos ? 0x3 : 0; break;
+    default: break;
+    }
+}
+
+typedef struct lp_job { const void *x; void *y; int32_t xt, yt; int saturate, round_mode; } lp_job;
+
+static void cast_lowp(void *arg, int64_t begin, int64_t end) {
+    const lp_job *j = arg;
+    const int32_t xt = j->xt, yt = j->yt;
+    const int sat = j->saturate, round = j->round_mode;
+    if (lp_is_int_source(xt)) {
+        for (int64_t i = begin; i < end; ++i) {
+            int64_t v = lp_load_int(j->x, i, xt);
+            if (xt == MLRT_UINT64 && v < 0) { /* beyond int64: as a float */
+                float f = (float)(uint64_t)v;
+                LP_STORE(j->y, i, yt, f);
+            } else {
+                LP_STORE(j->y, i, yt, v);
+            }
+        }
+    } else if (xt == MLRT_DOUBLE && !mlrt_is_lowp_float(yt)) { /* double -> 4/2-bit int: no float detour */
+        for (int64_t i = begin; i < end; ++i) {
+            double v = ((const double *)j->x)[i];
+            LP_STORE(j->y, i, yt, v);
+        }
+    } else if (mlrt_is_lowp_float(xt) && yt != MLRT_BOOL && !mlrt_is_real(yt) && !mlrt_is_lowp_float(yt)) {
+        for (int64_t i = begin; i < end; ++i) { /* to an integer: NaN and inf as ml_dtypes */
+            float v = lp_load_float(j->x, i, xt);
+            if (v != v || v == __builtin_inff() || v == -__builtin_inff()) lp_store_special(j->y, i, yt, v);
+            else LP_STORE(j->y, i, yt, v);
+        }
+    } else {
+        for (int64_t i = begin; i < end; ++i) {
+            float v = lp_load_float(j->x, i, xt);
+            LP_STORE(j->y, i, yt, v);
+        }
+    }
+}
+
+static bool lp_castable(int32_t t) {
+    return cast_slot(t) >= 0 || mlrt_is_lowp_float(t) || mlrt_is_lowp_int(t);
+}
+
 /* Cast(x) and CastLike(x, like): y takes y's own dtype; `like` only typed y. */
 static int k_cast(const mlrt_context *ctx, const mlrt_tensor *in, int32_t n_in, mlrt_tensor *out, int32_t n_out,
                   const void *params, size_t params_size) {
@@ -133,11 +248,30 @@ static int k_cast(const mlrt_context *ctx, const mlrt_tensor *in, int32_t n_in, 
     mlrt_tensor *y = &out[0];
     MLRT_CHECK(mlrt_same_shape(x, y), "output shape must match the input's");
     MLRT_CHECK(mlrt_is_contiguous(x) && mlrt_is_contiguous(y), "needs contiguous tensors");
-    int s = cast_slot(x->dtype), d = cast_slot(y->dtype);
-    if (s < 0 || d < 0)
+    mlrt_cast_params defaults = {1, MLRT_ROUND_UP};
+    const mlrt_cast_params *p = &defaults;
+    if (params != NULL || params_size != 0) {
+        MLRT_PARAMS(mlrt_cast_params, given, params, params_size);
+        p = given;
+    }
+    MLRT_CHECK(p->round_mode >= 0 && p->round_mode <= 2, "round_mode %lld is not 0 (up), 1 (down) or 2 (nearest)",
+               (long long)p->round_mode);
+    if (!lp_castable(x->dtype) || !lp_castable(y->dtype))
         return mlrt_fail(MLRT_ERR_NOT_IMPLEMENTED, "cast from element type %d to %d is not supported", x->dtype, y->dtype);
     int64_t n = mlrt_numel(y);
     if (n == 0) return MLRT_OK;
+    int s = cast_slot(x->dtype), d = cast_slot(y->dtype);
+    if (s < 0 || d < 0) {
+        lp_job job = {x->data, y->data, x->dtype, y->dtype, p->saturate != 0, (int)p->round_mode};
+        if (x->dtype == y->dtype && mlrt_is_lowp_float(x->dtype) && x->dtype != MLRT_FLOAT8E8M0 &&
+            (!p->saturate || x->dtype == MLRT_FLOAT4E2M1)) {
+            copy_job copy = {x->data, y->data, 1}; /* same type, nothing to saturate: the bytes */
+            mlrt_parallel_for(ctx, n, 65536, copy_range, &copy);
+        } else {
+            mlrt_parallel_for(ctx, n, 16384, cast_lowp, &job);
+        }
+        return MLRT_OK;
+    }
     if (s == d && s != 0) { /* same type: copy the bytes (bool is normalised to 0/1 below) */
         copy_job job = {x->data, y->data, mlrt_dtype_size(y->dtype)};
         mlrt_parallel_for(ctx, n, 65536, copy_range, &job);
@@ -148,5 +282,9 @@ static int k_cast(const mlrt_context *ctx, const mlrt_tensor *in, int32_t n_in, 
     return MLRT_OK;
 }
 
-#define MASK_CAST (MLRT_MASK_NUMERIC | MLRT_BIT(MLRT_BOOL) | MLRT_BIT(MLRT_FLOAT16) | MLRT_BIT(MLRT_BFLOAT16))
+#define MASK_CAST                                                                                   \
+    (MLRT_MASK_NUMERIC | MLRT_BIT(MLRT_BOOL) | MLRT_BIT(MLRT_FLOAT16) | MLRT_BIT(MLRT_BFLOAT16) |      \
+     MLRT_BIT(MLRT_FLOAT8E4M3FN) | MLRT_BIT(MLRT_FLOAT8E4M3FNUZ) | MLRT_BIT(MLRT_FLOAT8E5M2) |         \
+     MLRT_BIT(MLRT_FLOAT8E5M2FNUZ) | MLRT_BIT(MLRT_UINT4) | MLRT_BIT(MLRT_INT4) |                      \
+     MLRT_BIT(MLRT_FLOAT4E2M1) | MLRT_BIT(MLRT_FLOAT8E8M0) | MLRT_BIT(MLRT_UINT2) | MLRT_BIT(MLRT_INT2))
 MLRT_KERNEL(cast, "Cast", "", 1, MLRT_OPSET_MAX, MASK_CAST, k_cast);

@@ -19,6 +19,9 @@ typedef struct mlrt_quantize_params {
      * DequantizeLinear: (x - zero_point) * scale is rounded to it before the output type
      * (FLOAT, or DOUBLE for int32 x) */
     int64_t compute_dtype;
+    /* QuantizeLinear to a float8 type: out-of-range values clamp to the largest finite
+     * value (1) or become inf / NaN (0) */
+    int64_t saturate;
 } mlrt_quantize_params;
 
 #endif

@@ -88,10 +88,22 @@ class _LegacyBroadcast(_Broadcast):
         return super().launch(self._aligned(inputs), outputs)
 
 
+ROUND_MODES = {"up": 0, "down": 1, "nearest": 2}  # mlrt_cast_params.round_mode
+
+
 class _Converting(Op):
-    """Cast and CastLike: y is x converted to another element type (Cast kernel)."""
+    """Cast and CastLike: y is x converted to another element type (Cast kernel);
+    `saturate` and `round_mode` only matter for the float8 types and float8e8m0."""
 
     kernel = "Cast"
+    params = "mlrt_cast_params"
+
+    def pack(self, inputs, outputs):
+        mode = self.a.round_mode
+        mode = mode.decode() if isinstance(mode, bytes) else str(mode)
+        if mode not in ROUND_MODES:
+            raise self.fail(f"round_mode {mode!r} is not one of {', '.join(ROUND_MODES)}")
+        return {"saturate": int(bool(self.a.saturate)), "round_mode": ROUND_MODES[mode]}
 
     def _converted(self, x: Info, to) -> Info:
         """y's Info; NotImplemented when the C core has no element type for x or y."""

@@ -1,9 +1,10 @@
 """Cast: y = x converted to the element type `to` (a type name before opset 6).
 
 numpy's astype rules (onnx.reference): floats round to nearest even, float ->
-integer truncates, anything -> bool is "!= 0".  Types the C core cannot hold
-(strings, float8, 4-bit and 2-bit types) are reported as not implemented;
-`saturate` and `round_mode` only concern float8 types."""
+integer truncates, anything -> bool is "!= 0".  The float8 types, float4 and the 4-
+and 2-bit integers follow ml_dtypes; `saturate` (opset 19) clamps out-of-range
+values to a float8 type's largest finite value, `round_mode` (opset 24) rounds to
+float8e8m0.  Strings are reported as not implemented."""
 
 from onnx import TensorProto, helper
 

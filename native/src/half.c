@@ -1,5 +1,7 @@
-/* half.c -- float16 and bfloat16 bit conversions, rounding to nearest even, shared
+/* half.c -- float16, bfloat16 and the low-precision (float8, float4, 4- and 2-bit)
+ * bit conversions, rounding to nearest even, shared
  * by every kernel that computes half-precision types in float. */
+#include <math.h>
 #include <string.h>
 
 #include "internal.h"
@@ -84,3 +86,119 @@ uint16_t mlrt_f32_to_bf16(float f) {
     return (uint16_t)(x >> 16);
 }
 
+
+/* -- float8 (E4M3FN, E4M3FNUZ, E5M2, E5M2FNUZ), float4 E2M1, float8 E8M0 <-> float ----
+ * Bit-compatible with ml_dtypes (what onnx.reference computes with): a double goes to
+ * float first, values round to nearest even.  FN types have no infinity and one NaN
+ * code per sign (S.1111.111), FNUZ types no infinity, no -0 and one NaN (0x80);
+ * float4 E2M1 has neither NaN nor infinity (out of range saturates; ml_dtypes turns
+ * a NaN into a zero of the opposite sign). */
+
+typedef struct mini_format {
+    int man_bits, bias;
+    uint8_t sign_bit, max_code; /* largest finite magnitude code */
+    uint8_t kind;                /* 0 FN, 1 FNUZ, 2 IEEE-like (has inf), 3 float4 */
+} mini_format;
+
+static bool mini_format_of(int32_t dtype, mini_format *m) {
+    switch (dtype) {
+    case MLRT_FLOAT8E4M3FN: *m = (mini_format){3, 7, 0x80, 0x7e, 0}; return true;
+    case MLRT_FLOAT8E4M3FNUZ: *m = (mini_format){3, 8, 0x80, 0x7f, 1}; return true;
+    case MLRT_FLOAT8E5M2: *m = (mini_format){2, 15, 0x80, 0x7b, 2}; return true;
+    case MLRT_FLOAT8E5M2FNUZ: *m = (mini_format){2, 16, 0x80, 0x7f, 1}; return true;
+    case MLRT_FLOAT4E2M1: *m = (mini_format){1, 1, 0x08, 0x07, 3}; return true;
+    default: return false;
+    }
+}
+
+static float f32_from_bits(uint32_t b) {
+    float f;
+    memcpy(&f, &b, sizeof f);
+    return f;
+}
+
+float mlrt_lowp_to_f32(uint8_t v, int32_t dtype) {
+    if (dtype == MLRT_FLOAT8E8M0) return v == 0xff ? f32_from_bits(0x7fc00000u) : ldexpf(1.0f, (int)v - 127);
+    mini_format m;
+    if (!mini_format_of(dtype, &m)) return f32_from_bits(0x7fc00000u);
+    bool neg = (v & m.sign_bit) != 0;
+    uint8_t mag = v & (uint8_t)(m.sign_bit - 1);
+    if (m.kind == 1 && v == 0x80) return f32_from_bits(0xffc00000u);
+    if (m.kind == 0 && mag == 0x7f) return f32_from_bits(neg ? 0xffc00000u : 0x7fc00000u);
+    int e = mag >> m.man_bits, man = mag & ((1 << m.man_bits) - 1);
+    if (m.kind == 2 && e == 31) {
+        if (man) return f32_from_bits(neg ? 0xffc00000u : 0x7fc00000u);
+        return neg ? -__builtin_inff() : __builtin_inff();
+    }
+    float f = e == 0 ? ldexpf((float)man, 1 - m.bias - m.man_bits)
+                     : ldexpf((float)((1 << m.man_bits) | man), e - m.bias - m.man_bits);
+    return neg ? -f : f;
+}
+
+uint8_t mlrt_f32_to_lowp(float f, int32_t dtype, int saturate) {
+    mini_format m;
+    if (!mini_format_of(dtype, &m)) return 0;
+    uint32_t x;
+    memcpy(&x, &f, sizeof x);
+    uint8_t sign = (x >> 31) ? m.sign_bit : 0;
+    float a = fabsf(f);
+    if (a != a) { /* NaN */
+        switch (m.kind) {
+        case 0: return sign | 0x7f;
+        case 1: return 0x80;
+        case 2: return sign | 0x7e;
+        default: return sign ? 0 : m.sign_bit;
+        }
+    }
+    uint8_t mag = 0;
+    bool overflow = a > 0x1p30f; /* infinity and anything far beyond every format */
+    if (!overflow && a != 0.0f) {
+        int e;
+        frexpf(a, &e);
+        int E = e - 1, emin = 1 - m.bias;
+        if (E < emin) E = emin;
+        uint32_t q = (uint32_t)rintf(ldexpf(a, m.man_bits - E)); /* exact scaling, then RNE */
+        if (q >= (2u << m.man_bits)) q >>= 1, ++E;
+        uint32_t code = q < (1u << m.man_bits) ? q : ((uint32_t)(E + m.bias) << m.man_bits) | (q - (1u << m.man_bits));
+        if (code > m.max_code) overflow = true;
+        else mag = (uint8_t)code;
+    }
+    if (overflow) {
+        if (saturate || m.kind == 3) return sign | m.max_code;
+        switch (m.kind) {
+        case 0: return sign | 0x7f;
+        case 1: return 0x80;
+        default: return sign | 0x7c; /* infinity */
+        }
+    }
+    if (mag == 0 && m.kind == 1) return 0; /* no -0 */
+    return sign | mag;
+}
+
+uint8_t mlrt_f32_to_e8m0(float f, int saturate, int round_mode) {
+    uint32_t x;
+    memcpy(&x, &f, sizeof x);
+    uint32_t e = (x >> 23) & 0xffu; /* the sign is ignored (negative input is undefined) */
+    if (e == 0xffu) return 0xff;
+    bool up;
+    switch (round_mode) {
+    case MLRT_ROUND_DOWN: up = false; break;
+    case MLRT_ROUND_NEAREST: /* as onnx.numpy_helper.to_float8e8m0 */
+        up = (x & 0x400000u) && ((x & 0x200000u) || (x & 0x1fffffu) || e > 0);
+        break;
+    default: up = (x & 0x7fffffu) != 0; break;
+    }
+    if (up && saturate && e == 0xfeu) up = false;
+    return (uint8_t)(e + up);
+}
+
+/* 4- and 2-bit integers: the value sits in the low bits of its byte */
+int32_t mlrt_lowp_int_load(uint8_t v, int32_t dtype) {
+    switch (dtype) {
+    case MLRT_INT4: return (int32_t)((v & 0xfu) ^ 0x8u) - 8;
+    case MLRT_UINT4: return v & 0xf;
+    case MLRT_INT2: return (int32_t)((v & 0x3u) ^ 0x2u) - 2;
+    case MLRT_UINT2: return v & 0x3;
+    default: return 0;
+    }
+}

@@ -42,8 +42,25 @@ uint16_t mlrt_f64_to_f16(double d);
 float mlrt_bf16_to_f32(uint16_t h);
 uint16_t mlrt_f32_to_bf16(float f);
 
+/* low-precision types <-> float, in src/half.c: float8 E4M3FN / E4M3FNUZ / E5M2 /
+ * E5M2FNUZ, float4 E2M1 and float8 E8M0 (one byte each); rounding to nearest even,
+ * `saturate` clamps out-of-range values to the largest finite one (float8; float4
+ * always saturates), else they become inf / NaN as ONNX's Cast table says */
+enum mlrt_round_mode { MLRT_ROUND_UP = 0, MLRT_ROUND_DOWN = 1, MLRT_ROUND_NEAREST = 2 };
+float mlrt_lowp_to_f32(uint8_t v, int32_t dtype);
+uint8_t mlrt_f32_to_lowp(float f, int32_t dtype, int saturate);
+uint8_t mlrt_f32_to_e8m0(float f, int saturate, int round_mode);
+/* int4 / uint4 / int2 / uint2 held in the low bits of a byte, as an int */
+int32_t mlrt_lowp_int_load(uint8_t v, int32_t dtype);
+static inline bool mlrt_is_lowp_float(int32_t t) {
+    return (t >= MLRT_FLOAT8E4M3FN && t <= MLRT_FLOAT8E5M2FNUZ) || t == MLRT_FLOAT4E2M1 || t == MLRT_FLOAT8E8M0;
+}
+static inline bool mlrt_is_lowp_int(int32_t t) {
+    return t == MLRT_INT4 || t == MLRT_UINT4 || t == MLRT_INT2 || t == MLRT_UINT2;
+}
+
 /* One element of a tensor of any numeric type (bool, integers, float16, bfloat16,
- * float, double) as a double: for kernels that compute in double whatever they are
+ * float, double, the low-precision types) as a double: for kernels that compute in double whatever they are
  * given.  NaN for a type that is not numeric. */
 static inline double mlrt_load_as_double(const void *base, int64_t i, int32_t dtype) {
     switch (dtype) {
@@ -59,6 +76,11 @@ static inline double mlrt_load_as_double(const void *base, int64_t i, int32_t dt
     case MLRT_UINT16: return ((const uint16_t *)base)[i];
     case MLRT_UINT32: return ((const uint32_t *)base)[i];
     case MLRT_UINT64: return (double)((const uint64_t *)base)[i];
+    case MLRT_INT4: case MLRT_UINT4: case MLRT_INT2: case MLRT_UINT2:
+        return mlrt_lowp_int_load(((const uint8_t *)base)[i], dtype);
+    case MLRT_FLOAT8E4M3FN: case MLRT_FLOAT8E4M3FNUZ: case MLRT_FLOAT8E5M2: case MLRT_FLOAT8E5M2FNUZ:
+    case MLRT_FLOAT4E2M1: case MLRT_FLOAT8E8M0:
+        return mlrt_lowp_to_f32(((const uint8_t *)base)[i], dtype);
     default: return __builtin_nan("");
     }
 }

@@ -4,6 +4,9 @@
 size_t mlrt_dtype_size(int32_t dtype) {
     switch (dtype) {
     case MLRT_BOOL: case MLRT_UINT8: case MLRT_INT8: return 1;
+    case MLRT_FLOAT8E4M3FN: case MLRT_FLOAT8E4M3FNUZ: case MLRT_FLOAT8E5M2: case MLRT_FLOAT8E5M2FNUZ:
+    case MLRT_UINT4: case MLRT_INT4: case MLRT_FLOAT4E2M1: case MLRT_FLOAT8E8M0: case MLRT_UINT2:
+    case MLRT_INT2: return 1; /* one byte per element, as ml_dtypes stores them */
     case MLRT_UINT16: case MLRT_INT16: case MLRT_FLOAT16: case MLRT_BFLOAT16: return 2;
     case MLRT_FLOAT: case MLRT_INT32: case MLRT_UINT32: return 4;
     case MLRT_DOUBLE: case MLRT_INT64: case MLRT_UINT64: return 8;

@@ -1,0 +1,18 @@
+"""Mutated conformance models and inputs never crash the process and always fail
+with an MlrtError subclass (run in a child process, so a crash is a test failure,
+not a dead test run)."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+
+
+def test_mutated_cases_fail_cleanly():
+    run = subprocess.run([sys.executable, str(HERE / "mutate_cases.py"), "--cases", "300", "--seed", "7"],
+                         capture_output=True, text=True, timeout=600)
+    last = run.stderr.strip().splitlines()[-1:] if run.stderr else []
+    assert run.returncode == 0, f"fuzzer died (exit {run.returncode}) at {last}: {run.stderr[-2000:]}"
+    assert "fuzz: 300 mutated cases" in run.stdout, run.stdout
+    assert "non-MlrtError exceptions" not in run.stdout, run.stdout
