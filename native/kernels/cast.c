@@ -282,9 +282,5 @@ static int k_cast(const mlrt_context *ctx, const mlrt_tensor *in, int32_t n_in, 
     return MLRT_OK;
 }
 
-#define MASK_CAST                                                                                   \
-    (MLRT_MASK_NUMERIC | MLRT_BIT(MLRT_BOOL) | MLRT_BIT(MLRT_FLOAT16) | MLRT_BIT(MLRT_BFLOAT16) |      \
-     MLRT_BIT(MLRT_FLOAT8E4M3FN) | MLRT_BIT(MLRT_FLOAT8E4M3FNUZ) | MLRT_BIT(MLRT_FLOAT8E5M2) |         \
-     MLRT_BIT(MLRT_FLOAT8E5M2FNUZ) | MLRT_BIT(MLRT_UINT4) | MLRT_BIT(MLRT_INT4) |                      \
-     MLRT_BIT(MLRT_FLOAT4E2M1) | MLRT_BIT(MLRT_FLOAT8E8M0) | MLRT_BIT(MLRT_UINT2) | MLRT_BIT(MLRT_INT2))
+#define MASK_CAST (MLRT_MASK_ALL | MLRT_MASK_LOWP)
 MLRT_KERNEL(cast, "Cast", "", 1, MLRT_OPSET_MAX, MASK_CAST, k_cast);

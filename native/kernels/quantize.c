@@ -2,20 +2,22 @@
  *
  * QuantizeLinear: y = saturate(round(x / scale) + zero_point), per tensor, per axis or
  * blocked (the Python semantics resolve which scale each element uses into strides);
- * x float / float16 / bfloat16 / double / int32, y int8 / uint8 / int16 / uint16.
+ * x float / float16 / bfloat16 / double / int32, y int8 / uint8 / int16 / uint16 / int4 /
+ * uint4 / int2 / uint2 (value in the low bits of a byte), or a float8 type (x / scale
+ * converted with `saturate`, the zero point is not added) or float4 E2M1 (x / scale +
+ * zero point converted, saturating).
  * As in onnx.reference, x and the scale are rounded to the promoted (or `precision`)
  * type and divided in it, the quotient is rounded half to even, the zero point added,
  * and the result saturated to y's range (NaN goes to the low end of the range).
  *
  * DequantizeLinear: y = (x - zero_point) * scale with x int8 / uint8 / int16 / uint16 /
- * int32, y float / float16 / bfloat16 (/ double): the product is formed in float (in
+ * int32 / int4 / uint4 / int2 / uint2 / float8 / float4 (the float types ignore the zero
+ * point), y float / float16 / bfloat16 (/ double): the product is formed in float (in
  * double for int32 x, whose conversion to float rounds first), then y's type.
  *
  * DynamicQuantizeLinear: float x to uint8 with a scale and zero point covering
  * [min(x, 0), max(x, 0)], in float32 arithmetic step for step like the reference.
- *
- * float8 and 4-bit / 2-bit element types have no mlrt element type: the Python side
- * refuses them with NotImplemented. */
+ */
 #include <math.h>
 #include <stdlib.h>
 
@@ -42,6 +44,10 @@ static bool q_int_range(int32_t t, int32_t *lo, int32_t *hi) {
     case MLRT_INT8: *lo = -128, *hi = 127; return true;
     case MLRT_UINT16: *lo = 0, *hi = 65535; return true;
     case MLRT_INT16: *lo = -32768, *hi = 32767; return true;
+    case MLRT_UINT4: *lo = 0, *hi = 15; return true;
+    case MLRT_INT4: *lo = -8, *hi = 7; return true;
+    case MLRT_UINT2: *lo = 0, *hi = 3; return true;
+    case MLRT_INT2: *lo = -2, *hi = 1; return true;
     default: return false;
     }
 }
@@ -63,8 +69,13 @@ static inline void q_store_int(void *p, int64_t i, int32_t t, int32_t v) {
     case MLRT_INT8: ((int8_t *)p)[i] = (int8_t)v; break;
     case MLRT_UINT16: ((uint16_t *)p)[i] = (uint16_t)v; break;
     case MLRT_INT16: ((int16_t *)p)[i] = (int16_t)v; break;
+    case MLRT_UINT4: case MLRT_INT4: ((uint8_t *)p)[i] = (uint8_t)(v & 0xf); break;
+    case MLRT_UINT2: case MLRT_INT2: ((uint8_t *)p)[i] = (uint8_t)(v & 0x3); break;
     }
 }
+
+/* the float8 / float4 outputs of QuantizeLinear */
+static bool q_is_lowp_out(int32_t t) { return mlrt_is_lowp_float(t) && t != MLRT_FLOAT8E8M0; }
 
 static inline void q_store_float(void *p, int64_t i, int32_t t, double v) {
     switch (t) {
@@ -134,7 +145,18 @@ typedef struct quant_job {
     void *y;
     int32_t xt, st, zt, yt, ct;
     int32_t lo, hi;
+    int saturate;
 } quant_job;
+
+/* element i of y from the quotient q = x / scale and the zero point */
+static inline void q_store_quant(const quant_job *j, int64_t i, double q, double zp) {
+    if (j->yt == MLRT_FLOAT4E2M1)
+        ((uint8_t *)j->y)[i] = mlrt_f32_to_lowp((float)(q + zp), j->yt, 1);
+    else if (q_is_lowp_out(j->yt))
+        ((uint8_t *)j->y)[i] = mlrt_f32_to_lowp((float)q, j->yt, j->saturate);
+    else
+        q_store_int(j->y, i, j->yt, q_saturate(q, zp, j->lo, j->hi));
+}
 
 /* Work is split into segments of rows of `inner` elements: task t is segment
  * t % tiles of row t / tiles, so a single long row (per tensor) spreads over the pool. */
@@ -161,7 +183,7 @@ static void quantize_tasks(void *arg, int64_t begin, int64_t end) {
                 double s = q_round(q_load(j->scale, k, j->st), j->ct);
                 double zp = j->zp ? q_load(j->zp, k, j->zt) : 0;
                 double q = q_round(q_round(q_load(j->x, at + i, j->xt), j->ct) / s, j->ct);
-                q_store_int(j->y, at + i, j->yt, q_saturate(q, zp, j->lo, j->hi));
+                q_store_quant(j, at + i, q, zp);
             }
             continue;
         }
@@ -172,7 +194,7 @@ static void quantize_tasks(void *arg, int64_t begin, int64_t end) {
             continue;
         for (int64_t i = i0; i < i1; ++i) {
             double q = q_round(q_round(q_load(j->x, at + i, j->xt), j->ct) / s, j->ct);
-            q_store_int(j->y, at + i, j->yt, q_saturate(q, zp, j->lo, j->hi));
+            q_store_quant(j, at + i, q, zp);
         }
     }
 }
@@ -230,7 +252,7 @@ static int q_setup(const mlrt_quantize_params *p, const mlrt_tensor *in, int32_t
                    (long long)n_scale);
     }
     *j = (quant_job){p, x->data, s->data, zp ? zp->data : NULL, y->data, x->dtype, s->dtype,
-                     zp ? zp->dtype : MLRT_UNDEFINED, y->dtype, (int32_t)p->compute_dtype, 0, 0};
+                     zp ? zp->dtype : MLRT_UNDEFINED, y->dtype, (int32_t)p->compute_dtype, 0, 0, p->saturate != 0};
     MLRT_CHECK(q_is_float(s->dtype) || s->dtype == MLRT_INT32, "%s: scale type %d not supported", op, s->dtype);
     MLRT_CHECK(q_is_float(j->ct), "%s: compute type %d is not a floating type", op, j->ct);
     return MLRT_OK;
@@ -252,7 +274,7 @@ static int k_quantize(const mlrt_context *ctx, const mlrt_tensor *in, int32_t n_
     if (status) return status;
     if (!q_is_float(j.xt) && j.xt != MLRT_INT32)
         return mlrt_fail(MLRT_ERR_NOT_IMPLEMENTED, "QuantizeLinear: input type %d not supported", j.xt);
-    if (!q_int_range(j.yt, &j.lo, &j.hi))
+    if (!q_int_range(j.yt, &j.lo, &j.hi) && !q_is_lowp_out(j.yt))
         return mlrt_fail(MLRT_ERR_NOT_IMPLEMENTED, "QuantizeLinear: output type %d not supported", j.yt);
     MLRT_CHECK(!j.zp || j.zt == j.yt, "QuantizeLinear: the zero point must have the output's type");
     q_run(ctx, p, quantize_tasks, &j);
@@ -267,11 +289,12 @@ static int k_dequantize(const mlrt_context *ctx, const mlrt_tensor *in, int32_t 
     int status = q_setup(p, in, n_in, out, n_out, "DequantizeLinear", &j);
     if (status) return status;
     int32_t lo, hi;
-    if (!q_int_range(j.xt, &lo, &hi) && j.xt != MLRT_INT32)
+    if (!q_int_range(j.xt, &lo, &hi) && j.xt != MLRT_INT32 && !q_is_lowp_out(j.xt))
         return mlrt_fail(MLRT_ERR_NOT_IMPLEMENTED, "DequantizeLinear: input type %d not supported", j.xt);
     if (!q_is_float(j.yt))
         return mlrt_fail(MLRT_ERR_NOT_IMPLEMENTED, "DequantizeLinear: output type %d not supported", j.yt);
     MLRT_CHECK(!j.zp || j.zt == j.xt, "DequantizeLinear: the zero point must have x's type");
+    if (q_is_lowp_out(j.xt)) j.zp = NULL; /* float8 / float4: no zero point (zero for float8) */
     q_run(ctx, p, dequantize_tasks, &j);
     return MLRT_OK;
 }
@@ -279,7 +302,7 @@ static int k_dequantize(const mlrt_context *ctx, const mlrt_tensor *in, int32_t 
 #define Q_IN_TYPES (MLRT_MASK_FLOATS | MLRT_BIT(MLRT_FLOAT16) | MLRT_BIT(MLRT_BFLOAT16) | MLRT_BIT(MLRT_INT32))
 #define DQ_IN_TYPES                                                                                       \
     (MLRT_BIT(MLRT_INT8) | MLRT_BIT(MLRT_UINT8) | MLRT_BIT(MLRT_INT16) | MLRT_BIT(MLRT_UINT16) |         \
-     MLRT_BIT(MLRT_INT32))
+     MLRT_BIT(MLRT_INT32) | (MLRT_MASK_LOWP & ~MLRT_BIT(MLRT_FLOAT8E8M0)))
 
 MLRT_KERNEL(quantizelinear, "QuantizeLinear", "", 10, MLRT_OPSET_MAX, Q_IN_TYPES, k_quantize);
 MLRT_KERNEL(dequantizelinear, "DequantizeLinear", "", 10, MLRT_OPSET_MAX, DQ_IN_TYPES, k_dequantize);

@@ -8,14 +8,18 @@ import numpy as np
 from onnx import TensorProto
 
 from ... import _errors
-from .._lib import onnx_type
+from .._lib import np_type, onnx_type
 from ._base import Info, View, broadcast_shape, broadcast_view, normalize_axis
 
 INT8, UINT8 = np.dtype(np.int8), np.dtype(np.uint8)
 INT16, UINT16 = np.dtype(np.int16), np.dtype(np.uint16)
 INT32 = np.dtype(np.int32)
 FLOAT, DOUBLE = np.dtype(np.float32), np.dtype(np.float64)
-QUANTIZED = (INT8, UINT8, INT16, UINT16)          # what QuantizeLinear produces
+LOW_INTS = tuple(np_type(t) for t in (TensorProto.INT4, TensorProto.UINT4, TensorProto.INT2, TensorProto.UINT2))
+FLOAT8 = tuple(np_type(t) for t in (TensorProto.FLOAT8E4M3FN, TensorProto.FLOAT8E4M3FNUZ, TensorProto.FLOAT8E5M2,
+                                    TensorProto.FLOAT8E5M2FNUZ))
+FLOAT4 = np_type(TensorProto.FLOAT4E2M1)
+QUANTIZED = (INT8, UINT8, INT16, UINT16) + LOW_INTS + FLOAT8 + (FLOAT4,)  # what QuantizeLinear produces
 DEQUANTIZABLE = QUANTIZED + (INT32,)              # what DequantizeLinear reads
 EIGHT_BIT = (INT8, UINT8)                         # MatMulInteger, ConvInteger, QLinear*
 
@@ -27,13 +31,12 @@ def is_float(dtype) -> bool:
 
 
 def refuse_unsupported(op, dtype, allowed, what: str) -> None:
-    """NotImplemented for element types the C core has no type for (float8, int4,
-    uint4, int2, uint2, float4 / float6); InvalidModel for types the operator never takes."""
+    """NotImplemented for element types the C core has no type for (float6); InvalidModel
+    for types the operator never takes."""
     dtype = np.dtype(dtype)
     if onnx_type(dtype) == 0:
         raise _errors.NotImplemented(
-            f"{op.where}: {what} of type {dtype.name} is not supported (mlrt has no float8, 4-bit, 2-bit "
-            f"or float4/float6 element type yet)")
+            f"{op.where}: {what} of type {dtype.name} is not supported (mlrt has no such element type)")
     if dtype not in allowed:
         raise op.fail(f"{what} has type {dtype.name}, expected one of {', '.join(d.name for d in allowed)}")
 

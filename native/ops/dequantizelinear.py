@@ -1,10 +1,11 @@
 """DequantizeLinear: y = (x - x_zero_point) * x_scale.
 
 Per tensor, per axis (opset 13) or blocked (`block_size`, opset 21) scales, as in
-QuantizeLinear.  x is int8 / uint8 / int16 / uint16 / int32; y has the scale's type,
-or `output_dtype` (opset 23).  As in onnx.reference the product is formed in float32
-(in float64 for int32 x with a zero point), then rounded to y's type.  float8 and
-4-bit / 2-bit inputs are not supported yet."""
+QuantizeLinear.  x is int8 / uint8 / int16 / uint16 / int32 / int4 / uint4 / int2 /
+uint2, or float8 / float4 E2M1 (whose zero point, if any, is ignored: zero for float8);
+y has the scale's type, or `output_dtype` (opset 23).  As in onnx.reference the
+product is formed in float32 (in float64 for int32 x with a zero point), then rounded
+to y's type."""
 
 import numpy as np
 from onnx import TensorProto

@@ -4,8 +4,10 @@ The scale (and zero point, same shape) is per tensor (one element), per axis (1-
 along `axis`, opset 13) or blocked (`block_size`, opset 21: x's shape with `axis`
 divided into blocks).  y's type is the zero point's, else `output_dtype` (21), else
 uint8.  As in onnx.reference, x / scale is computed in numpy's promoted type of the
-two, or in `precision` (23).  float8 and 4-bit / 2-bit outputs are not supported yet
-(`saturate` only concerns float8)."""
+two, or in `precision` (23).  Outputs int8 / uint8 / int16 / uint16 / int4 / uint4 /
+int2 / uint2 saturate to their range; float8 outputs take x / scale without the zero
+point, converted with `saturate` (opset 19: out of range -> the largest finite
+value, else inf / NaN); float4 E2M1 takes x / scale + zero point (always saturating)."""
 
 import numpy as np
 
@@ -49,4 +51,5 @@ class QuantizeLinear(Op):
             fields["compute_dtype"] = onnx_type(precision)
         else:
             fields["compute_dtype"] = compute_type(x.dtype, scale.dtype)
+        fields["saturate"] = int(bool(self.a.saturate))
         return fields

@@ -26,6 +26,11 @@
      MLRT_BIT(MLRT_UINT32) | MLRT_BIT(MLRT_UINT64))
 #define MLRT_MASK_NUMERIC (MLRT_MASK_FLOATS | MLRT_MASK_INTS)
 #define MLRT_MASK_ALL (MLRT_MASK_NUMERIC | MLRT_BIT(MLRT_BOOL) | MLRT_BIT(MLRT_FLOAT16) | MLRT_BIT(MLRT_BFLOAT16))
+/* the low-precision types (one byte each): float8, float4, 4- and 2-bit integers */
+#define MLRT_MASK_LOWP                                                                    \
+    (MLRT_BIT(MLRT_FLOAT8E4M3FN) | MLRT_BIT(MLRT_FLOAT8E4M3FNUZ) | MLRT_BIT(MLRT_FLOAT8E5M2) | \
+     MLRT_BIT(MLRT_FLOAT8E5M2FNUZ) | MLRT_BIT(MLRT_UINT4) | MLRT_BIT(MLRT_INT4) |          \
+     MLRT_BIT(MLRT_FLOAT4E2M1) | MLRT_BIT(MLRT_FLOAT8E8M0) | MLRT_BIT(MLRT_UINT2) | MLRT_BIT(MLRT_INT2))
 
 /* errors: set the thread's last-error text and return the status */
 int mlrt_fail(int status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
