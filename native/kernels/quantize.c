@@ -151,7 +151,7 @@ typedef struct quant_job {
 /* element i of y from the quotient q = x / scale and the zero point */
 static inline void q_store_quant(const quant_job *j, int64_t i, double q, double zp) {
     if (j->yt == MLRT_FLOAT4E2M1)
-        ((uint8_t *)j->y)[i] = mlrt_f32_to_lowp((float)(q + zp), j->yt, 1);
+        ((uint8_t *)j->y)[i] = mlrt_f32_to_lowp((float)(j->zp ? q + zp : q), j->yt, 1); /* keeps -0 */
     else if (q_is_lowp_out(j->yt))
         ((uint8_t *)j->y)[i] = mlrt_f32_to_lowp((float)q, j->yt, j->saturate);
     else

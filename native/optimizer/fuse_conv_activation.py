@@ -1,4 +1,4 @@
-"""Conv [+ Add of a same-shape tensor] + activation -> com.microsoft FusedConv.
+"""Conv [+ Add (or two-input Sum) of a same-shape tensor] + activation -> com.microsoft FusedConv.
 
 The activation (Relu, LeakyRelu, Clip with constant bounds, Sigmoid, Tanh,
 HardSigmoid) is applied as the Conv kernel stores its result, while it is in cache;
@@ -62,7 +62,7 @@ def apply(graph, context) -> int:
                 continue
             nxt = by_index[consumers[out][0]]
             z, tail = "", nxt
-            if nxt.op_type == "Add" and nxt.domain in ("", "ai.onnx") and len(nxt.input) == 2:
+            if nxt.op_type in ("Add", "Sum") and nxt.domain in ("", "ai.onnx") and len(nxt.input) == 2:
                 other = nxt.input[1] if nxt.input[0] == out else nxt.input[0]
                 shapes = graph.value_types
                 same = (other in shapes and out in shapes and shapes[other].shape is not None

@@ -127,18 +127,19 @@ def test_conv_activation_fused(act, attrs):
     agree(m, {"x": rng.standard_normal((1, 3, 8, 8)).astype(np.float32)})
 
 
+@pytest.mark.parametrize("add", ["Add", "Sum"])
 @pytest.mark.parametrize("with_relu", [True, False])
-def test_conv_residual_add_fused(with_relu):
+def test_conv_residual_add_fused(with_relu, add):
     """y = relu(conv(x) + r): the residual Add and the Relu ride on the Conv."""
     inits = conv_inits(c_in=4, c_out=4)
     nodes = [helper.make_node("Relu", ["x4"], ["r"]), helper.make_node("Conv", ["x4", "W", "B"], ["c"], pads=[1, 1, 1, 1]),
-             helper.make_node("Add", ["c", "r"], ["s" if with_relu else "y"])]
+             helper.make_node(add, ["c", "r"], ["s" if with_relu else "y"])]
     if with_relu:
         nodes.append(helper.make_node("Relu", ["s"], ["y"]))
     x4 = helper.make_tensor_value_info("x4", T.FLOAT, [1, 4, 8, 8])
     m = model(nodes, inits, [x4], [Y])
     assert ops_after(m, ml.GraphOptimizationLevel.ORT_ENABLE_ALL) == ["Relu", "FusedConv"]
-    assert ops_after(m, ml.GraphOptimizationLevel.ORT_ENABLE_BASIC) == ["Relu", "Conv", "Add"] + (["Relu"] if with_relu else [])
+    assert ops_after(m, ml.GraphOptimizationLevel.ORT_ENABLE_BASIC) == ["Relu", "Conv", add] + (["Relu"] if with_relu else [])
     agree(m, {"x4": rng.standard_normal((1, 4, 8, 8)).astype(np.float32)})
 
 
