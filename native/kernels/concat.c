@@ -114,5 +114,5 @@ static int k_split(const mlrt_context *ctx, const mlrt_tensor *in, int32_t n_in,
     return run_pieces(ctx, (mlrt_tensor *)&in[0], out, n_out, p->axis, false);
 }
 
-MLRT_KERNEL(concat, "Concat", "", 1, MLRT_OPSET_MAX, MLRT_MASK_ALL, k_concat);
-MLRT_KERNEL(split, "Split", "", 1, MLRT_OPSET_MAX, MLRT_MASK_ALL, k_split);
+MLRT_KERNEL(concat, "Concat", "", 1, MLRT_OPSET_MAX, MLRT_MASK_ALL | MLRT_MASK_LOWP, k_concat);
+MLRT_KERNEL(split, "Split", "", 1, MLRT_OPSET_MAX, MLRT_MASK_ALL | MLRT_MASK_LOWP, k_split);

@@ -315,15 +315,15 @@ static int k_copy(const mlrt_context *ctx, const mlrt_tensor *in, int32_t n_in, 
     return MLRT_OK;
 }
 
-MLRT_KERNEL(identity, "Identity", "", 1, MLRT_OPSET_MAX, MLRT_MASK_ALL, k_copy);
-MLRT_KERNEL(reshape, "Reshape", "", 1, MLRT_OPSET_MAX, MLRT_MASK_ALL, k_copy);
-MLRT_KERNEL(flatten, "Flatten", "", 1, MLRT_OPSET_MAX, MLRT_MASK_ALL, k_copy);
-MLRT_KERNEL(squeeze, "Squeeze", "", 1, MLRT_OPSET_MAX, MLRT_MASK_ALL, k_copy);
-MLRT_KERNEL(unsqueeze, "Unsqueeze", "", 1, MLRT_OPSET_MAX, MLRT_MASK_ALL, k_copy);
-MLRT_KERNEL(transpose, "Transpose", "", 1, MLRT_OPSET_MAX, MLRT_MASK_ALL, k_copy);
-MLRT_KERNEL(expand, "Expand", "", 8, MLRT_OPSET_MAX, MLRT_MASK_ALL, k_copy);
-MLRT_KERNEL(depth_to_space, "DepthToSpace", "", 1, MLRT_OPSET_MAX, MLRT_MASK_ALL, k_copy);
-MLRT_KERNEL(space_to_depth, "SpaceToDepth", "", 1, MLRT_OPSET_MAX, MLRT_MASK_ALL, k_copy);
+MLRT_KERNEL(identity, "Identity", "", 1, MLRT_OPSET_MAX, MLRT_MASK_ALL | MLRT_MASK_LOWP, k_copy);
+MLRT_KERNEL(reshape, "Reshape", "", 1, MLRT_OPSET_MAX, MLRT_MASK_ALL | MLRT_MASK_LOWP, k_copy);
+MLRT_KERNEL(flatten, "Flatten", "", 1, MLRT_OPSET_MAX, MLRT_MASK_ALL | MLRT_MASK_LOWP, k_copy);
+MLRT_KERNEL(squeeze, "Squeeze", "", 1, MLRT_OPSET_MAX, MLRT_MASK_ALL | MLRT_MASK_LOWP, k_copy);
+MLRT_KERNEL(unsqueeze, "Unsqueeze", "", 1, MLRT_OPSET_MAX, MLRT_MASK_ALL | MLRT_MASK_LOWP, k_copy);
+MLRT_KERNEL(transpose, "Transpose", "", 1, MLRT_OPSET_MAX, MLRT_MASK_ALL | MLRT_MASK_LOWP, k_copy);
+MLRT_KERNEL(expand, "Expand", "", 8, MLRT_OPSET_MAX, MLRT_MASK_ALL | MLRT_MASK_LOWP, k_copy);
+MLRT_KERNEL(depth_to_space, "DepthToSpace", "", 1, MLRT_OPSET_MAX, MLRT_MASK_ALL | MLRT_MASK_LOWP, k_copy);
+MLRT_KERNEL(space_to_depth, "SpaceToDepth", "", 1, MLRT_OPSET_MAX, MLRT_MASK_ALL | MLRT_MASK_LOWP, k_copy);
 
 /* ---- Slice: the view is built here from starts and steps, so negative steps need no
  * negative strides in the plan's descriptors ----------------------------------------- */
@@ -353,7 +353,7 @@ static int k_slice(const mlrt_context *ctx, const mlrt_tensor *in, int32_t n_in,
     return MLRT_OK;
 }
 
-MLRT_KERNEL(slice, "Slice", "", 1, MLRT_OPSET_MAX, MLRT_MASK_ALL, k_slice);
+MLRT_KERNEL(slice, "Slice", "", 1, MLRT_OPSET_MAX, MLRT_MASK_ALL | MLRT_MASK_LOWP, k_slice);
 
 /* ---- Dropout (inference): y = x, mask = all "true" ----------------------------- */
 
@@ -389,7 +389,7 @@ static int k_dropout(const mlrt_context *ctx, const mlrt_tensor *in, int32_t n_i
     return MLRT_OK;
 }
 
-MLRT_KERNEL(dropout, "Dropout", "", 1, MLRT_OPSET_MAX, MLRT_MASK_ALL, k_dropout);
+MLRT_KERNEL(dropout, "Dropout", "", 1, MLRT_OPSET_MAX, MLRT_MASK_ALL | MLRT_MASK_LOWP, k_dropout);
 
 /* ---- Tile: out[i] = in[i mod in.shape], dimension by dimension ------------------- */
 
@@ -453,7 +453,7 @@ static int k_tile(const mlrt_context *ctx, const mlrt_tensor *in, int32_t n_in, 
     return MLRT_OK;
 }
 
-MLRT_KERNEL(tile, "Tile", "", 1, MLRT_OPSET_MAX, MLRT_MASK_ALL, k_tile);
+MLRT_KERNEL(tile, "Tile", "", 1, MLRT_OPSET_MAX, MLRT_MASK_ALL | MLRT_MASK_LOWP, k_tile);
 
 /* ---- Trilu: keep one triangle of the last two dimensions, zero the rest --------- */
 
@@ -509,7 +509,7 @@ static int k_trilu(const mlrt_context *ctx, const mlrt_tensor *in, int32_t n_in,
     return MLRT_OK;
 }
 
-MLRT_KERNEL(trilu, "Trilu", "", 14, MLRT_OPSET_MAX, MLRT_MASK_ALL, k_trilu);
+MLRT_KERNEL(trilu, "Trilu", "", 14, MLRT_OPSET_MAX, MLRT_MASK_ALL | MLRT_MASK_LOWP, k_trilu);
 
 /* ---- ReverseSequence: reverse the first lens[b] steps of every batch entry ------- */
 
@@ -564,4 +564,4 @@ static int k_reverse_sequence(const mlrt_context *ctx, const mlrt_tensor *in, in
     return MLRT_OK;
 }
 
-MLRT_KERNEL(reverse_sequence, "ReverseSequence", "", 10, MLRT_OPSET_MAX, MLRT_MASK_ALL, k_reverse_sequence);
+MLRT_KERNEL(reverse_sequence, "ReverseSequence", "", 10, MLRT_OPSET_MAX, MLRT_MASK_ALL | MLRT_MASK_LOWP, k_reverse_sequence);

@@ -93,7 +93,7 @@ static int k_gather(const mlrt_context *ctx, const mlrt_tensor *in, int32_t n_in
     return MLRT_OK;
 }
 
-MLRT_KERNEL(gather, "Gather", "", 1, MLRT_OPSET_MAX, MLRT_MASK_ALL, k_gather);
+MLRT_KERNEL(gather, "Gather", "", 1, MLRT_OPSET_MAX, MLRT_MASK_ALL | MLRT_MASK_LOWP, k_gather);
 
 /* ---- GatherElements: y[i] = data[i with i[axis] replaced by ind[i]] ------------------ */
 
@@ -159,7 +159,7 @@ static int k_gather_elements(const mlrt_context *ctx, const mlrt_tensor *in, int
     return MLRT_OK;
 }
 
-MLRT_KERNEL(gather_elements, "GatherElements", "", 11, MLRT_OPSET_MAX, MLRT_MASK_ALL, k_gather_elements);
+MLRT_KERNEL(gather_elements, "GatherElements", "", 11, MLRT_OPSET_MAX, MLRT_MASK_ALL | MLRT_MASK_LOWP, k_gather_elements);
 
 /* ---- GatherND: y[batch, t] = data[batch, ind[batch, t, 0..k)] (a slice) ----------- */
 
@@ -231,4 +231,4 @@ static int k_gather_nd(const mlrt_context *ctx, const mlrt_tensor *in, int32_t n
     return MLRT_OK;
 }
 
-MLRT_KERNEL(gather_nd, "GatherND", "", 11, MLRT_OPSET_MAX, MLRT_MASK_ALL, k_gather_nd);
+MLRT_KERNEL(gather_nd, "GatherND", "", 11, MLRT_OPSET_MAX, MLRT_MASK_ALL | MLRT_MASK_LOWP, k_gather_nd);

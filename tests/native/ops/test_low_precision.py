@@ -12,7 +12,7 @@ from onnx import TensorProto as T
 from onnx import helper
 
 import mlrt
-from oracle import EDGE_SIZES, EDGE_VALUES, make_model, run_mlrt, run_reference
+from oracle import EDGE_SIZES, EDGE_VALUES, make_model, run_mlrt, run_reference  # noqa: F401
 
 rng = np.random.default_rng(0)
 FLOAT8 = [T.FLOAT8E4M3FN, T.FLOAT8E4M3FNUZ, T.FLOAT8E5M2, T.FLOAT8E5M2FNUZ]
@@ -166,3 +166,20 @@ def test_large_parallel():
         _same(make_model("Cast", [y], {"to": T.FLOAT16}, opset=25), [y])
     _same(make_model("QuantizeLinear", [x, np.float32(2.0), np.zeros((), ml_dtypes.float8_e5m2)], opset=21),
           [x, np.float32(2.0), np.zeros((), ml_dtypes.float8_e5m2)])
+
+
+@pytest.mark.parametrize("dtype", ["float8_e4m3fn", "float8_e5m2", "int4", "uint4"])
+def test_data_movement_moves_low_precision_bytes(dtype):
+    """Identity / Transpose / Concat / Gather move the one-byte elements unchanged."""
+    import ml_dtypes
+    from oracle import make_model, run_mlrt
+
+    t = np.dtype(getattr(ml_dtypes, dtype))
+    x = np.arange(24, dtype=np.float32).reshape(2, 3, 4).astype(t)
+    (y,) = run_mlrt(make_model("Transpose", [x], {"perm": [2, 0, 1]}), [x])
+    assert y.dtype == t and y.view(np.uint8).tobytes() == x.transpose(2, 0, 1).view(np.uint8).tobytes()
+    (y,) = run_mlrt(make_model("Concat", [x, x], {"axis": 1}), [x, x])
+    np.testing.assert_array_equal(y.view(np.uint8), np.concatenate([x, x], 1).view(np.uint8))
+    idx = np.array([1, 0], np.int64)
+    (y,) = run_mlrt(make_model("Gather", [x, idx], {"axis": 0}), [x, idx])
+    np.testing.assert_array_equal(y.view(np.uint8), x[::-1].view(np.uint8))
