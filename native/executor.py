@@ -10,243 +10,19 @@ time runs node by node instead ("eager"), each node still one C kernel call.
 
 from __future__ import annotations
 
-import os
 import threading
-from dataclasses import dataclass
 
 import numpy as np
 
-from .._errors import InvalidModel, NotImplemented, ResourceExhausted
-from . import _lib
+from .._errors import InvalidModel
 from . import graph as graph_mod
 from .graph import Graph
-from .ops import Info, Op, lookup
-from .planner import plan_memory
+from .launch import ThreadPool, allocate, kernel_index, make_op, run_eager  # noqa: F401 (re-exported)
+from .ops import Info, Op
+from .plan import StaticPlan, _Step
 
 _DYNAMIC = object()  # marker: this signature needs eager execution
 _MAX_PLANS = 16
-
-
-def _memory_limit() -> int:
-    try:
-        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    except (ValueError, OSError, AttributeError):
-        return 1 << 40
-
-
-MEMORY_LIMIT = _memory_limit()  # no single tensor or arena may exceed physical memory
-
-
-def allocate(shape, dtype, where: str) -> np.ndarray:
-    """np.empty, refusing sizes over the memory limit with ResourceExhausted (never an OOM kill)."""
-    dtype = np.dtype(dtype)
-    count = 1
-    for d in shape:
-        count *= int(d)
-    if count * dtype.itemsize > MEMORY_LIMIT:
-        raise ResourceExhausted(f"{where}: a {list(shape)} {dtype.name} tensor needs {count * dtype.itemsize:,} bytes, "
-                                f"over the limit of {MEMORY_LIMIT:,}")
-    try:
-        return np.empty(shape, dtype)
-    except (MemoryError, ValueError) as exc:
-        raise ResourceExhausted(f"{where}: cannot allocate a {list(shape)} {dtype.name} tensor ({exc})") from None
-
-
-def make_op(node, graph: Graph) -> Op:
-    opset = graph.opset(node.domain)
-    cls = lookup(node.domain, node.op_type, opset)
-    if cls is None:
-        dom = node.domain or "ai.onnx"
-        raise NotImplemented(f"node '{node.name or node.op_type}': operator {dom}::{node.op_type} "
-                             f"(opset {opset}) is not implemented")
-    return cls(node, opset)
-
-
-class ThreadPool:
-    """The session's intra-op pool (a native object), freed with the session."""
-
-    def __init__(self, n_threads: int):
-        ffi, lib = _lib.ffi(), _lib.lib()
-        pool = lib.mlrt_threadpool_create(int(n_threads))
-        if pool == ffi.NULL:
-            _lib.raise_status(3, "thread pool")
-        self.handle = ffi.gc(pool, lib.mlrt_threadpool_destroy)
-        self.size = lib.mlrt_threadpool_size(pool)
-
-
-def _kernel_index(op: Op, launch, inputs: list[Info | None]) -> int:
-    ti = launch.type_input
-    dtype = inputs[ti].dtype if ti < len(inputs) and inputs[ti] is not None else None
-    k = _lib.find_kernel(op.domain, launch.kernel, op.opset, dtype)
-    if k < 0:
-        tname = np.dtype(dtype).name if dtype is not None else "any type"
-        raise NotImplemented(f"{op.where}: no CPU kernel for {launch.kernel} (opset {op.opset}) on {tname}")
-    return k
-
-
-def _describe(descs, slots, i, info: Info | None, view, slot) -> None:
-    if info is None:
-        descs[i].dtype = 0
-        descs[i].rank = 0
-        slots[i].base, slots[i].offset = -1, 0
-        return
-    shape, strides = (view.shape, view.strides) if view is not None else (info.shape, None)
-    _lib.fill_tensor(descs[i], info.dtype, shape, strides)
-    slots[i].base, slots[i].offset = slot
-
-
-def run_eager(op: Op, arrays: list[np.ndarray | None], pool: ThreadPool | None) -> list[np.ndarray | None]:
-    """Run one node on concrete arrays (used for constant folding and dynamic graphs)."""
-    infos = [Info.of(a) if a is not None else None for a in arrays]
-    outs = op.infer(infos)
-    if all(o is None or o.value is not None for o in outs):
-        return [o.value if o is not None else None for o in outs]
-    if op.kernel is None:
-        raise InvalidModel(f"{op.where}: could not compute its outputs")
-    launch = op.launch(infos, outs)
-    kernel = _kernel_index(op, launch, infos)
-    results = [allocate(o.shape, o.dtype, op.where) if o is not None else None for o in outs]
-    ffi, lib = _lib.ffi(), _lib.lib()
-    arrays = list(arrays) + [np.asarray(e) for e in launch.extra]
-    n_in, n_out = len(arrays), len(results)
-    ins, outs_d = ffi.new("mlrt_tensor[]", max(n_in, 1)), ffi.new("mlrt_tensor[]", max(n_out, 1))
-    keep = []
-    for i, a in enumerate(arrays):
-        if a is None:
-            ins[i].dtype = 0
-            continue
-        a = np.require(a, requirements="C")  # (ascontiguousarray would make rank 0 rank 1)
-        keep.append(a)
-        view = launch.views.get(i)
-        _lib.fill_tensor(ins[i], a.dtype, view.shape if view else a.shape, view.strides if view else None,
-                         _lib.array_pointer(a))
-    for i, r in enumerate(results):
-        if r is None:
-            outs_d[i].dtype = 0
-            continue
-        _lib.fill_tensor(outs_d[i], r.dtype, r.shape, None, _lib.array_pointer(r))
-    _, pptr, psize = params = _lib.pack_params(op.params, launch.params)
-    pool_handle = pool.handle if pool is not None else ffi.NULL
-    status = lib.mlrt_kernel_run(kernel, pool_handle, ins, n_in, outs_d, n_out, pptr, psize)
-    del params, keep
-    _lib.raise_status(status, op.where)
-    return results
-
-
-@dataclass
-class _Step:
-    op: Op
-    inputs: list
-    outputs: list
-    launch: object
-    kernel: int
-
-
-class StaticPlan:
-    """A native plan for one input signature, plus what run() needs to bind it."""
-
-    def __init__(self, input_names, constants, output_names, infos, steps, pool):
-        ffi, lib = _lib.ffi(), _lib.lib()
-        self.input_names = list(input_names)
-        self.output_names = list(output_names)
-        constants = dict(constants)
-        extra_names = []  # per step: names given to its Launch.extra arrays
-        for k, step in enumerate(steps):
-            extra_names.append([f"\0extra{k}.{j}" for j in range(len(step.launch.extra))])
-            constants.update(zip(extra_names[-1], (np.asarray(e) for e in step.launch.extra)))
-        self.constants = [np.require(c, requirements="C") for c in constants.values()]
-        # externals: graph inputs, then constants, then graph outputs (base = index + 1)
-        external = {name: i + 1 for i, name in enumerate(self.input_names)}
-        for i, name in enumerate(constants):
-            external[name] = len(self.input_names) + i + 1
-        n_fixed = len(self.input_names) + len(self.constants)
-        self.output_bases = {}
-        for name in self.output_names:
-            if name not in external:
-                external[name] = n_fixed + len(self.output_bases) + 1
-                self.output_bases[name] = external[name]
-        self.output_infos = {n: infos[n] for n in self.output_names}
-        self.n_external = n_fixed + len(self.output_bases)
-        sizes = {name: infos[name].size * infos[name].dtype.itemsize
-                 for s in steps for name in s.op.node.output if name and name not in external}
-        offsets, arena = plan_memory(steps, sizes)
-        if arena > MEMORY_LIMIT:
-            raise ResourceExhausted(f"the plan needs a {arena:,}-byte arena, over the limit of {MEMORY_LIMIT:,}")
-        records = ffi.new("mlrt_node_record[]", max(len(steps), 1))
-        keep = []
-        for r, step, extras in zip(records, steps, extra_names):
-            node = step.op.node
-            n_in = len(step.inputs) + len(extras)
-            ins = ffi.new("mlrt_tensor[]", max(n_in, 1))
-            in_slots = ffi.new("mlrt_slot[]", max(n_in, 1))
-            outs = ffi.new("mlrt_tensor[]", max(len(step.outputs), 1))
-            out_slots = ffi.new("mlrt_slot[]", max(len(step.outputs), 1))
-            for i, info in enumerate(step.inputs):
-                name = node.input[i] if i < len(node.input) else ""
-                slot = (external[name], 0) if name in external else (0, offsets.get(name, 0))
-                _describe(ins, in_slots, i, info, step.launch.views.get(i), slot)
-            for j, name in enumerate(extras):
-                _describe(ins, in_slots, len(step.inputs) + j, Info.of(constants[name]), None, (external[name], 0))
-            for i, info in enumerate(step.outputs):
-                name = node.output[i] if i < len(node.output) else ""
-                if not name:
-                    info = None
-                slot = (external[name], 0) if name in external else (0, offsets.get(name, 0))
-                _describe(outs, out_slots, i, info, None, slot)
-            params, pptr, psize = _lib.pack_params(step.op.params, step.launch.params)
-            cname = ffi.new("char[]", step.op.name.encode())
-            keep += [ins, in_slots, outs, out_slots, params, cname]
-            r.kernel, r.n_inputs, r.n_outputs = step.kernel, n_in, len(step.outputs)
-            r.inputs, r.input_slots, r.outputs, r.output_slots = ins, in_slots, outs, out_slots
-            r.params, r.params_size, r.name = pptr, psize, cname
-        plan = lib.mlrt_plan_create(records, len(steps), self.n_external, arena)
-        if plan == ffi.NULL:
-            _lib.raise_status(4, "plan")
-        self.handle = ffi.gc(plan, lib.mlrt_plan_destroy)
-        self.arena_bytes = arena
-        self.pool = pool
-        self._arenas: list = []
-        self._arena_lock = threading.Lock()
-        self._const_ptrs = [_lib.array_pointer(c) for c in self.constants]
-
-    def run(self, feeds: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-        ffi, lib = _lib.ffi(), _lib.lib()
-        ext = ffi.new("void *[]", max(self.n_external, 1))
-        keep = []
-        for i, name in enumerate(self.input_names):
-            a = np.require(feeds[name], requirements="C")
-            keep.append(a)
-            ext[i] = _lib.array_pointer(a)
-        base = len(self.input_names)
-        for i, p in enumerate(self._const_ptrs):
-            ext[base + i] = p
-        results = {}
-        for name, b in self.output_bases.items():
-            info = self.output_infos[name]
-            results[name] = allocate(info.shape, info.dtype, f"output '{name}'")
-            ext[b - 1] = _lib.array_pointer(results[name])
-        arena = self._take_arena()
-        try:
-            status = lib.mlrt_plan_run(self.handle, self.pool.handle, ext,
-                                       _lib.array_pointer(arena) if arena is not None else ffi.NULL)
-        finally:
-            if arena is not None:
-                with self._arena_lock:
-                    self._arenas.append(arena)
-        _lib.raise_status(status)
-        return results
-
-    def _take_arena(self):
-        """A 64-byte-aligned arena, reused across runs (one per concurrent run), so large
-        intermediate buffers are not page-faulted in afresh every time."""
-        if not self.arena_bytes:
-            return None
-        with self._arena_lock:
-            if self._arenas:
-                return self._arenas.pop()
-        raw = allocate((self.arena_bytes + 64,), np.uint8, "arena")
-        start = (-raw.ctypes.data) % 64
-        return raw[start:start + self.arena_bytes]
 
 
 class Program:
@@ -297,7 +73,7 @@ class Program:
                 outs = [Info.of(v) if v is not None else o for v, o in zip(values, outs)]
             else:
                 launch = op.launch(ins, outs)
-                steps.append(_Step(op, ins, outs, launch, _kernel_index(op, launch, ins)))
+                steps.append(_Step(op, ins, outs, launch, kernel_index(op, launch, ins)))
                 for name, o in zip(node.output, outs):
                     if name:
                         infos[name] = Info(o.dtype, tuple(o.shape))

@@ -1,0 +1,135 @@
+"""A native plan: every node of a graph, for one input signature, run in one C call.
+
+Shapes are resolved beforehand (executor.Program), intermediate values are laid out in
+one arena by lifetime (planner.py), constants and graph inputs/outputs are external
+pointers bound at each run.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+
+import numpy as np
+
+from .._errors import ResourceExhausted
+from . import _lib
+from .launch import MEMORY_LIMIT, allocate, describe
+from .ops import Info, Op
+from .planner import plan_memory
+
+
+@dataclass
+class _Step:
+    op: Op
+    inputs: list
+    outputs: list
+    launch: object
+    kernel: int
+
+
+class StaticPlan:
+    """A native plan for one input signature, plus what run() needs to bind it."""
+
+    def __init__(self, input_names, constants, output_names, infos, steps, pool):
+        ffi, lib = _lib.ffi(), _lib.lib()
+        self.input_names = list(input_names)
+        self.output_names = list(output_names)
+        constants = dict(constants)
+        extra_names = []  # per step: names given to its Launch.extra arrays
+        for k, step in enumerate(steps):
+            extra_names.append([f"\0extra{k}.{j}" for j in range(len(step.launch.extra))])
+            constants.update(zip(extra_names[-1], (np.asarray(e) for e in step.launch.extra)))
+        self.constants = [np.require(c, requirements="C") for c in constants.values()]
+        # externals: graph inputs, then constants, then graph outputs (base = index + 1)
+        external = {name: i + 1 for i, name in enumerate(self.input_names)}
+        for i, name in enumerate(constants):
+            external[name] = len(self.input_names) + i + 1
+        n_fixed = len(self.input_names) + len(self.constants)
+        self.output_bases = {}
+        for name in self.output_names:
+            if name not in external:
+                external[name] = n_fixed + len(self.output_bases) + 1
+                self.output_bases[name] = external[name]
+        self.output_infos = {n: infos[n] for n in self.output_names}
+        self.n_external = n_fixed + len(self.output_bases)
+        sizes = {name: infos[name].size * infos[name].dtype.itemsize
+                 for s in steps for name in s.op.node.output if name and name not in external}
+        offsets, arena = plan_memory(steps, sizes)
+        if arena > MEMORY_LIMIT:
+            raise ResourceExhausted(f"the plan needs a {arena:,}-byte arena, over the limit of {MEMORY_LIMIT:,}")
+        records = ffi.new("mlrt_node_record[]", max(len(steps), 1))
+        keep = []
+        for r, step, extras in zip(records, steps, extra_names):
+            node = step.op.node
+            n_in = len(step.inputs) + len(extras)
+            ins = ffi.new("mlrt_tensor[]", max(n_in, 1))
+            in_slots = ffi.new("mlrt_slot[]", max(n_in, 1))
+            outs = ffi.new("mlrt_tensor[]", max(len(step.outputs), 1))
+            out_slots = ffi.new("mlrt_slot[]", max(len(step.outputs), 1))
+            for i, info in enumerate(step.inputs):
+                name = node.input[i] if i < len(node.input) else ""
+                slot = (external[name], 0) if name in external else (0, offsets.get(name, 0))
+                describe(ins, in_slots, i, info, step.launch.views.get(i), slot)
+            for j, name in enumerate(extras):
+                describe(ins, in_slots, len(step.inputs) + j, Info.of(constants[name]), None, (external[name], 0))
+            for i, info in enumerate(step.outputs):
+                name = node.output[i] if i < len(node.output) else ""
+                if not name:
+                    info = None
+                slot = (external[name], 0) if name in external else (0, offsets.get(name, 0))
+                describe(outs, out_slots, i, info, None, slot)
+            params, pptr, psize = _lib.pack_params(step.op.params, step.launch.params)
+            cname = ffi.new("char[]", step.op.name.encode())
+            keep += [ins, in_slots, outs, out_slots, params, cname]
+            r.kernel, r.n_inputs, r.n_outputs = step.kernel, n_in, len(step.outputs)
+            r.inputs, r.input_slots, r.outputs, r.output_slots = ins, in_slots, outs, out_slots
+            r.params, r.params_size, r.name = pptr, psize, cname
+        plan = lib.mlrt_plan_create(records, len(steps), self.n_external, arena)
+        if plan == ffi.NULL:
+            _lib.raise_status(4, "plan")
+        self.handle = ffi.gc(plan, lib.mlrt_plan_destroy)
+        self.arena_bytes = arena
+        self.pool = pool
+        self._arenas: list = []
+        self._arena_lock = threading.Lock()
+        self._const_ptrs = [_lib.array_pointer(c) for c in self.constants]
+
+    def run(self, feeds: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        ffi, lib = _lib.ffi(), _lib.lib()
+        ext = ffi.new("void *[]", max(self.n_external, 1))
+        keep = []
+        for i, name in enumerate(self.input_names):
+            a = np.require(feeds[name], requirements="C")
+            keep.append(a)
+            ext[i] = _lib.array_pointer(a)
+        base = len(self.input_names)
+        for i, p in enumerate(self._const_ptrs):
+            ext[base + i] = p
+        results = {}
+        for name, b in self.output_bases.items():
+            info = self.output_infos[name]
+            results[name] = allocate(info.shape, info.dtype, f"output '{name}'")
+            ext[b - 1] = _lib.array_pointer(results[name])
+        arena = self._take_arena()
+        try:
+            status = lib.mlrt_plan_run(self.handle, self.pool.handle, ext,
+                                       _lib.array_pointer(arena) if arena is not None else ffi.NULL)
+        finally:
+            if arena is not None:
+                with self._arena_lock:
+                    self._arenas.append(arena)
+        _lib.raise_status(status)
+        return results
+
+    def _take_arena(self):
+        """A 64-byte-aligned arena, reused across runs (one per concurrent run), so large
+        intermediate buffers are not page-faulted in afresh every time."""
+        if not self.arena_bytes:
+            return None
+        with self._arena_lock:
+            if self._arenas:
+                return self._arenas.pop()
+        raw = allocate((self.arena_bytes + 64,), np.uint8, "arena")
+        start = (-raw.ctypes.data) % 64
+        return raw[start:start + self.arena_bytes]
