@@ -56,14 +56,6 @@ static mlrt_range_fn cumsum_fn(int32_t dtype) {
     }
 }
 
-/* outer * n * inner == numel, without overflow (the extents come from outside) */
-static bool block_covers(int64_t outer, int64_t n, int64_t inner, int64_t numel) {
-    int64_t on, all;
-    if (outer < 0 || n < 0 || inner < 0) return false;
-    if (__builtin_mul_overflow(outer, n, &on) || __builtin_mul_overflow(on, inner, &all)) return false;
-    return all == numel;
-}
-
 /* inputs: X, axis (already resolved into the params); output: Y */
 static int k_cumsum(const mlrt_context *ctx, const mlrt_tensor *in, int32_t n_in, mlrt_tensor *out, int32_t n_out,
                     const void *params, size_t params_size) {
@@ -73,7 +65,7 @@ static int k_cumsum(const mlrt_context *ctx, const mlrt_tensor *in, int32_t n_in
     mlrt_tensor *y = &out[0];
     MLRT_CHECK(x->dtype == y->dtype && mlrt_same_shape(x, y), "output must match the input");
     MLRT_CHECK(mlrt_is_contiguous(x) && mlrt_is_contiguous(y), "needs contiguous tensors");
-    MLRT_CHECK(block_covers(p->outer, p->n, p->inner, mlrt_numel(x)), "[outer, n, inner] does not cover the input");
+    MLRT_CHECK(mlrt_block_covers(p->outer, p->n, p->inner, mlrt_numel(x)), "[outer, n, inner] does not cover the input");
     mlrt_range_fn fn = cumsum_fn(x->dtype);
     if (!fn) return mlrt_fail(MLRT_ERR_NOT_IMPLEMENTED, "element type %d not supported", x->dtype);
     if (mlrt_numel(x) == 0) return MLRT_OK;

@@ -315,14 +315,6 @@ MLRT_KERNEL(reduce_logsum, "ReduceLogSum", "", 1, MLRT_OPSET_MAX, MLRT_MASK_FLOA
 MLRT_KERNEL(reduce_logsumexp, "ReduceLogSumExp", "", 1, MLRT_OPSET_MAX, MLRT_MASK_FLOATS, k_reduce_logsumexp);
 MLRT_KERNEL(reduce_sumsquare, "ReduceSumSquare", "", 1, MLRT_OPSET_MAX, MASK_REDUCE_ARITH, k_reduce_sumsquare);
 
-/* outer * n * inner == numel, without overflow (the extents come from outside) */
-static bool block_covers(int64_t outer, int64_t n, int64_t inner, int64_t numel) {
-    int64_t on, all;
-    if (outer < 0 || n < 0 || inner < 0) return false;
-    if (__builtin_mul_overflow(outer, n, &on) || __builtin_mul_overflow(on, inner, &all)) return false;
-    return all == numel;
-}
-
 /* ---- ArgMax / ArgMin ------------------------------------------------------------------- */
 
 typedef struct arg_job {
@@ -433,8 +425,8 @@ static int run_arg(const mlrt_context *ctx, const mlrt_tensor *in, int32_t n_in,
     mlrt_tensor *y = &out[0];
     MLRT_CHECK(y->dtype == MLRT_INT64, "the output must be int64");
     MLRT_CHECK(mlrt_is_contiguous(x) && mlrt_is_contiguous(y), "needs contiguous tensors");
-    MLRT_CHECK(block_covers(p->outer, p->n, p->inner, mlrt_numel(x)), "[outer, n, inner] does not cover the input");
-    MLRT_CHECK(block_covers(p->outer, 1, p->inner, mlrt_numel(y)), "[outer, inner] does not cover the output");
+    MLRT_CHECK(mlrt_block_covers(p->outer, p->n, p->inner, mlrt_numel(x)), "[outer, n, inner] does not cover the input");
+    MLRT_CHECK(mlrt_block_covers(p->outer, 1, p->inner, mlrt_numel(y)), "[outer, inner] does not cover the output");
     if (mlrt_numel(y) == 0) return MLRT_OK;
     MLRT_CHECK(p->n > 0, "cannot take the arg%s of an empty axis", is_max ? "max" : "min");
     red_fns fns = arg_fns(x->dtype);

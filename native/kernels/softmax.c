@@ -121,14 +121,6 @@ HOT_LOOP static void log_lanes_f32(const float *x, float *y, const float *m, con
     for (int64_t i = 0; i < w; ++i) y[i] = (x[i] - m[i]) - l[i];
 }
 
-/* outer * n * inner == numel, without overflow (the extents come from outside) */
-static bool block_covers(int64_t outer, int64_t n, int64_t inner, int64_t numel) {
-    int64_t on, all;
-    if (outer < 0 || n < 0 || inner < 0) return false;
-    if (__builtin_mul_overflow(outer, n, &on) || __builtin_mul_overflow(on, inner, &all)) return false;
-    return all == numel;
-}
-
 /* ---- lines, per element type --------------------------------------------------------- */
 
 static void rows_f32(const sm_job *j, int64_t begin, int64_t end) {
@@ -243,7 +235,7 @@ static int run_softmax(const mlrt_context *ctx, const mlrt_tensor *in, int32_t n
     MLRT_CHECK(x->dtype == y->dtype && mlrt_same_shape(x, y), "output must match the input");
     MLRT_CHECK(mlrt_is_contiguous(x) && mlrt_is_contiguous(y), "needs contiguous tensors");
     int64_t numel = mlrt_numel(x);
-    MLRT_CHECK(block_covers(p->outer, p->n, p->inner, numel),
+    MLRT_CHECK(mlrt_block_covers(p->outer, p->n, p->inner, numel),
                "[outer %lld, n %lld, inner %lld] does not cover %lld elements",
                (long long)p->outer, (long long)p->n, (long long)p->inner, (long long)numel);
     if (numel == 0) return MLRT_OK;

@@ -108,14 +108,6 @@ static mlrt_range_fn topk_fn(int32_t dtype) {
     }
 }
 
-/* outer * n * inner == numel, without overflow (the extents come from outside) */
-static bool block_covers(int64_t outer, int64_t n, int64_t inner, int64_t numel) {
-    int64_t on, all;
-    if (outer < 0 || n < 0 || inner < 0) return false;
-    if (__builtin_mul_overflow(outer, n, &on) || __builtin_mul_overflow(on, inner, &all)) return false;
-    return all == numel;
-}
-
 /* inputs: X, K (already resolved into the params); outputs: values, indices */
 static int k_topk(const mlrt_context *ctx, const mlrt_tensor *in, int32_t n_in, mlrt_tensor *out, int32_t n_out,
                   const void *params, size_t params_size) {
@@ -125,8 +117,8 @@ static int k_topk(const mlrt_context *ctx, const mlrt_tensor *in, int32_t n_in, 
     MLRT_CHECK(v->dtype == x->dtype && ix->dtype == MLRT_INT64, "outputs must be of X's type and int64");
     MLRT_CHECK(mlrt_is_contiguous(x) && mlrt_is_contiguous(v) && mlrt_is_contiguous(ix), "needs contiguous tensors");
     MLRT_CHECK(p->k >= 0 && p->k <= p->n, "k = %lld is not within the axis (%lld)", (long long)p->k, (long long)p->n);
-    MLRT_CHECK(block_covers(p->outer, p->n, p->inner, mlrt_numel(x)), "[outer, n, inner] does not cover the input");
-    MLRT_CHECK(block_covers(p->outer, p->k, p->inner, mlrt_numel(v)) && mlrt_numel(v) == mlrt_numel(ix),
+    MLRT_CHECK(mlrt_block_covers(p->outer, p->n, p->inner, mlrt_numel(x)), "[outer, n, inner] does not cover the input");
+    MLRT_CHECK(mlrt_block_covers(p->outer, p->k, p->inner, mlrt_numel(v)) && mlrt_numel(v) == mlrt_numel(ix),
                "[outer, k, inner] does not cover the outputs");
     mlrt_range_fn fn = topk_fn(x->dtype);
     if (!fn) return mlrt_fail(MLRT_ERR_NOT_IMPLEMENTED, "element type %d not supported", x->dtype);

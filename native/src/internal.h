@@ -106,6 +106,15 @@ static inline bool mlrt_is_real(int32_t dtype) {
     return dtype == MLRT_FLOAT || dtype == MLRT_DOUBLE || dtype == MLRT_FLOAT16 || dtype == MLRT_BFLOAT16;
 }
 
+/* outer * n * inner == numel, without overflow: checks an (outer, axis, inner) split
+ * of a tensor handed in by the Python semantics before a kernel relies on it. */
+static inline bool mlrt_block_covers(int64_t outer, int64_t n, int64_t inner, int64_t numel) {
+    int64_t on, all;
+    if (outer < 0 || n < 0 || inner < 0) return false;
+    if (__builtin_mul_overflow(outer, n, &on) || __builtin_mul_overflow(on, inner, &all)) return false;
+    return all == numel;
+}
+
 /* tensor helpers */
 size_t mlrt_dtype_size(int32_t dtype);
 int64_t mlrt_numel(const mlrt_tensor *t);
