@@ -39,6 +39,32 @@ class Program:
         self.output_names = [v.name for v in graph.outputs]
         self._plans: dict = {}
         self._lock = threading.Lock()
+        self._prefix, self._rest = self._split_at_host_ops()
+
+    def _split_at_host_ops(self):
+        """With host operators in the graph, the nodes that depend on none of them (a
+        classifier before its ZipMap, the layers before a Loop) form a prefix that still
+        runs as one native plan; the rest runs node by node after it."""
+        if not self._has_host_ops:
+            return None, self.ops
+        tainted: set[str] = set()
+        prefix_ops, rest = [], []
+        for op in self.ops:
+            reads = graph_mod.node_reads(op.node)
+            if op.host or any(n in tainted for n in reads):
+                tainted.update(o for o in op.node.output if o)
+                rest.append(op)
+            else:
+                prefix_ops.append(op)
+        if not prefix_ops:
+            return None, self.ops
+        made = {o for op in prefix_ops for o in op.node.output if o}
+        needed = {n for op in rest for n in graph_mod.node_reads(op.node)} | set(self.output_names)
+        g = self.graph
+        sub = Graph([op.node for op in prefix_ops], g.initializers, list(g.inputs), list(g.overridable),
+                    [graph_mod.ValueType(n, 0, None) for n in sorted(made & needed)], g.opsets,
+                    g.value_types, None, list(g.outer))
+        return Program(sub, self.pool), rest
 
     # -- planning ------------------------------------------------------------------------
     def _signature(self, feeds):
@@ -118,7 +144,13 @@ class Program:
     def _run_eager(self, feeds):
         values = dict(self.graph.initializers)
         values.update(feeds)
-        for op in self.ops:
+        if self._prefix is not None and not any(
+                not isinstance(feeds[n], np.ndarray) for n in self._prefix.input_names if n in feeds):
+            values.update(self._prefix.run({n: feeds[n] for n in self._prefix.input_names if n in feeds}))
+            ops = self._rest
+        else:
+            ops = self.ops
+        for op in ops:
             arrays = [values[n] if n else None for n in op.node.input]
             if op.host or (type(op).run_host is not Op.run_host and _needs_host(op, arrays)):
                 outs = op.run_host(arrays, _HostRuntime(self, values))

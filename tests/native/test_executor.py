@@ -92,3 +92,22 @@ def test_unseeded_random_differs_between_runs():
     a, b = sess.run(None, {})[0], sess.run(None, {})[0]
     assert a.shape == (64,) and (a != b).any()
     assert ((a >= 0) & (a < 1)).all()
+
+
+def test_nodes_before_host_ops_still_run_as_a_native_plan():
+    """Relu -> Add feed a SequenceConstruct (a host op): the Relu/Add prefix is planned natively."""
+    nodes = [helper.make_node("Relu", ["x"], ["r"]), helper.make_node("Add", ["r", "x"], ["a"]),
+             helper.make_node("SequenceConstruct", ["a", "r"], ["seq"]),
+             helper.make_node("SequenceAt", ["seq", "zero"], ["y"])]
+    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", T.FLOAT, [2, 3])],
+                          [helper.make_tensor_value_info("y", T.FLOAT, None),
+                           helper.make_tensor_value_info("r", T.FLOAT, None)],
+                          [helper.make_tensor("zero", T.INT64, [], [0])])
+    sess = ml.InferenceSession(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]).SerializeToString())
+    x = np.array([[-1, 2, -3], [4, -5, 6]], np.float32)
+    y, r = sess.run(None, {"x": x})
+    np.testing.assert_array_equal(r, np.maximum(x, 0))
+    np.testing.assert_array_equal(y, np.maximum(x, 0) + x)
+    prefix = sess._runnable._prefix
+    assert [op.op_type for op in prefix.ops] == ["Relu", "Add"]
+    assert any(hasattr(p, "handle") for p in prefix._plans.values())
