@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import concurrent.futures
 import hashlib
+import json
 import os
 import shutil
 import subprocess
@@ -83,6 +84,86 @@ def _build_locked(out_dir: Path, version: str, cc: str, jobs: int) -> Path:
     subprocess.run([cc, "-shared", "-pthread", "-o", str(tmp), *map(str, objs),
                     f"-L{out_dir}", f"-l{blas_name}", "-Wl,-rpath,$ORIGIN", "-lm"], check=True)
     os.replace(tmp, target)
+    write_manifest(out_dir, version)
+    return target
+
+
+# --- the runtime folder's manifest -------------------------------------------------
+# A runtime folder holds libmlrt_core.so, the BLAS beside it, include/mlrt.h, the
+# kernels' parameter headers (kernels/*.h, read by cffi) and manifest.json, which
+# names the version, ABI number, opset range per domain, providers, build flags and
+# the sha256 of every other file.  mlrt.distribution checks it before dlopen.
+
+MANIFEST = "manifest.json"
+
+
+def runtime_files(folder: Path) -> list[str]:
+    """The files of a runtime folder (relative, '/'-separated), manifest excluded."""
+    names = sorted(p.name for p in folder.glob("lib*.so"))
+    names += ["include/" + p.name for p in sorted((folder / "include").glob("*.h"))]
+    names += ["kernels/" + p.name for p in sorted((folder / "kernels").glob("*.h"))]
+    return names
+
+
+def sha256_file(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def _library_facts(lib_path: Path) -> dict:
+    """ABI number, build info and the opset range per domain, read from the built
+    library through ctypes (in a child process, so the build never keeps it mapped)."""
+    code = r"""
+import ctypes, json, sys
+class K(ctypes.Structure):
+    _fields_ = [("op_type", ctypes.c_char_p), ("domain", ctypes.c_char_p), ("since", ctypes.c_int32),
+                ("until", ctypes.c_int32), ("mask", ctypes.c_uint64), ("run", ctypes.c_void_p)]
+L = ctypes.CDLL(sys.argv[1])
+L.mlrt_kernel_get.restype = ctypes.POINTER(K)
+L.mlrt_build_info.restype = L.mlrt_version.restype = ctypes.c_char_p
+opsets = {}
+for i in range(L.mlrt_kernel_count()):
+    k = L.mlrt_kernel_get(i).contents
+    dom = k.domain.decode() or "ai.onnx"
+    lo, hi = opsets.get(dom, (k.since, k.since))
+    top = k.since if k.until >= 2**31 - 1 else k.until
+    opsets[dom] = (min(lo, k.since), max(hi, top))
+print(json.dumps({"abi": L.mlrt_abi_version(), "build": L.mlrt_build_info().decode(),
+                  "library_version": L.mlrt_version().decode(),
+                  "opsets": {d: {"min": a, "max": b} for d, (a, b) in sorted(opsets.items())}}))
+"""
+    env = dict(os.environ, OPENBLAS_NUM_THREADS="1")
+    out = subprocess.run([sys.executable, "-c", code, str(lib_path)], check=True, capture_output=True,
+                         text=True, env=env).stdout
+    return json.loads(out)
+
+
+def manifest_for(folder: Path, version: str, facts: dict | None = None) -> dict:
+    facts = facts or _library_facts(folder / LIBRARY)
+    return {
+        "name": "mlrt",
+        "version": version,
+        "abi": facts["abi"],
+        # per domain: the lowest opset any kernel starts at, and the highest opset
+        # any kernel is (re)defined at -- newer opsets of an operator may need a
+        # newer runtime
+        "opsets": facts["opsets"],
+        "providers": ["CPUExecutionProvider"],
+        "build": facts["build"],
+        "files": {name: sha256_file(folder / name) for name in runtime_files(folder)},
+    }
+
+
+def write_manifest(folder: Path, version: str, facts: dict | None = None) -> Path:
+    """Write folder/manifest.json (atomically) for the runtime in folder."""
+    data = manifest_for(folder, version, facts)
+    target = folder / MANIFEST
+    tmp = folder / f".{MANIFEST}.{os.getpid()}.tmp"
+    tmp.write_text(json.dumps(data, indent=2) + "\n")
+    os.replace(tmp, target)
     return target
 
 
@@ -94,6 +175,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     version = args.version or _project_version()
     print(build(args.out, version=version, jobs=args.jobs))
+    print(args.out / MANIFEST)
     return 0
 
 

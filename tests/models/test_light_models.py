@@ -31,3 +31,18 @@ def test_light_model_matches_expected(name):
     # a second run reuses the cached plan and must give the same answer
     (again,) = sess.run(None, {inp.name: x})
     np.testing.assert_array_equal(again, got)
+
+
+def test_concurrent_runs_on_a_real_model_are_bitwise_equal():
+    """run() from several threads at once: per-run arenas, per-thread kernel scratch."""
+    import concurrent.futures
+
+    sess = ml.InferenceSession(str(LIGHT / "light_squeezenet.onnx"))
+    (inp,) = sess.get_inputs()
+    rng = np.random.default_rng(0)
+    xs = [rng.standard_normal(inp.shape).astype(np.float32) for _ in range(4)]
+    reference = [sess.run(None, {inp.name: x})[0] for x in xs]
+    with concurrent.futures.ThreadPoolExecutor(4) as pool:
+        outs = list(pool.map(lambda k: sess.run(None, {inp.name: xs[k % 4]})[0], range(16)))
+    for k, out in enumerate(outs):
+        np.testing.assert_array_equal(out, reference[k % 4])
