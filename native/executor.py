@@ -17,7 +17,8 @@ import numpy as np
 from .._errors import InvalidModel
 from . import graph as graph_mod
 from .graph import Graph
-from .launch import ThreadPool, allocate, kernel_index, make_op, run_eager  # noqa: F401 (re-exported)
+from .launch import (ThreadPool, allocate, computes_halves_in_float, kernel_index, make_op,  # noqa: F401
+                     run_eager)
 from .ops import Info, Op
 from .plan import StaticPlan, _Step
 
@@ -99,6 +100,8 @@ class Program:
                 outs = [Info.of(v) if v is not None else o for v, o in zip(values, outs)]
             else:
                 launch = op.launch(ins, outs)
+                if computes_halves_in_float(op, launch, ins):
+                    return _DYNAMIC  # float16 through a float32 kernel: node by node
                 steps.append(_Step(op, ins, outs, launch, kernel_index(op, launch, ins)))
                 for name, o in zip(node.output, outs):
                     if name:

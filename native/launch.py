@@ -74,6 +74,28 @@ def kernel_index(op: Op, launch, inputs: list[Info | None]) -> int:
     return k
 
 
+_HALVES = ("float16", "bfloat16")
+
+
+def computes_halves_in_float(op: Op, launch, inputs: list[Info | None]) -> bool:
+    """True when the op has no kernel for its float16/bfloat16 inputs but has one for
+    float32: it then runs on float32 copies and its half outputs are rounded back
+    once at the end (numpy's own float16 matmul and reductions accumulate in float)."""
+    ti = launch.type_input
+    t = inputs[ti].dtype if ti < len(inputs) and inputs[ti] is not None else None
+    if t is None or np.dtype(t).name not in _HALVES:
+        return False
+    return (_lib.find_kernel(op.domain, launch.kernel, op.opset, t) < 0
+            and _lib.find_kernel(op.domain, launch.kernel, op.opset, np.float32) >= 0)
+
+
+def _run_in_float(op: Op, arrays: list, outs: list[Info | None], pool) -> list:
+    widened = [a.astype(np.float32) if a is not None and a.dtype.name in _HALVES else a for a in arrays]
+    results = run_eager(op, widened, pool)
+    return [r.astype(o.dtype) if r is not None and o is not None and np.dtype(o.dtype).name in _HALVES else r
+            for r, o in zip(results, outs)]
+
+
 def describe(descs, slots, i, info: Info | None, view, slot) -> None:
     if info is None:
         descs[i].dtype = 0
@@ -94,6 +116,8 @@ def run_eager(op: Op, arrays: list[np.ndarray | None], pool: ThreadPool | None) 
     if op.kernel is None:
         raise InvalidModel(f"{op.where}: could not compute its outputs")
     launch = op.launch(infos, outs)
+    if computes_halves_in_float(op, launch, infos):
+        return _run_in_float(op, arrays, outs, pool)
     kernel = kernel_index(op, launch, infos)
     results = [allocate(o.shape, o.dtype, op.where) if o is not None else None for o in outs]
     ffi, lib = _lib.ffi(), _lib.lib()

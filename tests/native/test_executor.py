@@ -111,3 +111,22 @@ def test_nodes_before_host_ops_still_run_as_a_native_plan():
     prefix = sess._runnable._prefix
     assert [op.op_type for op in prefix.ops] == ["Relu", "Add"]
     assert any(hasattr(p, "handle") for p in prefix._plans.values())
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_half_inputs_without_a_half_kernel_run_in_float(dtype):
+    """MatMul has no float16 kernel: it runs on float32 copies and rounds back once."""
+    import ml_dtypes
+
+    t = np.dtype(getattr(ml_dtypes, dtype) if dtype == "bfloat16" else dtype)
+    elem = helper.np_dtype_to_tensor_dtype(t)
+    nodes = [helper.make_node("MatMul", ["a", "b"], ["m"]), helper.make_node("Softmax", ["m"], ["y"])]
+    m = model(nodes, [helper.make_tensor_value_info("a", elem, [3, 8]), helper.make_tensor_value_info("b", elem, [8, 4])],
+              [helper.make_tensor_value_info("y", elem, None)], opsets=(("", 17),))
+    rng = np.random.default_rng(0)
+    a, b = rng.standard_normal((3, 8)).astype(t), rng.standard_normal((8, 4)).astype(t)
+    (y,) = ml.InferenceSession(m).run(None, {"a": a, "b": b})
+    assert y.dtype == t
+    logits = a.astype(np.float32) @ b.astype(np.float32)
+    expected = np.exp(logits - logits.max(1, keepdims=True))
+    np.testing.assert_allclose(y.astype(np.float32), expected / expected.sum(1, keepdims=True), rtol=2e-2, atol=2e-2)
