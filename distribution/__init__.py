@@ -1,9 +1,15 @@
 """mlrt.distribution: which native runtime this process uses, and loading it.
 
 The bottom of the stack: it knows the runtime folder layout and the C header, and
-imports nothing from the layers above.
+imports nothing from the layers above.  A runtime is bundled (inside the package,
+or copied into an app's folder with `mlrt runtime bundle DIR`) or system-installed
+(`mlrt runtime install [--prefix P]`); MLRT_RUNTIME=bundled|system|auto|<path> or
+select_runtime(...) before first use chooses; current_runtime() tells which.
 """
 
-from ._runtime import LIBRARY_NAME, Runtime, current_runtime, load
+from ._install import bundle, install, installed, uninstall
+from ._runtime import (LIBRARY_NAME, MANIFEST_NAME, Runtime, check_folder, current_runtime, load, read_manifest,
+                       select_runtime, system_prefix)
 
-__all__ = ["LIBRARY_NAME", "Runtime", "current_runtime", "load"]
+__all__ = ["LIBRARY_NAME", "MANIFEST_NAME", "Runtime", "bundle", "check_folder", "current_runtime", "install",
+           "installed", "load", "read_manifest", "select_runtime", "system_prefix", "uninstall"]

@@ -1,18 +1,32 @@
 """Finding, checking and loading a native runtime.
 
-A runtime is a folder holding libmlrt_core.so, the BLAS it links, and the C headers
-that describe its ABI (include/mlrt.h and the kernels' parameter headers).  The
-copy inside the installed package is the *bundled* runtime.  MLRT_RUNTIME selects
-one: "bundled" (default), or a path to a runtime folder or library file.  The
-system-installed kind and "auto" come with the distribution issue; they plug in
-here as more candidates.
+A runtime is a folder holding libmlrt_core.so, the BLAS it links (found through an
+$ORIGIN rpath), the C headers that describe its ABI (include/mlrt.h and the kernels'
+parameter headers, kernels/*.h) and manifest.json (version, ABI number, opset range
+per domain, providers, build flags, sha256 of every other file).
+
+Kinds: the copy inside the installed package is the *bundled* runtime; `mlrt runtime
+install` puts *system* runtimes under PREFIX/lib/mlrt/<version>/ (PREFIX from
+MLRT_SYSTEM_PREFIX, default /usr/local); any runtime folder or library file can be
+named by *path*.  MLRT_RUNTIME (or select_runtime before first use) chooses:
+"bundled" (default), "system" (the newest installed), "system:<version>", "auto"
+(the newest system runtime that passes the checks, else the bundled one) or a path.
+
+Checks, in order, before a runtime is used: the library exists; the manifest's ABI
+number; the sha256 of every file the manifest lists (before dlopen, so a truncated
+or altered library is refused rather than mapped); dlopen (an OSError becomes
+RuntimeLoadError); the library's own ABI number before any other call.  Every
+failure is a RuntimeLoadError naming the path and the reason; under "auto" the
+next candidate is tried.
 
 Loading is cffi ABI mode (ffi.dlopen), so any compatible copy can be swapped in
-without rebuilding the SDK.  The ABI number is checked before any other call.
+without rebuilding the SDK.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import re
 import threading
@@ -22,13 +36,17 @@ from pathlib import Path
 from .._errors import RuntimeLoadError
 
 LIBRARY_NAME = "libmlrt_core.so"
+MANIFEST_NAME = "manifest.json"
+DEFAULT_PREFIX = "/usr/local"
 _BUNDLED_DIR = Path(__file__).resolve().parent.parent / "native"
 _DEFINE = re.compile(r"^#define\s+\w+\s+-?\d+\s*$")
 
 
 @dataclass(frozen=True)
 class Runtime:
-    """A located runtime; `ffi` and `lib` are set once it is loaded."""
+    """A located runtime; `ffi` and `lib` are set once it is loaded.
+
+    `path` is the library file; `folder` the runtime folder holding it."""
 
     kind: str
     path: Path
@@ -36,8 +54,16 @@ class Runtime:
     abi: int = 0
     opsets: dict = field(default_factory=dict)
     providers: tuple = ("CPUExecutionProvider",)
+    manifest: dict | None = field(default=None, repr=False, compare=False)
     ffi: object = field(default=None, repr=False, compare=False)
     lib: object = field(default=None, repr=False, compare=False)
+
+    @property
+    def folder(self) -> Path:
+        return self.path.parent
+
+    def describe(self) -> str:
+        return f"{self.kind} runtime {self.version} (ABI {self.abi}) at {self.path}"
 
 
 def _header_dir(lib_path: Path) -> Path:
@@ -63,11 +89,140 @@ def _expected_abi() -> int:
     return int(re.search(r"#define\s+MLRT_ABI_VERSION\s+(\d+)", text).group(1))
 
 
-def _candidate(spec: str) -> tuple[str, Path]:
+def system_prefix(prefix: str | os.PathLike | None = None) -> Path:
+    """The system prefix: prefix, else $MLRT_SYSTEM_PREFIX, else /usr/local."""
+    return Path(prefix or os.environ.get("MLRT_SYSTEM_PREFIX") or DEFAULT_PREFIX).expanduser()
+
+
+def system_root(prefix=None) -> Path:
+    """PREFIX/lib/mlrt: one folder per installed version."""
+    return system_prefix(prefix) / "lib" / "mlrt"
+
+
+def version_key(version: str) -> tuple:
+    """Sort key for version strings: numeric parts compare as numbers."""
+    return tuple((0, int(p), "") if p.isdigit() else (-1, 0, p) for p in re.split(r"[.+\-_]", version))
+
+
+def system_versions(prefix=None) -> list[Path]:
+    """Installed system runtime folders, newest first (whether or not they are sound)."""
+    root = system_root(prefix)
+    if not root.is_dir():
+        return []
+    found = [d for d in root.iterdir() if d.is_dir() and not d.name.startswith(".")]
+    return sorted(found, key=lambda d: version_key(d.name), reverse=True)
+
+
+def sha256_file(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def read_manifest(folder: Path, kind: str = "path") -> dict | None:
+    """folder/manifest.json as a dict; None when there is none."""
+    path = Path(folder) / MANIFEST_NAME
+    if not path.exists():
+        return None
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError) as exc:
+        raise RuntimeLoadError(f"{kind} runtime at {folder}: unreadable {MANIFEST_NAME}: {exc}") from exc
+    if not isinstance(data, dict) or not isinstance(data.get("files"), dict):
+        raise RuntimeLoadError(f"{kind} runtime at {folder}: {MANIFEST_NAME} has no file list")
+    return data
+
+
+def check_folder(folder: Path, kind: str = "path", require_manifest: bool = True) -> dict | None:
+    """Check a runtime folder without loading it: library present, manifest ABI
+    number, sha256 of every listed file.  Returns the manifest (None if there is
+    none and none is required); raises RuntimeLoadError naming path and reason."""
+    folder = Path(folder)
+    lib_path = folder / LIBRARY_NAME
+    if not lib_path.is_file():
+        raise RuntimeLoadError(f"{kind} runtime at {folder}: no library {lib_path}")
+    manifest = read_manifest(folder, kind)
+    if manifest is None:
+        if require_manifest:
+            raise RuntimeLoadError(f"{kind} runtime at {folder}: no {MANIFEST_NAME}")
+        return None
+    expected = _expected_abi()
+    if manifest.get("abi") != expected:
+        raise RuntimeLoadError(f"{kind} runtime at {folder} has ABI {manifest.get('abi')} (manifest); "
+                               f"this SDK needs ABI {expected}")
+    files = manifest["files"]
+    if LIBRARY_NAME not in files:
+        raise RuntimeLoadError(f"{kind} runtime at {folder}: {MANIFEST_NAME} does not list {LIBRARY_NAME}")
+    for name, digest in files.items():
+        path = (folder / name)
+        if ".." in Path(name).parts or Path(name).is_absolute():
+            raise RuntimeLoadError(f"{kind} runtime at {folder}: {MANIFEST_NAME} names a file outside it: {name}")
+        if not path.is_file():
+            raise RuntimeLoadError(f"{kind} runtime at {folder}: missing file {path}")
+        if sha256_file(path) != digest:
+            raise RuntimeLoadError(f"{kind} runtime at {folder}: checksum mismatch for {path} "
+                                   f"(truncated or changed since {MANIFEST_NAME} was written"
+                                   + ("; rebuild with `python native/_build.py`)" if kind == "bundled" else ")"))
+    return manifest
+
+
+def elf_problem(path: Path) -> str | None:
+    """Why path is not a whole ELF shared library, or None.  dlopen of a truncated
+    library can die of SIGBUS when it touches pages past the end of the file, so
+    this runs before dlopen even when there is no manifest to check against."""
+    import struct
+
+    try:
+        size = path.stat().st_size
+        with open(path, "rb") as f:
+            head = f.read(64)
+            if len(head) < 64 or head[:4] != b"\x7fELF":
+                return "not an ELF file"
+            if head[4] != 2:
+                return "not a 64-bit ELF file"
+            order = "<" if head[5] == 1 else ">"
+            phoff, shoff = struct.unpack_from(order + "QQ", head, 32)
+            phentsize, phnum, shentsize, shnum = struct.unpack_from(order + "HHHH", head, 54)
+            end = max(phoff + phentsize * phnum, shoff + shentsize * shnum)
+            if end > size:
+                return f"truncated ({size} bytes; its headers reach byte {end})"
+            f.seek(phoff)
+            table = f.read(phentsize * phnum)
+    except OSError as exc:
+        return f"unreadable: {exc}"
+    for i in range(phnum):
+        p_type, _flags, p_offset, _vaddr, _paddr, p_filesz = struct.unpack_from(order + "IIQQQQ", table, i * phentsize)
+        if p_type == 1 and p_offset + p_filesz > size:   # PT_LOAD
+            return f"truncated ({size} bytes; a loadable segment reaches byte {p_offset + p_filesz})"
+    return None
+
+
+def candidates(spec: str | None = None, prefix=None) -> list[tuple[str, Path]]:
+    """(kind, library path) to try, in order, for a selection spec."""
+    spec = os.environ.get("MLRT_RUNTIME", "bundled") if spec is None else spec
+    spec = spec.strip()
+    bundled = ("bundled", _BUNDLED_DIR / LIBRARY_NAME)
     if spec in ("", "bundled"):
-        return "bundled", _BUNDLED_DIR / LIBRARY_NAME
+        return [bundled]
+    if spec == "system" or spec.startswith("system:"):
+        versions = system_versions(prefix)
+        if spec.startswith("system:"):
+            want = spec.split(":", 1)[1]
+            versions = [d for d in versions if d.name == want]
+            if not versions:
+                raise RuntimeLoadError(f"system runtime {want}: not installed under {system_root(prefix)} "
+                                       f"(`mlrt runtime list --prefix {system_prefix(prefix)}` shows what is)")
+        if not versions:
+            raise RuntimeLoadError(f"system runtime: none installed under {system_root(prefix)} "
+                                   f"(install one with `mlrt runtime install --prefix {system_prefix(prefix)}`, "
+                                   "or use MLRT_RUNTIME=bundled)")
+        return [("system", versions[0] / LIBRARY_NAME)]
+    if spec == "auto":
+        return [("system", d / LIBRARY_NAME) for d in system_versions(prefix)] + [bundled]
     path = Path(spec).expanduser()
-    return "path", (path / LIBRARY_NAME if path.is_dir() else path)
+    return [("path", path / LIBRARY_NAME if path.is_dir() else path)]
 
 
 def _dlopen_quiet_blas(ffi, lib_path: Path):
@@ -86,16 +241,33 @@ def _dlopen_quiet_blas(ffi, lib_path: Path):
             os.environ["OPENBLAS_NUM_THREADS"] = old
 
 
-def load(spec: str | None = None) -> Runtime:
-    """Load the runtime named by spec (default: $MLRT_RUNTIME or "bundled")."""
+def _kernel_opsets(ffi, lib) -> dict:
+    opsets: dict = {}
+    for i in range(lib.mlrt_kernel_count()):
+        k = lib.mlrt_kernel_get(i)
+        dom = ffi.string(k.domain).decode() or "ai.onnx"
+        top = k.since_version if k.until_version >= 2**31 - 1 else k.until_version
+        lo, hi = opsets.get(dom, (k.since_version, top))
+        opsets[dom] = (min(lo, k.since_version), max(hi, top))
+    return {d: {"min": a, "max": b} for d, (a, b) in sorted(opsets.items())}
+
+
+def load_one(kind: str, lib_path: Path) -> Runtime:
+    """Check and load one runtime; RuntimeLoadError (never a crash) if it is unfit."""
     import cffi
 
-    spec = os.environ.get("MLRT_RUNTIME", "bundled") if spec is None else spec
-    kind, lib_path = _candidate(spec)
+    lib_path = Path(lib_path)
     if not lib_path.exists():
-        hint = ("the package was installed without its native build; reinstall with `pip install .`"
-                if kind == "bundled" else "check MLRT_RUNTIME")
+        hint = {"bundled": "the package was installed without its native build; reinstall with `pip install .`",
+                "system": "reinstall it with `mlrt runtime install`"}.get(kind, "check MLRT_RUNTIME")
         raise RuntimeLoadError(f"{kind} runtime: no library at {lib_path} ({hint})")
+    manifest = None
+    if lib_path.name == LIBRARY_NAME:   # checks come before dlopen
+        manifest = check_folder(lib_path.parent, kind, require_manifest=(kind == "system"))
+    for so in (lib_path, *sorted(lib_path.parent.glob("libscipy_openblas*.so"))):   # and the BLAS it maps
+        problem = elf_problem(so)
+        if problem:
+            raise RuntimeLoadError(f"{kind} runtime at {lib_path} cannot be loaded: {so.name} is {problem}")
     ffi = cffi.FFI()
     try:
         ffi.cdef(cdef_text(_header_dir(lib_path)))
@@ -103,11 +275,39 @@ def load(spec: str | None = None) -> Runtime:
     except (OSError, cffi.CDefError, cffi.FFIError) as exc:
         raise RuntimeLoadError(f"{kind} runtime at {lib_path} cannot be loaded: {exc}") from exc
     expected = _expected_abi()
-    abi = lib.mlrt_abi_version()
+    try:
+        abi = lib.mlrt_abi_version()
+    except AttributeError as exc:   # not an mlrt library at all
+        raise RuntimeLoadError(f"{kind} runtime at {lib_path} cannot be loaded: {exc}") from exc
     if abi != expected:
         raise RuntimeLoadError(f"{kind} runtime at {lib_path} has ABI {abi}; this SDK needs ABI {expected}")
-    version = ffi.string(lib.mlrt_version()).decode()
-    return Runtime(kind=kind, path=lib_path, version=version, abi=abi, ffi=ffi, lib=lib)
+    if manifest is not None:
+        version = str(manifest.get("version") or ffi.string(lib.mlrt_version()).decode())
+        opsets = manifest.get("opsets") or _kernel_opsets(ffi, lib)
+        providers = tuple(manifest.get("providers") or ("CPUExecutionProvider",))
+    else:
+        version = ffi.string(lib.mlrt_version()).decode()
+        opsets = _kernel_opsets(ffi, lib)
+        providers = ("CPUExecutionProvider",)
+    return Runtime(kind=kind, path=lib_path, version=version, abi=abi, opsets=opsets, providers=providers,
+                   manifest=manifest, ffi=ffi, lib=lib)
+
+
+def load(spec: str | None = None, prefix=None) -> Runtime:
+    """Load the runtime named by spec (default: $MLRT_RUNTIME or "bundled").
+
+    Candidates are tried in order ("auto" has several); the first that passes
+    every check is returned, else RuntimeLoadError lists why each was refused."""
+    tried = candidates(spec, prefix)
+    reasons = []
+    for kind, lib_path in tried:
+        try:
+            return load_one(kind, lib_path)
+        except RuntimeLoadError as exc:
+            reasons.append(str(exc))
+    if len(reasons) == 1:
+        raise RuntimeLoadError(reasons[0])
+    raise RuntimeLoadError("no usable runtime; tried:\n  " + "\n  ".join(reasons))
 
 
 _current: Runtime | None = None
@@ -115,9 +315,31 @@ _lock = threading.Lock()
 
 
 def current_runtime() -> Runtime:
-    """The runtime this process uses, loaded on first call."""
+    """The runtime this process uses, loaded on first call (from $MLRT_RUNTIME and
+    $MLRT_SYSTEM_PREFIX unless select_runtime chose one before)."""
     global _current
     with _lock:
         if _current is None:
             _current = load()
+        return _current
+
+
+def select_runtime(spec: str = "auto", prefix=None) -> Runtime:
+    """Choose and load this process's runtime: "bundled", "system",
+    "system:<version>", "auto" or a path; prefix overrides $MLRT_SYSTEM_PREFIX.
+
+    Must come before first use: once a runtime is loaded, selecting a different one
+    raises RuntimeLoadError (a process keeps one runtime); selecting the one already
+    loaded returns it."""
+    global _current
+    with _lock:
+        if _current is not None:
+            wanted = [Path(p).resolve() for _, p in candidates(spec, prefix)]
+            if spec != "auto":
+                wanted = wanted[:1]
+            if _current.path.resolve() in wanted:
+                return _current
+            raise RuntimeLoadError(f"{_current.describe()} is already in use; select_runtime({spec!r}) "
+                                   "must come before the first model is loaded (or run a new process)")
+        _current = load(spec, prefix)
         return _current

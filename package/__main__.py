@@ -3,6 +3,14 @@
 Prints the SDK version, the native runtime in use (kind, version, ABI, path), the
 execution providers, the OpenCL devices visible through pyopencl, and operator
 coverage (C kernels, operator semantics files).
+
+`mlrt runtime ...` manages native runtimes (DESIGN.md "Distribution"):
+    mlrt runtime bundle DIR                 copy the bundled runtime into an app's folder
+    mlrt runtime install [--prefix P]       install it as P/lib/mlrt/<version>/ (+ header, pkg-config)
+    mlrt runtime list [--prefix P]          the runtimes installed under P, newest first
+    mlrt runtime which                      the runtime this environment selects (MLRT_RUNTIME)
+    mlrt runtime uninstall VERSION [--prefix P]
+P defaults to $MLRT_SYSTEM_PREFIX, else /usr/local.
 """
 
 from __future__ import annotations
@@ -45,11 +53,55 @@ def info() -> str:
     return "\n".join(lines)
 
 
+def runtime_command(args) -> int:
+    from . import distribution as d
+
+    if args.action == "bundle":
+        dest = d.bundle(args.dir)
+        print(f"bundled runtime copied to {dest}; select it with MLRT_RUNTIME={dest}")
+    elif args.action == "install":
+        dest = d.install(args.prefix)
+        print(f"installed {dest.name} at {dest}")
+        print(f"  pkg-config: PKG_CONFIG_PATH={dest.parent.parent / 'pkgconfig'} pkg-config --cflags --libs mlrt")
+    elif args.action == "uninstall":
+        print(f"removed {d.uninstall(args.version, args.prefix)}")
+    elif args.action == "list":
+        from .distribution._runtime import system_root
+        found = d.installed(args.prefix)
+        print(f"system runtimes under {system_root(args.prefix)}:" + ("" if found else " (none)"))
+        for i, rt in enumerate(found):
+            state = f"ABI {rt.abi}" if rt.ok else f"BROKEN: {rt.problem}"
+            print(f"  {rt.version}  {state}{'  (newest)' if i == 0 and rt.ok else ''}  {rt.folder}")
+    elif args.action == "which":
+        rt = d.current_runtime()
+        print(f"{rt.kind} {rt.version} (ABI {rt.abi}) at {rt.path}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="mlrt", description="mlrt: what this installation has")
     parser.add_argument("--ops", action="store_true", help="also list every operator with a C kernel")
+    sub = parser.add_subparsers(dest="command")
+    rt = sub.add_parser("runtime", help="bundle, install, list, select or remove native runtimes")
+    rsub = rt.add_subparsers(dest="action", required=True)
+    p = rsub.add_parser("bundle", help="copy the bundled runtime into an app's folder")
+    p.add_argument("dir")
+    for name, text in (("install", "install the bundled runtime under a prefix"),
+                       ("list", "list the runtimes installed under a prefix")):
+        p = rsub.add_parser(name, help=text)
+        p.add_argument("--prefix", default=None, help="default: $MLRT_SYSTEM_PREFIX, else /usr/local")
+    rsub.add_parser("which", help="the runtime this environment selects (MLRT_RUNTIME, MLRT_SYSTEM_PREFIX)")
+    p = rsub.add_parser("uninstall", help="remove one installed version")
+    p.add_argument("version")
+    p.add_argument("--prefix", default=None, help="default: $MLRT_SYSTEM_PREFIX, else /usr/local")
     args = parser.parse_args(argv)
     from ._errors import MlrtError
+    if args.command == "runtime":
+        try:
+            return runtime_command(args)
+        except (MlrtError, OSError) as exc:
+            print(f"mlrt: {type(exc).__name__}: {exc}", file=sys.stderr)
+            return 1
     try:
         print(info())
         if args.ops:

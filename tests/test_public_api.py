@@ -13,7 +13,9 @@ PINNED = {
                     "get_version_string", "MlrtError", "InvalidModel", "InvalidArgument", "NotImplemented",
                     "RuntimeLoadError", "DeviceError", "ResourceExhausted"},
     mlrt.backend: {"MlrtBackend", "MlrtBackendRep", "prepare", "run_model", "run_node", "supports_device"},
-    mlrt.distribution: {"LIBRARY_NAME", "Runtime", "current_runtime", "load"},
+    mlrt.distribution: {"LIBRARY_NAME", "MANIFEST_NAME", "Runtime", "bundle", "check_folder", "current_runtime",
+                        "install", "installed", "load", "read_manifest", "select_runtime", "system_prefix",
+                        "uninstall"},
 }
 
 
