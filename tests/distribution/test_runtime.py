@@ -5,6 +5,7 @@ Selection is per process, so every load runs in a subprocess.  The second versio
 is the first copied with another version string in its manifest (no recompile)."""
 
 import json
+from pathlib import Path
 import shutil
 import subprocess
 import sys
@@ -205,7 +206,7 @@ def test_c_program_links_installed_runtime(prefix, tmp_path):
     flags = subprocess.run([pkg, "--cflags", "--libs", "mlrt"], env=env, capture_output=True, text=True,
                            check=True).stdout.split()
     exe = tmp_path / "add"
-    main_c = _BUNDLED_DIR.parent / "samples" / "c_api" / "main.c"
+    main_c = Path(__file__).resolve().parents[2] / "samples" / "c_api" / "main.c"  # the source checkout
     subprocess.run([cc, "-Wall", "-Werror", str(main_c), *flags, "-o", str(exe)], check=True)
     out = subprocess.run([str(exe)], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
