@@ -9,6 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 from onnx import helper
 
+from .. import distribution
 from .._errors import InvalidArgument, MlrtError, NotImplemented
 from ..native import graph as graph_mod
 from ..native import optimizer
@@ -68,6 +69,21 @@ def _normalize_providers(providers, provider_options):
     return names, options
 
 
+def _check_runtime_opsets(graph) -> None:
+    """A model newer than the runtime in use is refused up front, naming the runtime
+    and the way out (the other distribution, or a newer install)."""
+    rt = distribution.current_runtime()
+    for domain, version in sorted(graph.opsets.items()):
+        span = (rt.opsets or {}).get(domain or "ai.onnx")
+        if span is None or version <= span.get("max", version):
+            continue  # domains the runtime does not list run on Python operators, if at all
+        other = ("the bundled runtime (MLRT_RUNTIME=bundled) or a newer system install (mlrt runtime install)"
+                 if rt.kind != "bundled" else "a newer mlrt, or a newer system runtime with MLRT_RUNTIME=auto")
+        raise NotImplemented(f"the model needs {domain or 'ai.onnx'} opset {version}, but the {rt.kind} runtime "
+                             f"{rt.version} at {rt.path} supports opsets {span.get('min', 1)}-{span['max']}; "
+                             f"use {other}")
+
+
 class InferenceSession:
     """Run an ONNX model: InferenceSession(path_or_bytes, sess_options=None, providers=None)."""
 
@@ -88,6 +104,7 @@ class InferenceSession:
         self._provider_options = {n: o for n, o in zip(names, options)}
 
         self._graph = graph_mod.load(path_or_bytes)
+        _check_runtime_opsets(self._graph)
         self._inputs = [NodeArg.of(v) for v in self._graph.inputs]
         self._overridable = [NodeArg.of(v) for v in self._graph.overridable]
         self._outputs = [NodeArg.of(v) for v in self._graph.outputs]

@@ -211,3 +211,18 @@ def test_c_program_links_installed_runtime(prefix, tmp_path):
     out = subprocess.run([str(exe)], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     assert "Add: 11 22 33 44" in out.stdout
+
+
+def test_model_newer_than_the_runtime_is_refused_with_the_way_out(own_prefix):
+    """A system runtime frozen at ai.onnx opset 11 refuses the opset-14 model, naming
+    itself and pointing at the bundled runtime; the bundled one runs it."""
+    folder = make_version(own_prefix, "0.0.5")
+    manifest = json.loads((folder / "manifest.json").read_text())
+    manifest["opsets"]["ai.onnx"]["max"] = 11
+    (folder / "manifest.json").write_text(json.dumps(manifest))
+    proc = run_child("system:0.0.5", own_prefix)
+    assert proc.returncode == 1, proc.stderr
+    for words in ("NotImplemented", "ai.onnx opset 14", "system runtime 0.0.5", "supports opsets 1-11",
+                  "MLRT_RUNTIME=bundled"):
+        assert words in proc.stderr, proc.stderr
+    assert ok(run_child("bundled"))["kind"] == "bundled"
