@@ -29,6 +29,7 @@
 
 #include "attention.h"
 #include "gemm.h"
+#include "fastmath.h"
 
 #define QBLOCK 64
 
@@ -64,39 +65,6 @@ static inline void store(void *base, int64_t i, int32_t dtype, double v) {
     }
 }
 
-/* float32 rows: loops cloned per ISA level, exp by a polynomial (about 1.5 ulp) */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define HOT_LOOP \
-    __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"), optimize("fp-contract=fast")))
-#define SUM_LOOP __attribute__((optimize("associative-math", "no-signed-zeros", "no-trapping-math")))
-#else
-#define HOT_LOOP
-#define SUM_LOOP
-#endif
-
-typedef union { float f; uint32_t u; } f32_bits;
-
-/* exp(x) for x <= 0 (a softmax's shifted logits): 0 below -87.3, NaN stays NaN */
-static inline float exp_neg(float x) {
-    const float lo = -87.33654f;
-    float xc = x < lo ? lo : x;
-    xc = xc > 0.0f ? 0.0f : xc;
-    f32_bits t = {.f = xc * 1.44269504088896341f + 12582912.0f};  /* k = round(x / ln 2) in the low bits */
-    float k = t.f - 12582912.0f;
-    float r = xc - k * 0.693359375f;
-    r = r - k * -2.12194440e-4f;
-    float q = 1.9875691500e-4f;
-    q = q * r + 1.3981999507e-3f;
-    q = q * r + 8.3334519073e-3f;
-    q = q * r + 4.1665795894e-2f;
-    q = q * r + 1.6666665459e-1f;
-    q = q * r + 5.0000001201e-1f;
-    q = q * r * r + r + 1.0f;
-    f32_bits scale = {.u = (t.u - 0x4B400000u + 127u) << 23};  /* 2^k */
-    float y = q * scale.f;
-    return x < lo ? 0.0f : y;
-}
-
 /* the row's max (-inf for an empty row); *nan set if any element is NaN */
 HOT_LOOP static float row_max(const float *x, int64_t n, bool *nan) {
     float m = -INFINITY;
@@ -110,7 +78,7 @@ HOT_LOOP static float row_max(const float *x, int64_t n, bool *nan) {
 }
 
 HOT_LOOP static void row_exp(float *x, int64_t n, float m) {
-    for (int64_t i = 0; i < n; ++i) x[i] = exp_neg(x[i] - m);
+    for (int64_t i = 0; i < n; ++i) x[i] = mlrt_exp_f32(x[i] - m);
 }
 
 HOT_LOOP SUM_LOOP static float row_sum(const float *x, int64_t n) {

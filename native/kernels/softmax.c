@@ -13,6 +13,7 @@
 
 #include "internal.h"
 #include "softmax.h"
+#include "fastmath.h"
 
 #define BLOCK 256
 
@@ -26,44 +27,7 @@ typedef struct sm_job {
     sm_kind kind;
 } sm_job;
 
-/* hot loops: one clone per ISA level, picked at load time; FMA contraction allowed.
- * MAX_LOOP lets a max reduction vectorise (NaN is dealt with by the caller),
- * SUM_LOOP a sum (in a different order of additions). */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define HOT_LOOP \
-    __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"), optimize("fp-contract=fast")))
-#define MAX_LOOP __attribute__((optimize("finite-math-only", "no-signed-zeros")))
-#define SUM_LOOP __attribute__((optimize("associative-math", "no-signed-zeros", "no-trapping-math")))
-#else
-#define HOT_LOOP
-#define MAX_LOOP
-#define SUM_LOOP
-#endif
-
 /* ---- float32 building blocks ------------------------------------------------------ */
-
-typedef union { float f; uint32_t u; } f32_bits;
-
-/* exp(x) for x <= 88; 0 below -87.3 (where the true value is denormal); NaN stays NaN. */
-static inline float exp_f32(float x) {
-    const float lo = -87.33654f, hi = 88.0f;
-    float xc = x < lo ? lo : x;
-    xc = xc > hi ? hi : xc;
-    f32_bits t = {.f = xc * 1.44269504088896341f + 12582912.0f};  /* round(x / ln2) in the low bits */
-    float k = t.f - 12582912.0f;
-    float r = xc - k * 0.693359375f;
-    r = r - k * -2.12194440e-4f;
-    float p = 1.9875691500e-4f;
-    p = p * r + 1.3981999507e-3f;
-    p = p * r + 8.3334519073e-3f;
-    p = p * r + 4.1665795894e-2f;
-    p = p * r + 1.6666665459e-1f;
-    p = p * r + 5.0000001201e-1f;
-    p = p * r * r + r + 1.0f;
-    f32_bits scale = {.u = (t.u - 0x4B400000u + 127u) << 23};  /* 2^k */
-    float y = p * scale.f;
-    return x < lo ? 0.0f : y;
-}
 
 /* max of a row; with a NaN in the row the result is unspecified, but the NaN still
  * poisons the sum that follows, so the whole line comes out NaN */
@@ -75,7 +39,7 @@ HOT_LOOP MAX_LOOP static float max_row_f32(const float *x, int64_t n) {
 
 /* y = exp(x - m) */
 HOT_LOOP static void exp_row_f32(const float *x, float *y, int64_t n, float m) {
-    for (int64_t i = 0; i < n; ++i) y[i] = exp_f32(x[i] - m);
+    for (int64_t i = 0; i < n; ++i) y[i] = mlrt_exp_f32(x[i] - m);
 }
 
 /* (the sum is its own loop: reassociating additions must not touch exp's rounding trick) */
@@ -102,7 +66,7 @@ HOT_LOOP static void max_lanes_f32(const float *x, float *m, int64_t w) {
 /* lane-wise: y = exp(x - m); s += y */
 HOT_LOOP static void exp_sum_lanes_f32(const float *x, float *y, const float *m, float *s, int64_t w) {
     for (int64_t i = 0; i < w; ++i) {
-        float e = exp_f32(x[i] - m[i]);
+        float e = mlrt_exp_f32(x[i] - m[i]);
         y[i] = e;
         s[i] += e;
     }
@@ -110,7 +74,7 @@ HOT_LOOP static void exp_sum_lanes_f32(const float *x, float *y, const float *m,
 
 /* lane-wise: s += exp(x - m) */
 HOT_LOOP static void sum_exp_lanes_f32(const float *x, const float *m, float *s, int64_t w) {
-    for (int64_t i = 0; i < w; ++i) s[i] += exp_f32(x[i] - m[i]);
+    for (int64_t i = 0; i < w; ++i) s[i] += mlrt_exp_f32(x[i] - m[i]);
 }
 
 HOT_LOOP static void mul_lanes_f32(float *y, const float *s, int64_t w) {
