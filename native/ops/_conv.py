@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 MAX_SPATIAL = 6  # the C parameter structs hold 6 spatial dimensions
 
 
@@ -60,3 +62,17 @@ def window_geometry(op, in_shape, kernel, strides, dilations, pads, auto_pad: st
 
 def pad6(values, fill: int = 0) -> list[int]:
     return list(values) + [fill] * (MAX_SPATIAL - len(values))
+
+
+def conv_operands(op, inputs):
+    """X, W, optional B of a Conv-like node, one element type, W of X's rank >= 3; and
+    the number of spatial dimensions."""
+    x, w = op.need(inputs, 0), op.need(inputs, 1)
+    b = inputs[2] if len(inputs) > 2 else None
+    for i in (w, b):
+        if i is not None and np.dtype(i.dtype) != np.dtype(x.dtype):
+            raise op.fail(f"inputs have different element types: {np.dtype(x.dtype).name}, "
+                          f"{np.dtype(i.dtype).name}")
+    if x.rank < 3 or w.rank != x.rank:
+        raise op.fail(f"X {x.shape} and W {w.shape} must have the same rank >= 3")
+    return x, w, b, x.rank - 2

@@ -1,10 +1,8 @@
 """Conv: N-D convolution with groups, strides, dilations and pads (auto_pad resolved
 here); optional bias.  kernel_shape defaults to W's spatial shape."""
 
-import numpy as np
-
 from ._base import Info, Op
-from ._conv import pad6, per_dim, window_geometry
+from ._conv import conv_operands, pad6, per_dim, window_geometry
 
 
 class Conv(Op):
@@ -14,15 +12,7 @@ class Conv(Op):
     tolerance = (1e-4, 1e-5)
 
     def geometry(self, inputs):
-        x, w = self.need(inputs, 0), self.need(inputs, 1)
-        b = inputs[2] if len(inputs) > 2 else None
-        for i in (w, b):
-            if i is not None and np.dtype(i.dtype) != np.dtype(x.dtype):
-                raise self.fail(f"inputs have different element types: {np.dtype(x.dtype).name}, "
-                                f"{np.dtype(i.dtype).name}")
-        if x.rank < 3 or w.rank != x.rank:
-            raise self.fail(f"X {x.shape} and W {w.shape} must have the same rank >= 3")
-        n = x.rank - 2
+        x, w, b, n = conv_operands(self, inputs)
         group = int(self.a.group)
         c, m = x.shape[1], w.shape[0]
         if group < 1 or c % group or m % group:

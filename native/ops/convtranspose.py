@@ -2,10 +2,8 @@
 convolution), with groups, strides, dilations, pads, output_padding, auto_pad and
 output_shape (which, when given, decides the pads)."""
 
-import numpy as np
-
 from ._base import Info, Op
-from ._conv import MAX_SPATIAL, pad6, per_dim
+from ._conv import conv_operands, MAX_SPATIAL, pad6, per_dim
 
 
 class ConvTranspose(Op):
@@ -15,15 +13,7 @@ class ConvTranspose(Op):
     tolerance = (1e-4, 1e-5)
 
     def geometry(self, inputs):
-        x, w = self.need(inputs, 0), self.need(inputs, 1)
-        b = inputs[2] if len(inputs) > 2 else None
-        for i in (w, b):
-            if i is not None and np.dtype(i.dtype) != np.dtype(x.dtype):
-                raise self.fail(f"inputs have different element types: {np.dtype(x.dtype).name}, "
-                                f"{np.dtype(i.dtype).name}")
-        if x.rank < 3 or w.rank != x.rank:
-            raise self.fail(f"X {x.shape} and W {w.shape} must have the same rank >= 3")
-        n = x.rank - 2
+        x, w, b, n = conv_operands(self, inputs)
         if n > MAX_SPATIAL:
             raise self.fail(f"{n} spatial dimensions: at most {MAX_SPATIAL} are supported")
         group = int(self.a.group)
