@@ -53,6 +53,22 @@ def _copy_runtime(src: Path, manifest: dict, dest: Path) -> None:
         os.replace(tmp, dest)
 
 
+def _file_errors_named(fn):
+    """A file-system failure (unwritable prefix, disk full, a file where a folder should
+    be) comes out as InvalidArgument naming the path, like every other bad input."""
+    import functools
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except OSError as exc:
+            where = exc.filename or (args[0] if args else "")
+            raise InvalidArgument(f"runtime {fn.__name__}: {exc.strerror or exc} ({where})") from None
+    return wrapper
+
+
+@_file_errors_named
 def bundle(dest, source=None) -> Path:
     """Copy a runtime (default: the bundled one) into dest, an app's folder; the app
     then selects it with MLRT_RUNTIME=<dest> or select_runtime(<dest>)."""
@@ -97,6 +113,7 @@ def _refresh_newest(prefix: Path) -> str | None:
     return newest.name
 
 
+@_file_errors_named
 def install(prefix=None, source=None) -> Path:
     """Install a runtime (default: the bundled one) as PREFIX/lib/mlrt/<version>/,
     with its pkg-config file; returns the runtime folder."""
@@ -116,6 +133,7 @@ def install(prefix=None, source=None) -> Path:
     return dest
 
 
+@_file_errors_named
 def uninstall(version: str, prefix=None) -> Path:
     """Remove PREFIX/lib/mlrt/<version>/ and its pkg-config file."""
     prefix = system_prefix(prefix).resolve()

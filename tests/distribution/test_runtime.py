@@ -13,7 +13,7 @@ import sys
 import pytest
 
 import mlrt.distribution as dist
-from mlrt import RuntimeLoadError
+from mlrt import InvalidArgument, RuntimeLoadError
 from mlrt.__main__ import main as cli
 from mlrt.distribution._runtime import _BUNDLED_DIR, sha256_file
 
@@ -226,3 +226,11 @@ def test_model_newer_than_the_runtime_is_refused_with_the_way_out(own_prefix):
                   "MLRT_RUNTIME=bundled"):
         assert words in proc.stderr, proc.stderr
     assert ok(run_child("bundled"))["kind"] == "bundled"
+
+
+def test_unwritable_prefix_is_a_named_error(tmp_path):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    with pytest.raises(InvalidArgument, match="runtime install: .*a-file"):
+        dist.install(prefix=blocker / "prefix")
+    assert cli(["runtime", "install", "--prefix", str(blocker / "prefix")]) == 1
