@@ -13,6 +13,7 @@ from onnx import TensorProto, helper
 
 from .. import distribution
 from .._errors import InvalidArgument, MlrtError, NotImplemented, ResourceExhausted
+from .ops._base import contiguous_strides
 
 MAX_RANK = 8
 
@@ -81,14 +82,6 @@ def fill_tensor(desc, dtype, shape, strides=None, data=None) -> None:
         desc.shape[d] = int(n)
         desc.strides[d] = int(s)
     desc.data = ffi().NULL if data is None else data
-
-
-def contiguous_strides(shape) -> tuple[int, ...]:
-    strides, acc = [], 1
-    for n in reversed(shape):
-        strides.append(acc)
-        acc *= int(n)
-    return tuple(reversed(strides))
 
 
 def array_pointer(a: np.ndarray):
