@@ -12,7 +12,7 @@ from onnx import helper
 from .. import distribution
 from .._errors import InvalidArgument, MlrtError, NotImplemented
 from ..native import graph as graph_mod
-from ..native import optimizer
+from ..native import optimizer, partitioner
 from ..native.providers import _base as providers_base
 from ._options import GraphOptimizationLevel, RunOptions, SessionOptions
 
@@ -120,28 +120,8 @@ class InferenceSession:
 
     # -- placement -------------------------------------------------------------------------
     def _place(self):
-        claimed: dict[int, str] = {}
-        chosen = None
-        for p in self._providers:
-            for group in p.get_capability(self._graph):
-                for i in group:
-                    claimed.setdefault(i, p.name)
-        missing = [n for i, n in enumerate(self._graph.nodes) if i not in claimed]
-        if missing:
-            n = missing[0]
-            dom = n.domain or "ai.onnx"
-            raise NotImplemented(
-                f"node '{n.name or n.op_type}': operator {dom}::{n.op_type} (opset {self._graph.opset(n.domain)}) "
-                f"is not supported by any provider asked for ({', '.join(p.name for p in self._providers)})"
-                + (f"; {len(missing) - 1} more unsupported node(s)" if len(missing) > 1 else ""))
-        # one provider runs the whole graph for now; the partitioner splits it across several
-        chosen = self._providers[-1]
-        for p in self._providers:
-            if all(claimed[i] == p.name for i in range(len(self._graph.nodes))):
-                chosen = p
-                break
-        assignment = [(n.name or f"{n.op_type}_{i}", n.op_type, chosen.name) for i, n in enumerate(self._graph.nodes)]
-        return assignment, chosen.compile(self._graph)
+        placement = partitioner.Placement(self._graph, self._providers, self._options._config)
+        return placement.assignment, placement
 
     def _save_optimized(self, path):
         import onnx
@@ -177,7 +157,9 @@ class InferenceSession:
         return self._options
 
     def get_node_assignment(self) -> list[tuple[str, str, str]]:
-        return list(self._assignment)
+        """(node name, op type, provider) for every node of the optimized graph, then the
+        memcpy nodes the partitioner added where values cross between providers."""
+        return list(self._runnable.assignment)
 
     def get_modelmeta(self) -> ModelMetadata:
         m = self._graph.model

@@ -1,0 +1,319 @@
+"""An OpenCL partition: planned once per input signature, run as a list of kernel
+launches on one in-order queue, its values never leaving the device.
+
+Planning works out every value's shape with the operators' own `infer` (the same
+semantics the C kernels use), folds what is constant on the CPU, and asks each
+node's launcher (_runtime.launcher) to record its kernels through a `Builder`.
+Running allocates each value from the device's buffer pool when it is made and
+gives it back after its last reader; the queue's order keeps reuse safe.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..._errors import DeviceError, MlrtError
+from ..launch import make_op, run_eager
+from ..ops import Info
+from ._runtime import DeviceTensor, cl, find_launcher
+
+_MAX_PLANS = 16
+_VIEW_DTYPE = np.dtype([("rank", np.int32), ("pad", np.int32), ("shape", np.int64, 8), ("strides", np.int64, 8)])
+
+
+@dataclass(frozen=True)
+class _Ref:
+    kind: str   # "value" (a tensor made or fed at run time) or "scratch"
+    key: object  # value name, or scratch index
+
+
+@dataclass
+class _Dispatch:
+    kernel: object
+    global_size: tuple
+    local_size: tuple | None
+    args: list
+
+
+@dataclass
+class _Step:
+    where: str
+    outputs: list            # (name, dtype, shape) of values this node allocates
+    aliases: list            # (name, source name, dtype, shape): outputs sharing an input's buffer
+    scratch: list            # byte sizes
+    dispatches: list = field(default_factory=list)
+    release: list = field(default_factory=list)  # buffer roots whose last reader is this step
+
+
+class Builder:
+    """What a launcher uses to record one node's kernels (see _runtime.Launcher)."""
+
+    def __init__(self, plan: "_Plan", op, launcher, inputs, outputs):
+        self._plan, self.op, self._launcher = plan, op, launcher
+        self.inputs, self.outputs = inputs, outputs
+        self.device = plan.device
+        self.step = _Step(op.where, [], [], [])
+        self._aliased: set[int] = set()
+
+    def kernel(self, name: str, dtype=None):
+        """Kernel `name` of the launcher's family built for `dtype` (default: the type input's)."""
+        if dtype is None:
+            dtype = self.inputs[self._launcher.type_input].dtype
+        return self.device.kernel(self._launcher.family, dtype, name)
+
+    def input(self, i: int):
+        name = self.op.node.input[i]
+        info = self.inputs[i]
+        if info is not None and info.value is not None:
+            return self._plan.constant_tensor(name, info.value).buffer
+        return _Ref("value", name)
+
+    def output(self, j: int):
+        return _Ref("value", self.op.node.output[j])
+
+    def alias(self, j: int, i: int) -> None:
+        """Output j is input i's bytes under a new shape (Reshape, Flatten, Identity...)."""
+        self._aliased.add(j)
+        o = self.outputs[j]
+        self.step.aliases.append((self.op.node.output[j], self.op.node.input[i], o.dtype, o.shape))
+
+    def scratch(self, nbytes: int):
+        self.step.scratch.append(int(nbytes))
+        return _Ref("scratch", len(self.step.scratch) - 1)
+
+    def constant(self, array) -> object:
+        """A device buffer holding `array` for the plan's lifetime (tables, packed weights)."""
+        return self._plan.upload(np.asarray(array)).buffer
+
+    def view(self, shape, strides) -> object:
+        """A constant `mlrt_view` (see _common.cl) describing a strided view."""
+        v = np.zeros((), _VIEW_DTYPE)
+        v["rank"] = len(shape)
+        v["shape"][:len(shape)] = shape
+        v["strides"][:len(strides)] = strides
+        return self.constant(v.reshape(1).view(np.uint8))
+
+    def enqueue(self, kernel, global_size, local_size, *args) -> None:
+        global_size = tuple(int(g) for g in global_size)
+        if any(g <= 0 for g in global_size):
+            return  # nothing to compute (an empty tensor)
+        local = tuple(int(x) for x in local_size) if local_size is not None else None
+        self.step.dispatches.append(_Dispatch(kernel, global_size, local, list(args)))
+
+    def finish(self) -> _Step:
+        for j, (name, o) in enumerate(zip(self.op.node.output, self.outputs)):
+            if name and o is not None and j not in self._aliased:
+                self.step.outputs.append((name, np.dtype(o.dtype), tuple(o.shape)))
+        return self.step
+
+
+class _Plan:
+    def __init__(self, partition: "Partition", feeds: dict):
+        self.partition = partition
+        self.device = partition.device
+        self._uploads: list = []
+        self.steps: list[_Step] = []
+        self.fixed: dict[str, np.ndarray] = {}
+        self._lock = threading.Lock()
+        self._build(feeds)
+
+    # constants live on the device as long as the plan
+    def upload(self, array: np.ndarray) -> DeviceTensor:
+        t = self.device.upload(array)
+        self._uploads.append(t)
+        return t
+
+    def constant_tensor(self, name: str, value: np.ndarray) -> DeviceTensor:
+        shared = self.partition.shared_constants
+        t = shared.get(name) if name in self.partition.graph.initializers else None
+        if t is None:
+            t = self.upload(value)
+            if name in self.partition.graph.initializers:
+                shared[name] = t
+        return t
+
+    def _build(self, feeds: dict) -> None:
+        part = self.partition
+        infos: dict[str, Info] = {n: Info.of(v) for n, v in part.graph.initializers.items() if n not in feeds}
+        for name, v in feeds.items():
+            if isinstance(v, np.ndarray) and name in part.value_names:
+                infos[name] = Info.of(v)
+            else:
+                infos[name] = Info(np.dtype(v.dtype), tuple(v.shape))
+        for op in part.ops:
+            node = op.node
+            ins = [infos[n] if n else None for n in node.input]
+            outs = op.infer(ins)
+            present = [i for i in ins if i is not None]
+            if all(o is None or o.value is not None for o in outs):
+                pass
+            elif op.kernel is not None and op.deterministic and all(i.value is not None for i in present):
+                values = run_eager(op, [i.value if i is not None else None for i in ins], None)
+                outs = [Info.of(v) if v is not None else o for v, o in zip(values, outs)]
+            else:
+                launcher = find_launcher(op.domain, op.op_type)
+                k = Builder(self, op, launcher, ins, outs)
+                launcher.fn(k, op, ins, outs)
+                self.steps.append(k.finish())
+                for name, o in zip(node.output, outs):
+                    if name and o is not None:
+                        infos[name] = Info(o.dtype, tuple(o.shape))
+                continue
+            for name, o in zip(node.output, outs):
+                if name and o is not None:
+                    infos[name] = o
+        self.fixed = {n: infos[n].value for n in part.output_names if infos[n].value is not None}
+        self._plan_lifetimes(set(feeds))
+
+    def _plan_lifetimes(self, fed: set) -> None:
+        """Each buffer goes back to the pool after the last step reading any name that
+        shares it; partition inputs and outputs are never given back here."""
+        root: dict[str, str] = {}
+        for s in self.steps:
+            for name, src, *_ in s.aliases:
+                root[name] = root.get(src, src)
+        last: dict[str, int] = {}
+        for i, s in enumerate(self.steps):
+            for d in s.dispatches:
+                for a in d.args:
+                    if isinstance(a, _Ref) and a.kind == "value":
+                        last[root.get(a.key, a.key)] = i
+            for name, src, *_ in s.aliases:
+                last[root.get(src, src)] = max(last.get(root.get(src, src), i), i)
+            for name, *_ in s.outputs:
+                last.setdefault(name, i)  # never read: dies where it is made
+        keep = {root.get(n, n) for n in self.partition.output_names} | {root.get(n, n) for n in fed}
+        for name, i in last.items():
+            if name not in keep:
+                self.steps[i].release.append(name)
+
+    # -- running --------------------------------------------------------------------------------
+    def run(self, feeds: dict) -> dict:
+        device = self.device
+        values: dict = {}
+        for name, v in feeds.items():
+            values[name] = v if isinstance(v, DeviceTensor) else None
+        queue = device.queue
+        with self._lock:  # kernel objects hold their arguments: one run of a plan at a time
+            for step in self.steps:
+                for name, dtype, shape in step.outputs:
+                    n = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+                    values[name] = DeviceTensor(device.allocate(n), dtype, shape, device)
+                for name, src, dtype, shape in step.aliases:
+                    values[name] = DeviceTensor(self._tensor(values, src, feeds).buffer, dtype, shape, device)
+                scratch = [device.allocate(n) for n in step.scratch]
+                for d in step.dispatches:
+                    args = [self._resolve(a, values, scratch, feeds) for a in d.args]
+                    d.kernel.set_args(*args)
+                    cl.enqueue_nd_range_kernel(queue, d.kernel, d.global_size, d.local_size)
+                for b in scratch:
+                    b.release()
+                for name in step.release:
+                    t = values.get(name)
+                    if t is not None and hasattr(t.buffer, "release"):
+                        t.buffer.release()
+        out = {}
+        for name in self.partition.output_names:
+            if name in self.fixed:
+                out[name] = np.array(self.fixed[name], copy=True)
+            elif name in values and values[name] is not None:
+                out[name] = values[name]
+            else:
+                out[name] = feeds[name]
+        return out
+
+    def _tensor(self, values, name, feeds) -> DeviceTensor:
+        t = values.get(name)
+        if t is None:
+            if name in feeds and isinstance(feeds[name], np.ndarray):
+                t = values[name] = self.device.upload(feeds[name])
+            else:
+                init = self.partition.graph.initializers[name]
+                t = values[name] = self.constant_tensor(name, init)
+        return t
+
+    def _resolve(self, a, values, scratch, feeds):
+        if isinstance(a, _Ref):
+            if a.kind == "scratch":
+                return scratch[a.key]
+            return self._tensor(values, a.key, feeds).buffer
+        return a
+
+
+class Partition:
+    """The OpenCL provider's compiled form of a subgraph: run(feeds) -> outputs, where
+    tensors are DeviceTensors (host arrays are accepted for shape-like inputs)."""
+
+    def __init__(self, graph, device):
+        self.graph = graph
+        self.device = device
+        self.ops = [make_op(n, graph) for n in graph.nodes]
+        self.output_names = [v.name for v in graph.outputs]
+        self.input_names = [v.name for v in graph.inputs]
+        self.value_names = {op.node.input[i] for op in self.ops for i in op.value_inputs if i < len(op.node.input)}
+        self.shared_constants: dict[str, DeviceTensor] = {}
+        self._plans: dict = {}
+        self._lock = threading.Lock()
+        # build every program this partition can need now, so a failure shows at compile time
+        for op in self.ops:
+            launcher = find_launcher(op.domain, op.op_type)
+            if launcher is None:
+                raise DeviceError(f"{op.where}: no OpenCL launcher for {op.op_type}")
+            for dtype in (self._dtypes(op, launcher) if launcher.family else ()):
+                device.program(launcher.family, dtype)
+
+    def _dtypes(self, op, launcher) -> list:
+        names = [n for n in op.node.input if n]
+        i = launcher.type_input
+        name = op.node.input[i] if i < len(op.node.input) else (names[0] if names else None)
+        dt = _value_dtype(self.graph, name) if name else None
+        return [dt] if dt is not None else []
+
+    def _signature(self, feeds):
+        key = []
+        for name in sorted(feeds):
+            v = feeds[name]
+            if isinstance(v, np.ndarray) and name in self.value_names:
+                key.append((name, v.dtype.str, v.shape, v.tobytes()))
+            else:
+                key.append((name, np.dtype(v.dtype).str, tuple(v.shape)))
+        return tuple(key)
+
+    def run(self, feeds: dict) -> dict:
+        key = self._signature(feeds)
+        with self._lock:
+            plan = self._plans.get(key)
+        try:
+            if plan is None:
+                plan = _Plan(self, feeds)
+                with self._lock:
+                    if len(self._plans) >= _MAX_PLANS:
+                        self._plans.pop(next(iter(self._plans)))
+                    self._plans[key] = plan
+            return plan.run(feeds)
+        except MlrtError:
+            raise
+        except Exception as exc:
+            if cl is not None and isinstance(exc, cl.Error):
+                raise DeviceError(f"OpenCL device {self.device.name}: {str(exc).strip()}") from None
+            raise
+
+
+def _value_dtype(graph, name: str):
+    if name in graph.initializers:
+        return graph.initializers[name].dtype
+    vt = graph.value_types.get(name) or next((v for v in graph.inputs + graph.overridable + graph.outputs
+                                               if v.name == name), None)
+    if vt is None or vt.kind != "tensor" or not vt.elem_type:
+        return None
+    from .._lib import np_type
+    try:
+        return np_type(vt.elem_type)
+    except Exception:
+        return None
+
+
+value_dtype = _value_dtype

@@ -1,0 +1,75 @@
+"""OpenCLExecutionProvider: the DirectML-like GPU provider, kernels in native/opencl/*.cl.
+
+It claims the nodes whose operator has an OpenCL launcher for the node's element
+type; each of its partitions is planned per input signature and runs on one
+OpenCL queue with its values kept on the device (native/opencl/_plan.py).
+Provider options: {"device": <MLRT_OPENCL_DEVICE-style spec>}.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from ..._errors import DeviceError
+from ..launch import make_op
+from ..opencl import _plan
+from ..opencl._runtime import DeviceTensor, default_device, find_launcher
+from ._base import ExecutionProvider
+
+
+class OpenCLExecutionProvider(ExecutionProvider):
+    name = "OpenCLExecutionProvider"
+    device = "opencl"
+    wants_device = True  # asked for a GPU: falling back to the CPU is worth a warning
+
+    def __init__(self, options=None, *, intra_op_num_threads: int = 0):
+        super().__init__(options, intra_op_num_threads=intra_op_num_threads)
+        self._device = None
+
+    @property
+    def cl_device(self):
+        """The OpenCL device (chosen on first use; DeviceError when there is none)."""
+        if self._device is None:
+            self._device = default_device()
+        return self._device
+
+    def get_capability(self, graph) -> list[list[int]]:
+        try:
+            self.cl_device
+        except DeviceError as exc:
+            warnings.warn(f"{self.name} is unavailable, its nodes run on the next provider: {exc}",
+                          RuntimeWarning, stacklevel=2)
+            return [[]]
+        claimed = []
+        for i, node in enumerate(graph.nodes):
+            launcher = find_launcher(node.domain, node.op_type)
+            if launcher is None:
+                continue
+            if launcher.dtypes is not None:
+                names = list(node.input)
+                ti = launcher.type_input
+                name = names[ti] if ti < len(names) and names[ti] else next((n for n in names if n), None)
+                dtype = _plan.value_dtype(graph, name) if name else None
+                if dtype is None or np.dtype(dtype).name not in launcher.dtypes:
+                    continue
+            if launcher.supports is not None:
+                try:
+                    if not launcher.supports(make_op(node, graph)):
+                        continue
+                except Exception:
+                    continue
+            claimed.append(i)
+        return [claimed]
+
+    def compile(self, graph):
+        return _plan.Partition(graph, self.cl_device)
+
+    def to_device(self, array):
+        if isinstance(array, DeviceTensor):
+            return array
+        return self.cl_device.upload(np.asarray(array))
+
+    def to_host(self, value):
+        return value.numpy() if isinstance(value, DeviceTensor) else value
