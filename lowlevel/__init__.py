@@ -8,6 +8,7 @@ from .._errors import (DeviceError, InvalidArgument, InvalidModel, MlrtError, No
                        ResourceExhausted, RuntimeLoadError)
 from .._version import __version__
 from ._options import ExecutionMode, GraphOptimizationLevel, RunOptions, SessionOptions
+from ._ortvalue import IOBinding, OrtValue
 from ._session import InferenceSession, ModelMetadata, NodeArg, get_available_providers
 
 
@@ -21,6 +22,6 @@ def get_version_string() -> str:
 
 
 __all__ = ["__version__", "InferenceSession", "SessionOptions", "RunOptions", "GraphOptimizationLevel",
-           "ExecutionMode", "NodeArg", "ModelMetadata", "get_available_providers", "get_device",
+           "ExecutionMode", "NodeArg", "OrtValue", "IOBinding", "ModelMetadata", "get_available_providers", "get_device",
            "get_version_string", "MlrtError", "InvalidModel", "InvalidArgument", "NotImplemented",
            "RuntimeLoadError", "DeviceError", "ResourceExhausted"]

@@ -14,7 +14,9 @@ from .._errors import InvalidArgument, MlrtError, NotImplemented
 from ..native import graph as graph_mod
 from ..native import optimizer, partitioner
 from ..native.providers import _base as providers_base
+from ..native.opencl._runtime import DeviceTensor
 from ._options import GraphOptimizationLevel, RunOptions, SessionOptions
+from ._ortvalue import IOBinding, OrtValue
 
 log = logging.getLogger("mlrt")
 
@@ -201,19 +203,24 @@ class InferenceSession:
             return dict(value)
         if vt.kind != "tensor":
             raise NotImplemented(f"input '{vt.name}': {vt.kind} inputs are not supported yet")
-        if hasattr(value, "numpy") and not isinstance(value, np.ndarray):
+        if isinstance(value, OrtValue):
+            value = value._value
+        if isinstance(value, DeviceTensor):
+            arr = value  # stays on its device; dtype and shape are checked like an array's
+        elif hasattr(value, "numpy") and not isinstance(value, np.ndarray):
             value = value.numpy()
-        try:
-            arr = np.asarray(value)
-        except Exception as exc:
-            raise InvalidArgument(f"input '{vt.name}': cannot be read as an array ({exc})") from None
+        if not isinstance(value, DeviceTensor):
+            try:
+                arr = np.asarray(value)
+            except Exception as exc:
+                raise InvalidArgument(f"input '{vt.name}': cannot be read as an array ({exc})") from None
         if vt.elem_type:
             want = np.dtype(helper.tensor_dtype_to_np_dtype(vt.elem_type))
             if arr.dtype != want:
                 raise InvalidArgument(f"input '{vt.name}': expected {_type_string(vt)}, got an array of {arr.dtype} "
                                       f"(convert with .astype(np.{want.name}))")
         if vt.shape is not None:
-            if arr.ndim != len(vt.shape):
+            if len(arr.shape) != len(vt.shape):
                 raise InvalidArgument(f"input '{vt.name}': expected rank {len(vt.shape)} (shape {list(vt.shape)}), "
                                       f"got shape {list(arr.shape)}")
             for d, (want_dim, got) in enumerate(zip(vt.shape, arr.shape)):
@@ -223,6 +230,9 @@ class InferenceSession:
         return arr
 
     def run(self, output_names, input_feed, run_options: RunOptions | None = None) -> list:
+        return self._run(output_names, input_feed, run_options)
+
+    def _run(self, output_names, input_feed, run_options=None, keep_on_device=()) -> list:
         feeds = self._check_feeds(input_feed)
         names = list(output_names) if output_names else [o.name for o in self._outputs]
         known = {o.name for o in self._outputs}
@@ -231,8 +241,15 @@ class InferenceSession:
                 raise InvalidArgument(f"'{n}' is not an output of this model (outputs: {', '.join(known)})")
         if run_options is not None and run_options.terminate:
             raise MlrtError("run() was terminated by RunOptions.terminate")
-        results = self._runnable.run(feeds)
+        results = self._runnable.run(feeds, keep_on_device)
         return [results[n] for n in names]
+
+    def io_binding(self) -> IOBinding:
+        return IOBinding(self)
+
+    def run_with_iobinding(self, iobinding: IOBinding, run_options: RunOptions | None = None) -> None:
+        """Run on the bound inputs; outputs stay where they were bound (get_outputs())."""
+        iobinding._run(lambda names, feeds, on_device: self._run(names, feeds, run_options, on_device))
 
 
 __all__ = ["InferenceSession", "NodeArg", "ModelMetadata", "get_available_providers",

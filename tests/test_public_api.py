@@ -9,7 +9,7 @@ PINNED = {
     mlrt: {"__version__", "MlrtError", "InvalidModel", "InvalidArgument", "NotImplemented", "RuntimeLoadError",
            "DeviceError", "ResourceExhausted"},
     mlrt.lowlevel: {"__version__", "InferenceSession", "SessionOptions", "RunOptions", "GraphOptimizationLevel",
-                    "ExecutionMode", "NodeArg", "ModelMetadata", "get_available_providers", "get_device",
+                    "ExecutionMode", "NodeArg", "OrtValue", "IOBinding", "ModelMetadata", "get_available_providers", "get_device",
                     "get_version_string", "MlrtError", "InvalidModel", "InvalidArgument", "NotImplemented",
                     "RuntimeLoadError", "DeviceError", "ResourceExhausted"},
     mlrt.backend: {"MlrtBackend", "MlrtBackendRep", "prepare", "run_model", "run_node", "supports_device"},

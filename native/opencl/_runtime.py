@@ -261,6 +261,18 @@ class DeviceTensor:
                 raise DeviceError(f"OpenCL device {self.device.name}: reading a result back failed ({exc})") from None
         return out
 
+    def write(self, source) -> None:
+        """Copy a same-sized host array or device tensor into this tensor's buffer."""
+        nbytes = self.nbytes
+        if source.nbytes != nbytes:
+            raise DeviceError(f"cannot write {source.nbytes} bytes into a {nbytes}-byte device tensor")
+        if not nbytes:
+            return
+        if isinstance(source, DeviceTensor):
+            cl.enqueue_copy(self.device.queue, self.buffer, source.buffer, byte_count=nbytes)
+        else:
+            cl.enqueue_copy(self.device.queue, self.buffer, np.require(source, requirements="C"))
+
     def __repr__(self) -> str:
         return f"DeviceTensor({self.dtype.name}{list(self.shape)} on {self.device.name})"
 

@@ -1,0 +1,165 @@
+"""OrtValue and IOBinding: tensors that live on a device, and runs bound to them.
+
+An OrtValue holds a host array ("cpu") or a tensor in OpenCL device memory
+("opencl"; "gpu" is accepted as its alias).  Binding device values as inputs and
+asking for device outputs lets a pipeline keep its data on the OpenCL device
+between runs: only what a CPU node needs is copied.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from onnx import helper
+
+from .._errors import InvalidArgument, NotImplemented
+from ..native.opencl._runtime import DeviceTensor, default_device
+
+_DEVICES = {"cpu": "cpu", "opencl": "opencl", "gpu": "opencl"}
+
+
+def _device_kind(device_type: str) -> str:
+    kind = _DEVICES.get(str(device_type).lower())
+    if kind is None:
+        raise InvalidArgument(f"unknown device_type '{device_type}' (use 'cpu' or 'opencl')")
+    return kind
+
+
+def _type_string(dtype) -> str:
+    t = helper.np_dtype_to_tensor_dtype(np.dtype(dtype))
+    return f"tensor({helper.tensor_dtype_to_string(t).replace('TensorProto.', '').lower()})"
+
+
+class OrtValue:
+    """A tensor on the host or on the OpenCL device."""
+
+    def __init__(self, value):
+        self._value = value
+
+    @staticmethod
+    def ortvalue_from_numpy(numpy_obj, device_type: str = "cpu", device_id: int = 0) -> "OrtValue":
+        array = np.asarray(numpy_obj)
+        if _device_kind(device_type) == "opencl":
+            return OrtValue(default_device().upload(array))
+        return OrtValue(array)
+
+    @staticmethod
+    def ortvalue_from_shape_and_type(shape, element_type, device_type: str = "cpu", device_id: int = 0) -> "OrtValue":
+        dtype = np.dtype(element_type)
+        if _device_kind(device_type) == "opencl":
+            device = default_device()
+            nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+            return OrtValue(DeviceTensor(device.allocate(nbytes), dtype, shape, device))
+        return OrtValue(np.zeros(shape, dtype))
+
+    def device_name(self) -> str:
+        return "opencl" if isinstance(self._value, DeviceTensor) else "cpu"
+
+    def shape(self) -> list:
+        return list(self._value.shape)
+
+    def element_type(self):
+        return np.dtype(self._value.dtype).type
+
+    def data_type(self) -> str:
+        return _type_string(self._value.dtype)
+
+    def is_tensor(self) -> bool:
+        return True
+
+    def has_value(self) -> bool:
+        return self._value is not None
+
+    def numpy(self) -> np.ndarray:
+        """The tensor as a host array (read back from the device if it lives there)."""
+        v = self._value
+        return v.numpy() if isinstance(v, DeviceTensor) else v
+
+    def update_inplace(self, np_arr) -> None:
+        a = np.asarray(np_arr)
+        v = self._value
+        if tuple(a.shape) != tuple(v.shape) or a.dtype != v.dtype:
+            raise InvalidArgument(f"update_inplace: got {a.dtype}{list(a.shape)}, the value is {v.dtype}{list(v.shape)}")
+        if isinstance(v, DeviceTensor):
+            v.write(a)
+        else:
+            v[...] = a
+
+    def __repr__(self) -> str:
+        return f"OrtValue({self.data_type()} {self.shape()} on {self.device_name()})"
+
+
+class IOBinding:
+    """Inputs and outputs bound to values or devices for run_with_iobinding()."""
+
+    def __init__(self, session):
+        self._session = session
+        self._inputs: dict[str, object] = {}
+        self._outputs: dict[str, str | OrtValue] = {}  # name -> device kind, or a value to fill
+        self._results: list[OrtValue] = []
+
+    def bind_cpu_input(self, name: str, arr_on_cpu) -> None:
+        self._inputs[name] = np.asarray(arr_on_cpu)
+
+    def bind_ortvalue_input(self, name: str, ortvalue: OrtValue) -> None:
+        self._inputs[name] = ortvalue._value
+
+    def bind_input(self, name, device_type, device_id, element_type, shape, buffer_ptr) -> None:
+        raise NotImplemented("bind_input with a raw buffer pointer is not supported; bind an OrtValue "
+                             "(bind_ortvalue_input) or a host array (bind_cpu_input)")
+
+    def bind_output(self, name: str, device_type: str = "cpu", device_id: int = 0, element_type=None, shape=None,
+                    buffer_ptr=None) -> None:
+        if buffer_ptr is not None:
+            raise NotImplemented("bind_output with a raw buffer pointer is not supported; bind an OrtValue")
+        self._outputs[name] = _device_kind(device_type)
+
+    def bind_ortvalue_output(self, name: str, ortvalue: OrtValue) -> None:
+        self._outputs[name] = ortvalue
+
+    def clear_binding_inputs(self) -> None:
+        self._inputs.clear()
+
+    def clear_binding_outputs(self) -> None:
+        self._outputs.clear()
+        self._results = []
+
+    def synchronize_inputs(self) -> None:
+        pass  # uploads are queued before the kernels that read them
+
+    def synchronize_outputs(self) -> None:
+        for v in self._results:
+            if isinstance(v._value, DeviceTensor):
+                v._value.device.queue.finish()
+
+    def get_outputs_names(self) -> list[str]:
+        return list(self._outputs)
+
+    def get_outputs(self) -> list[OrtValue]:
+        return list(self._results)
+
+    def copy_outputs_to_cpu(self) -> list[np.ndarray]:
+        return [v.numpy() for v in self._results]
+
+    # used by InferenceSession.run_with_iobinding
+    def _run(self, run) -> None:
+        names = list(self._outputs) or [o.name for o in self._session.get_outputs()]
+        on_device = {n for n in names if self._outputs.get(n) == "opencl"
+                     or (isinstance(self._outputs.get(n), OrtValue) and self._outputs[n].device_name() == "opencl")}
+        results = run(names, dict(self._inputs), on_device)
+        out = []
+        for name, value in zip(names, results):
+            want = self._outputs.get(name, "cpu")
+            if isinstance(want, OrtValue):
+                if list(np.shape(value)) != want.shape() or np.dtype(value.dtype) != np.dtype(want.element_type()):
+                    raise InvalidArgument(f"output '{name}' is {np.dtype(value.dtype)}{list(np.shape(value))}, the bound "
+                                          f"OrtValue is {want.data_type()} {want.shape()}")
+                if want.device_name() == "cpu":
+                    want._value[...] = value.numpy() if isinstance(value, DeviceTensor) else value
+                else:
+                    want._value.write(value)
+                out.append(want)
+            elif want == "opencl" and not isinstance(value, DeviceTensor):
+                out.append(OrtValue(default_device().upload(np.asarray(value))))
+            else:
+                out.append(OrtValue(value))
+        self._results = out
