@@ -280,7 +280,7 @@ class Placement:
                         values[name] = g.initializers[name]
                     else:
                         continue  # an optional input left out
-                args[name] = self._move(values[name], owner_of.get(name), piece, name)
+                args[name] = (values[name], owner_of.get(name))
             results = self._run_piece(piece, args)
             for name, v in results.items():
                 values[name] = v
@@ -307,16 +307,15 @@ class Placement:
 
     def _run_piece(self, piece: Piece, args: dict) -> dict:
         if piece.on_host:
-            return piece.runnable.run(args)
+            return piece.runnable.run({n: self._move(v, src, piece, n) for n, (v, src) in args.items()})
         try:
-            return piece.runnable.run(args)
+            return piece.runnable.run({n: self._move(v, src, piece, n) for n, (v, src) in args.items()})
         except DeviceError as exc:
             with piece._lock:
                 if not piece.on_host:
                     self._fall_back(piece, exc)
                     self._wire()
-            host_args = {n: _to_host(v, None) for n, v in args.items()}
-            return piece.runnable.run(host_args)
+            return piece.runnable.run({n: _to_host(v, src) for n, (v, src) in args.items()})
 
     def _name(self, i: int) -> str:
         n = self.graph.nodes[i]

@@ -1,0 +1,47 @@
+"""Programs are built once per device and kept on disk: a second process creating a
+session for the same model builds nothing from source (its programs come from
+MLRT_OPENCL_CACHE; PoCL's own cache is pointed at a fresh folder each time so it
+cannot stand in for ours)."""
+
+import json
+import os
+import subprocess
+import sys
+
+from opencl_check import opencl_device
+
+SCRIPT = r"""
+import json, sys, time
+import numpy as np
+from onnx import TensorProto as TP, helper as h
+import mlrt.lowlevel as ml
+from mlrt.native.opencl._runtime import default_device
+nodes = [h.make_node("Relu", ["x"], ["a"]), h.make_node("Sigmoid", ["a"], ["y"])]
+g = h.make_graph(nodes, "g", [h.make_tensor_value_info("x", TP.FLOAT, [8])], [h.make_tensor_value_info("y", TP.FLOAT, [8])])
+m = h.make_model(g, opset_imports=[h.make_opsetid("", 17)]).SerializeToString()
+default_device()  # device choice (and its probe) is not part of what is measured
+t = time.perf_counter()
+sess = ml.InferenceSession(m, providers=["OpenCLExecutionProvider", "CPUExecutionProvider"])
+seconds = time.perf_counter() - t
+y = sess.run(None, {"x": np.linspace(-1, 1, 8, dtype=np.float32)})[0]
+print(json.dumps({"builds": default_device().source_builds, "seconds": seconds, "y": y.tolist(),
+                  "where": sorted({p for _, _, p in sess.get_node_assignment()})}))
+"""
+
+
+def _session_in_new_process(cache, pocl_cache):
+    env = dict(os.environ, MLRT_OPENCL_CACHE=str(cache), POCL_CACHE_DIR=str(pocl_cache))
+    out = subprocess.run([sys.executable, "-c", SCRIPT], env=env, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def test_second_session_builds_nothing(tmp_path):
+    opencl_device()
+    first = _session_in_new_process(tmp_path / "mlrt", tmp_path / "pocl1")
+    second = _session_in_new_process(tmp_path / "mlrt", tmp_path / "pocl2")
+    assert first["where"] == second["where"] == ["OpenCLExecutionProvider"]
+    assert first["builds"] >= 1  # the probe and the activation programs, from source
+    assert second["builds"] == 0, second
+    assert list((tmp_path / "mlrt").glob("activation-*.bin"))
+    assert first["y"] == second["y"]
