@@ -32,6 +32,18 @@ def opencl_devices() -> list[str]:
         return [f"(no OpenCL platform: {exc})"]
 
 
+def opencl_choice() -> str:
+    """The device the OpenCL provider uses and how many operators it runs, or why it cannot."""
+    from .native.opencl import _runtime
+    try:
+        device = _runtime.default_device()
+    except Exception as exc:
+        return f"unavailable ({exc})"
+    ops = _runtime.launcher_ops()
+    passed = f"; passed over: {'; '.join(_runtime.passed_over())}" if _runtime.passed_over() else ""
+    return f"{device.name}, {len(ops)} operators{passed}"
+
+
 def info() -> str:
     from . import __version__
     from .lowlevel import get_available_providers
@@ -47,6 +59,7 @@ def info() -> str:
         f"providers: {', '.join(get_available_providers())}",
         "OpenCL devices:",
         *(f"  {d}" for d in opencl_devices() or ["(none)"]),
+        f"OpenCL provider: {opencl_choice()}",
         f"C kernels: {len(table)} covering {len({(k['domain'], k['op_type']) for k in table})} operators",
         f"operator semantics files: {len(all_ops())}",
     ]

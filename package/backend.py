@@ -39,12 +39,13 @@ class MlrtBackend(Backend):
     def prepare(cls, model, device: str = "CPU", **kwargs) -> MlrtBackendRep:
         if not cls.supports_device(device):
             raise ValueError(f"mlrt backend: device {device} is not supported")
+        providers = kwargs.pop("providers", None)  # e.g. ["OpenCLExecutionProvider", "CPUExecutionProvider"]
         options = SessionOptions()
         for key, value in kwargs.items():
             if hasattr(options, key):
                 setattr(options, key, value)
         source = model.SerializeToString() if isinstance(model, onnx.ModelProto) else model
-        return MlrtBackendRep(InferenceSession(source, options))
+        return MlrtBackendRep(InferenceSession(source, options, providers=providers))
 
     @classmethod
     def run_model(cls, model, inputs, device: str = "CPU", **kwargs):

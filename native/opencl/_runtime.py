@@ -308,6 +308,17 @@ def launcher(*op_types: str, family: str, domain: str = "", dtypes=FLOATS, type_
     return register
 
 
+def launcher_ops() -> list[str]:
+    """'domain::op' of every operator the OpenCL provider can run."""
+    find_launcher("", "")
+    return sorted(f"{d or 'ai.onnx'}::{t}" for d, t in _launchers)
+
+
+def passed_over() -> list[str]:
+    """Devices tried before the chosen one, with the reason each was passed over."""
+    return list(_failures)
+
+
 def find_launcher(domain: str, op_type: str) -> Launcher | None:
     global _scanned
     if not _scanned:

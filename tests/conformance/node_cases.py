@@ -1,6 +1,6 @@
 """Run ONNX's node conformance cases through mlrt.backend and tally the results.
 
-    python tests/conformance/node_cases.py [-k SUBSTRING] [-v]
+    python tests/conformance/node_cases.py [-k SUBSTRING] [-v] [--providers A,B]
 
 A case passes only if every data set's every output matches the expected value
 within the case's own rtol/atol (and has the expected dtype and shape)."""
@@ -51,11 +51,14 @@ def _compare(expected, got, rtol, atol):
         np.testing.assert_allclose(got, expected, rtol=rtol, atol=atol, equal_nan=True)
 
 
-def run_case(case) -> str | None:
-    """None if the case passes, else a one-line reason."""
+def run_case(case, providers=None, placed=None) -> str | None:
+    """None if the case passes, else a one-line reason.  `placed` (a Counter) tallies
+    which provider ran each node."""
     from mlrt.backend import prepare
     try:
-        rep = prepare(case.model)
+        rep = prepare(case.model, providers=providers)
+        if placed is not None:
+            placed.update(p for _, op, p in rep.session.get_node_assignment() if not op.startswith("Memcpy"))
         for inputs, outputs in case.data_sets:
             inputs = [_plain(x) for x in inputs]
             outputs = [_plain(x) for x in outputs]
@@ -71,13 +74,13 @@ def run_case(case) -> str | None:
     return None
 
 
-def run_all(select: str = "") -> tuple[int, int, dict[str, str]]:
+def run_all(select: str = "", providers=None, placed=None) -> tuple[int, int, dict[str, str]]:
     cases = [c for c in collect() if select in c.name]
     failures = {}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for case in cases:
-            reason = run_case(case)
+            reason = run_case(case, providers, placed)
             if reason is not None:
                 failures[case.name] = reason
     return len(cases) - len(failures), len(cases), failures
@@ -87,14 +90,17 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("-k", default="", help="only cases whose name contains this")
     ap.add_argument("-v", action="store_true", help="list every failure")
+    ap.add_argument("--providers", default="", help="comma-separated providers, e.g. OpenCLExecutionProvider")
     args = ap.parse_args(argv)
-    passed, total, failures = run_all(args.k)
+    providers = [p for p in args.providers.split(",") if p] or None
+    placed = collections.Counter()
+    passed, total, failures = run_all(args.k, providers, placed)
     if args.v:
         for name, reason in sorted(failures.items()):
             print(f"FAIL {name}: {reason}")
     kinds = collections.Counter(r.split(":")[0] for r in failures.values())
     print("failure kinds:", dict(kinds.most_common(8)))
-    print(f"node conformance: {passed}/{total} passed")
+    print(f"node conformance: {passed}/{total} passed; nodes placed: {dict(placed)}")
     return 0
 
 
