@@ -285,7 +285,7 @@ FLOATS = ("float32", "float16")
 class Launcher:
     """How one operator runs on OpenCL: `fn(k, op, inputs, outputs)` records its kernel
     launches through the builder `k` (see _plan.Builder); `family` names its .cl file;
-    `dtypes` the element types of its `type_input`; `supports(op, inputs)` (optional)
+    `dtypes` the element types of its `type_input`; `supports(op)` (optional)
     refuses attribute combinations it does not cover."""
 
     fn: object

@@ -2,9 +2,10 @@
 (Reshape, Flatten, Squeeze, Unsqueeze, Identity, Dropout in inference)."""
 
 from ._runtime import launcher
+from .movement import ANY
 
 
-@launcher("Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity", family=None, dtypes=None)
+@launcher("Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity", family=None, dtypes=ANY)
 def same_bytes(k, op, inputs, outputs):
     k.alias(0, 0)
 
@@ -15,6 +16,6 @@ def _inference_only(op) -> bool:
     return not (len(outs) > 1 and outs[1]) and not (len(ins) > 2 and ins[2])
 
 
-@launcher("Dropout", family=None, supports=_inference_only)
+@launcher("Dropout", family=None, dtypes=ANY, supports=_inference_only)
 def dropout(k, op, inputs, outputs):
     k.alias(0, 0)

@@ -1,4 +1,4 @@
-"""Remove Identity nodes, and Dropout nodes in inference (their mask unused), by
+"""Remove Identity nodes, and Dropout nodes in inference (their mask unread), by
 renaming readers of the output to read the input.  A node whose output is a graph
 output, or is read from inside a subgraph, stays (the name must survive)."""
 
@@ -6,11 +6,11 @@ LEVEL = 1
 ORDER = 10
 
 
-def _removable(node, graph_outputs) -> bool:
+def _removable(node, graph_outputs, read) -> bool:
     if node.op_type == "Identity":
         pass
     elif node.op_type == "Dropout":
-        if len(node.output) > 1 and node.output[1]:
+        if len(node.output) > 1 and node.output[1] and (node.output[1] in read or node.output[1] in graph_outputs):
             return False
         if len(node.input) > 2 and node.input[2]:  # training_mode given: leave it to the kernel
             return False
@@ -21,9 +21,10 @@ def _removable(node, graph_outputs) -> bool:
 
 def apply(graph, context) -> int:
     outputs = {o.name for o in graph.outputs} | graph.read_by_subgraphs()  # names that must survive
+    read = {n for node in graph.nodes for n in node.input}
     removed = 0
     for node in list(graph.nodes):
-        if not _removable(node, outputs):
+        if not _removable(node, outputs, read):
             continue
         src, dst = node.input[0], node.output[0]
         for other in graph.nodes:
