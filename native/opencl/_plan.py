@@ -88,6 +88,16 @@ class Builder:
         """A device buffer holding `array` for the plan's lifetime (tables, packed weights)."""
         return self._plan.upload(np.asarray(array)).buffer
 
+    def shared_constant(self, key, make) -> object:
+        """Like constant(make()), but made once per node and kept by the partition, so
+        every plan (input signature) shares it: packed weights."""
+        shared = self._plan.partition.shared_constants
+        full = (self.op.where, key)
+        t = shared.get(full)
+        if t is None:
+            t = shared[full] = self.device.upload(np.asarray(make()), blocking=True)
+        return t.buffer
+
     def view(self, shape, strides) -> object:
         """A constant `mlrt_view` (see _common.cl) describing a strided view."""
         v = np.zeros((), _VIEW_DTYPE)
@@ -122,7 +132,7 @@ class _Plan:
 
     # constants live on the device as long as the plan
     def upload(self, array: np.ndarray) -> DeviceTensor:
-        t = self.device.upload(array)
+        t = self.device.upload(array, blocking=True)  # plan time: no host copy kept alive
         self._uploads.append(t)
         return t
 
@@ -254,7 +264,7 @@ class Partition:
         self.output_names = [v.name for v in graph.outputs]
         self.input_names = [v.name for v in graph.inputs]
         self.value_names = {op.node.input[i] for op in self.ops for i in op.value_inputs if i < len(op.node.input)}
-        self.shared_constants: dict[str, DeviceTensor] = {}
+        self.shared_constants: dict = {}  # initializers by name, packed weights by (node, key)
         self._plans: dict = {}
         self._lock = threading.Lock()
         # build every program this partition can need now, so a failure shows at compile time

@@ -20,6 +20,7 @@ import pkgutil
 import tempfile
 import logging
 import threading
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -198,7 +199,9 @@ class Device:
             except Exception:
                 pass  # stale or corrupt entry: rebuild from source below
         try:
-            prg = cl.Program(self.context, source).build(options=options)
+            with warnings.catch_warnings():  # a non-empty build log is not the user's concern
+                warnings.simplefilter("ignore")
+                prg = cl.Program(self.context, source).build(options=options)
         except Exception as exc:
             log = str(exc).strip()
             raise DeviceError(f"OpenCL program '{family}' failed to build on {self.name}: {log[-2000:]}") from None
@@ -223,12 +226,15 @@ class Device:
         except Exception as exc:
             raise DeviceError(f"OpenCL device {self.name}: cannot allocate {nbytes:,} bytes ({exc})") from None
 
-    def upload(self, array: np.ndarray) -> "DeviceTensor":
+    def upload(self, array: np.ndarray, blocking: bool = False) -> "DeviceTensor":
+        """A device copy of a host array; non-blocking unless asked (the tensor then
+        keeps the host array alive until it dies itself)."""
         a = np.require(array, requirements="C")
         t = DeviceTensor(self.allocate(a.nbytes), a.dtype, a.shape, self)
         if a.nbytes:
-            cl.enqueue_copy(self.queue, t.buffer, a, is_blocking=False)
-        t._keep = a  # the host copy must live until the non-blocking write is done
+            cl.enqueue_copy(self.queue, t.buffer, a, is_blocking=blocking)
+        if not blocking:
+            t._keep = a
         return t
 
 

@@ -75,9 +75,11 @@ def _gemm_kind(k, Mg: int) -> str:
 def _packed_filters(k, w, G: int, Mg: int, K: int, nmb: int):
     """W as mlrt_conv_gemm reads it: [group][block of MB filters][K][MB], float, zero past Mg."""
     if w.value is not None:
-        wf = np.zeros((G, nmb * MB, K), np.float32)
-        wf[:, :Mg] = np.asarray(w.value, np.float32).reshape(G, Mg, K)
-        return k.constant(np.ascontiguousarray(wf.reshape(G, nmb, MB, K).transpose(0, 1, 3, 2)))
+        def pack():
+            wf = np.zeros((G, nmb * MB, K), np.float32)
+            wf[:, :Mg] = np.asarray(w.value, np.float32).reshape(G, Mg, K)
+            return np.ascontiguousarray(wf.reshape(G, nmb, MB, K).transpose(0, 1, 3, 2))
+        return k.shared_constant(("filters", G, Mg, K, nmb), pack)
     total = G * nmb * MB * K
     buf = k.scratch(max(total, 1) * 4)
     k.enqueue(k.kernel("mlrt_conv_pack_w"), (_up(total, 64),), (64,), k.input(1), buf, np.int64(Mg), np.int64(K),
