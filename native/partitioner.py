@@ -58,7 +58,10 @@ def _domain(node) -> str:
 
 
 def shape_nodes(graph: Graph) -> set[int]:
-    """Shape/Size nodes and the nodes computed only from them and constants."""
+    """Nodes that belong on the host: Shape/Size and what is computed only from them and
+    constants, and every node whose results are read only as values -- the shape,
+    pads or axes inputs of other nodes (`Op.value_inputs`) -- directly or through such
+    nodes.  A device would only have to send their small results back."""
     made_by_shape: set[str] = set()
     found: set[int] = set()
     for i, node in enumerate(graph.nodes):
@@ -71,6 +74,21 @@ def shape_nodes(graph: Graph) -> set[int]:
         else:
             continue
         made_by_shape.update(o for o in node.output if o)
+    # backwards: a node all of whose read outputs go to value inputs or to host nodes
+    uses: dict[str, list] = {}
+    for i, node in enumerate(graph.nodes):
+        value_inputs = _value_inputs(node, graph)
+        for k, name in enumerate(node.input):
+            if name:
+                uses.setdefault(name, []).append((i, k in value_inputs))
+        for name in set(node_reads(node)) - set(node.input):
+            uses.setdefault(name, []).append((i, False))
+    graph_outputs = {o.name for o in graph.outputs}
+    for i in range(len(graph.nodes) - 1, -1, -1):
+        outs = [o for o in graph.nodes[i].output if o]
+        read = [u for o in outs for u in uses.get(o, [])]
+        if read and not any(o in graph_outputs for o in outs) and all(as_value or j in found for j, as_value in read):
+            found.add(i)
     return found
 
 

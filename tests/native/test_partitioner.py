@@ -180,3 +180,36 @@ def test_clustered_order_keeps_a_provider_together(toy):
     assert toy.runs == 1
     assert isinstance(sess._runnable, partitioner.Placement)
     assert [p.provider.name for p in sess._runnable.pieces].count(toy.name) == 1
+
+
+def test_values_read_as_shapes_are_computed_on_the_host(toy):
+    """A shape computed from a data input (Add -> Reshape's shape) stays on the CPU even
+    when a provider claims the Add: only the Reshape goes to the device."""
+
+    class Greedy(ToyReluProvider):
+        name = "Greedy2ExecutionProvider"
+
+        def get_capability(self, graph):
+            return [list(range(len(graph.nodes)))]
+
+        def compile(self, graph):
+            assert [n.op_type for n in graph.nodes] == ["Reshape"]
+
+            class Runnable:
+                def run(self, feeds):
+                    return {"y": ToyTensor(feeds["x"].a.reshape(feeds["shape"]))}
+            return Runnable()
+
+    providers_base.register(Greedy)
+    try:
+        m = model([h.make_node("Add", ["n", "one"], ["shape"], name="add"),
+                   h.make_node("Reshape", ["x", "shape"], ["y"], name="reshape")],
+                  [h.make_tensor_value_info("x", TP.FLOAT, [2, 6]), h.make_tensor_value_info("n", TP.INT64, [2])],
+                  [h.make_tensor_value_info("y", TP.FLOAT, None)], [h.make_tensor("one", TP.INT64, [], [1])])
+        sess = ml.InferenceSession(m, providers=[Greedy.name, "CPUExecutionProvider"])
+        where = {n: p for n, _, p in sess.get_node_assignment()}
+        assert where == {"add": "CPUExecutionProvider", "reshape": Greedy.name, "MemcpyFromHost_x": Greedy.name}
+        x = np.arange(12, dtype=np.float32).reshape(2, 6)
+        np.testing.assert_array_equal(sess.run(None, {"x": x, "n": np.array([2, 3])})[0], x.reshape(3, 4))
+    finally:
+        providers_base._registered.pop(Greedy.name, None)
