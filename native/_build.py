@@ -90,7 +90,8 @@ def _build_locked(out_dir: Path, version: str, cc: str, jobs: int) -> Path:
 
 # --- the runtime folder's manifest -------------------------------------------------
 # A runtime folder holds libmlrt_core.so, the BLAS beside it, include/mlrt.h, the
-# kernels' parameter headers (kernels/*.h, read by cffi) and manifest.json, which
+# kernels' parameter headers (kernels/*.h, read by cffi), the OpenCL provider's
+# kernel sources (opencl/*.cl) and manifest.json, which
 # names the version, ABI number, opset range per domain, providers, build flags and
 # the sha256 of every other file.  mlrt.distribution checks it before dlopen.
 
@@ -102,6 +103,7 @@ def runtime_files(folder: Path) -> list[str]:
     names = sorted(p.name for p in folder.glob("lib*.so"))
     names += ["include/" + p.name for p in sorted((folder / "include").glob("*.h"))]
     names += ["kernels/" + p.name for p in sorted((folder / "kernels").glob("*.h"))]
+    names += ["opencl/" + p.name for p in sorted((folder / "opencl").glob("*.cl"))]  # the OpenCL provider's kernels
     return names
 
 
@@ -151,7 +153,8 @@ def manifest_for(folder: Path, version: str, facts: dict | None = None) -> dict:
         # any kernel is (re)defined at -- newer opsets of an operator may need a
         # newer runtime
         "opsets": facts["opsets"],
-        "providers": ["CPUExecutionProvider"],
+        "providers": ["CPUExecutionProvider"] + (["OpenCLExecutionProvider"]
+                                                  if (folder / "opencl" / "_common.cl").exists() else []),
         "build": facts["build"],
         "files": {name: sha256_file(folder / name) for name in runtime_files(folder)},
     }

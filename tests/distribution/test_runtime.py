@@ -91,7 +91,8 @@ def own_prefix(tmp_path, prefix):
 def test_bundled_manifest():
     m = dist.read_manifest(_BUNDLED_DIR)
     assert m is not None, "native/manifest.json missing: rebuild with python native/_build.py"
-    assert m["abi"] == 1 and m["providers"] == ["CPUExecutionProvider"]
+    assert m["abi"] == 1 and m["providers"] == ["CPUExecutionProvider", "OpenCLExecutionProvider"]
+    assert {"opencl/_common.cl", "opencl/conv.cl", "opencl/gemm.cl"} <= set(m["files"])
     assert {"libmlrt_core.so", "libscipy_openblas.so", "include/mlrt.h"} <= set(m["files"])
     assert any(n.startswith("kernels/") and n.endswith(".h") for n in m["files"])
     assert m["opsets"]["ai.onnx"]["min"] == 1 and m["opsets"]["ai.onnx"]["max"] >= 13
@@ -113,7 +114,7 @@ def test_select_each_way(prefix):
     assert bundled["kind"] == "bundled" and bundled["path"] == str(_BUNDLED_DIR / "libmlrt_core.so")
     system = ok(run_child("system", prefix))
     assert system["kind"] == "system" and system["path"].startswith(str(prefix))
-    assert system["opsets"]["ai.onnx"]["max"] >= 13 and system["providers"] == ["CPUExecutionProvider"]
+    assert system["opsets"]["ai.onnx"]["max"] >= 13 and system["providers"] == ["CPUExecutionProvider", "OpenCLExecutionProvider"]
     assert ok(run_child("auto", prefix))["kind"] == "system"
     path = ok(run_child(str(prefix / "lib" / "mlrt" / "0.1.0")))
     assert path["kind"] == "path"
@@ -234,3 +235,18 @@ def test_unwritable_prefix_is_a_named_error(tmp_path):
     with pytest.raises(InvalidArgument, match="runtime install: .*a-file"):
         dist.install(prefix=blocker / "prefix")
     assert cli(["runtime", "install", "--prefix", str(blocker / "prefix")]) == 1
+
+
+def test_system_runtime_serves_its_own_opencl_kernels(own_prefix):
+    """The OpenCL sources are part of the runtime: a system runtime's provider reads the
+    .cl files installed beside its library, and a changed one is refused at load."""
+    import os
+    folder = own_prefix / "lib" / "mlrt" / "0.1.0"
+    assert (folder / "opencl" / "conv.cl").read_bytes() == (_BUNDLED_DIR / "opencl" / "conv.cl").read_bytes()
+    env = dict(os.environ, MLRT_RUNTIME="system", MLRT_SYSTEM_PREFIX=str(own_prefix))
+    code = "from mlrt.native.opencl import _runtime; print(_runtime.source_dir())"
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == str(folder / "opencl")
+    (folder / "opencl" / "conv.cl").write_text("__kernel void changed(void) {}\n")
+    refused(run_child("system", own_prefix), "checksum mismatch", "conv.cl")
