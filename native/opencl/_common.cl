@@ -44,3 +44,36 @@ inline long mlrt_view_offset(const __global mlrt_view *v, long i)
     }
     return off;
 }
+
+/* Vector loads and stores in float: LOADV/STOREV move 8 elements, LOAD16/STORE16 16.
+ * float16 is widened by its bits (after PoCL 3.1's vload_half8 the math runs several
+ * times slower). */
+inline float8 mlrt_load_half8(const __global half *p)
+{
+    uint8 h = convert_uint8(vload8(0, (const __global ushort *)p));
+    uint8 em = h & 0x7fffu;
+    uint8 bits = em >= 0x7c00u ? (em << 13) | 0x7f800000u : (em << 13) + (112u << 23);  /* inf/NaN : normal */
+    float8 f = em < 0x400u ? convert_float8(em) * 5.9604644775390625e-8f : as_float8(bits);  /* subnormal: em 2^-24 */
+    return as_float8(as_uint8(f) | ((h & 0x8000u) << 16));
+}
+#if defined(MLRT_float16)
+#define LOADV(p, i) mlrt_load_half8((p) + (i))
+#define STOREV(p, i, v) vstore_half8_rte((v), 0, (p) + (i))
+#define LOAD16(p, i) vload_half16(0, (p) + (i))
+#define STORE16(p, i, v) vstore_half16_rte((v), 0, (p) + (i))
+#elif defined(MLRT_float32)
+#define LOADV(p, i) vload8(0, (p) + (i))
+#define STOREV(p, i, v) vstore8((v), 0, (p) + (i))
+#define LOAD16(p, i) vload16(0, (p) + (i))
+#define STORE16(p, i, v) vstore16((v), 0, (p) + (i))
+#endif
+
+/* Row kernels walk an output of `rows` rows of `cols` elements; item r * items + i
+ * handles columns [c0, c1) = [i * chunk, i * chunk + chunk) of row r (items: cols / chunk
+ * rounded up).  The host picks chunk: 1 on GPUs (neighbouring items touch neighbouring
+ * elements), a run of elements on CPU devices (the row's index arithmetic is paid once
+ * per run). */
+#define MLRT_ROW_RANGE                                                          \
+    long g = get_global_id(0), items = (cols + chunk - 1) / chunk, r = g / items; \
+    if (r >= rows) return;                                                     \
+    long c0 = (g - r * items) * chunk, c1 = min(c0 + chunk, cols)

@@ -283,6 +283,18 @@ class DeviceTensor:
         return f"DeviceTensor({self.dtype.name}{list(self.shape)} on {self.device.name})"
 
 
+# -- launch geometry shared by the families ----------------------------------------------------
+def round_up(n: int, m: int) -> int:
+    """n rounded up to a multiple of m (global sizes must be multiples of local sizes)."""
+    return -(-int(n) // m) * m
+
+
+def local_2d(n0: int, size: int) -> tuple:
+    """A work-group of `size` work-items, as wide along dim 0 (n0 work-items) as useful."""
+    l0 = 1 << max(min(int(n0), size) - 1, 0).bit_length()
+    return (l0, size // l0, 1)
+
+
 # -- the launcher table ----------------------------------------------------------------------------
 FLOATS = ("float32", "float16")
 

@@ -80,13 +80,6 @@ inline void conv_store(__global const long *g, __global const T *bias, __global 
     STORE(y, idx, conv_act(v, act, alpha, beta));
 }
 
-#if defined(MLRT_float16)
-#define LOAD16(p, i) vload_half16(0, (p) + (i))
-#define STORE16(p, i, v) vstore_half16_rte((v), 0, (p) + (i))
-#else
-#define LOAD16(p, i) vload16(0, (p) + (i))
-#define STORE16(p, i, v) vstore16((v), 0, (p) + (i))
-#endif
 
 /* conv_act on 16 values (the same NaN behaviour). */
 inline float16 conv_act16(float16 v, int act, float alpha, float beta)

@@ -17,7 +17,7 @@ import os
 import numpy as np
 
 from ..._errors import DeviceError
-from ._runtime import launcher
+from ._runtime import launcher, round_up
 
 MB, TP = 8, 32       # filters and grid positions per work-item of mlrt_conv_gemm (CONV_MB, CONV_TP)
 GEMM_LOCAL = 8       # work-items per work-group of mlrt_conv_gemm (along the grid)
@@ -31,9 +31,6 @@ def _supports(op) -> bool:
     ks = op.a.kernel_shape
     return not ks or len(ks) <= MAX_SPATIAL
 
-
-def _up(n: int, m: int) -> int:
-    return -(-n // m) * m
 
 
 def _layout(x_shape, out_shape, p) -> dict:
@@ -82,7 +79,7 @@ def _packed_filters(k, w, G: int, Mg: int, K: int, nmb: int):
         return k.shared_constant(("filters", G, Mg, K, nmb), pack)
     total = G * nmb * MB * K
     buf = k.scratch(max(total, 1) * 4)
-    k.enqueue(k.kernel("mlrt_conv_pack_w"), (_up(total, 64),), (64,), k.input(1), buf, np.int64(Mg), np.int64(K),
+    k.enqueue(k.kernel("mlrt_conv_pack_w"), (round_up(total, 64),), (64,), k.input(1), buf, np.int64(Mg), np.int64(K),
               np.int64(nmb), np.int64(total))
     return buf
 
@@ -112,7 +109,7 @@ def conv(k, op, inputs, outputs):
         B = k.scratch(packed * 4)
         q = np.array([*lay["ins"], *lay["grid"], len(lay["phases"]), *lay["pads"], *lay["strides"]], np.int64)
         rows = N * C * len(lay["phases"]) * lay["grid"][0] * lay["grid"][1]
-        k.enqueue(k.kernel("mlrt_conv_pack"), (_up(rows, 16),), (16,), k.input(0), B, k.constant(q),
+        k.enqueue(k.kernel("mlrt_conv_pack"), (round_up(rows, 16),), (16,), k.input(0), B, k.constant(q),
                   k.constant(np.asarray(lay["phases"], np.int32).reshape(-1)), np.int64(rows))
 
     kind = _gemm_kind(k, Mg)
@@ -127,14 +124,14 @@ def conv(k, op, inputs, outputs):
     zbuf = k.input(3) if z is not None else y
     act = (np.int32(p.get("activation", 0)), np.float32(p.get("alpha", 0.0)), np.float32(p.get("beta", 0.0)))
     if kind == "direct":
-        k.enqueue(k.kernel("mlrt_conv_direct"), (_up(-(-lay["P"] // DIRECT_TP), 8), M, N), (8, 1, 1),
+        k.enqueue(k.kernel("mlrt_conv_direct"), (round_up(-(-lay["P"] // DIRECT_TP), 8), M, N), (8, 1, 1),
                   B, offs, k.input(1), bias, zbuf, y, geo, *act)
     elif kind == "tiled":
         k.enqueue(k.kernel("mlrt_conv_gemm_tiled"), (-(-lay["P"] // TILED) * 16, -(-Mg // TILED) * 16, N * G),
                   (16, 16, 1), B, offs, k.input(1), bias, zbuf, y, geo, *act)
     else:
         wbuf = _packed_filters(k, w, G, Mg, K, nmb)
-        k.enqueue(k.kernel("mlrt_conv_gemm"), (nmb, _up(-(-lay["P"] // TP), GEMM_LOCAL), N * G),
+        k.enqueue(k.kernel("mlrt_conv_gemm"), (nmb, round_up(-(-lay["P"] // TP), GEMM_LOCAL), N * G),
                   (1, GEMM_LOCAL, 1), B, offs, wbuf, bias, zbuf, y, geo, *act)
 
 

@@ -35,22 +35,6 @@ inline void mlrt_pair_offsets(const __global mlrt_view *va, const __global mlrt_
 
 #ifdef T_IS_FLOAT
 
-/* float16 -> float by bits: after PoCL 3.1's vload_half8 the math runs several times slower */
-inline float8 mlrt_load_half8(const __global half *p)
-{
-    uint8 h = convert_uint8(vload8(0, (const __global ushort *)p));
-    uint8 em = h & 0x7fffu;
-    uint8 bits = em >= 0x7c00u ? (em << 13) | 0x7f800000u : (em << 13) + (112u << 23);  /* inf/NaN : normal */
-    float8 f = em < 0x400u ? convert_float8(em) * 5.9604644775390625e-8f : as_float8(bits);  /* subnormal: em 2^-24 */
-    return as_float8(as_uint8(f) | ((h & 0x8000u) << 16));
-}
-#if defined(MLRT_float16)
-#define LOADV(p, i) mlrt_load_half8((p) + (i))
-#define STOREV(p, i, v) vstore_half8_rte((v), 0, (p) + (i))
-#else
-#define LOADV(p, i) vload8(0, (p) + (i))
-#define STOREV(p, i, v) vstore8((v), 0, (p) + (i))
-#endif
 
 /* sa, sb: 1 when a (b) is contiguous along the row, 0 when it repeats one value.
  * EXPR is f(u, v) for float values u (of a) and v (of b), EXPRV for float8 ones --

@@ -40,13 +40,6 @@
 #define KR 512     /* depth of the A chunk staged by mlrt_gemv_rows4 */
 #define KCC 32     /* depth of the A chunk staged by mlrt_gemv_cols1/8 */
 
-#if defined(MLRT_float16)
-#define LOAD16(p, i) vload_half16(0, (p) + (i))
-#define STORE16(p, i, v) vstore_half16_rte((v), 0, (p) + (i))
-#else
-#define LOAD16(p, i) vload16(0, (p) + (i))
-#define STORE16(p, i, v) vstore16((v), 0, (p) + (i))
-#endif
 
 inline float mlrt_gemm_epilogue(float acc, __global const T *C, long m, long n, float alpha, float beta,
                                 long scm, long scn, int has_c)

@@ -21,16 +21,7 @@ typedef ushort4 E4;
 typedef uchar4 E4;
 #endif
 
-/* ---- row kernels --------------------------------------------------------------------------------
- * Most kernels here walk an output of `rows` rows of `cols` elements; item r * items + i
- * moves columns [i * chunk, i * chunk + chunk) of row r (items: cols / chunk rounded
- * up).  The host picks chunk: 1 on GPUs (neighbouring items touch neighbouring
- * elements), a run of elements on CPU devices (the row's index arithmetic is paid once
- * per run). */
-#define MLRT_ROW_RANGE                                                          \
-    long g = get_global_id(0), items = (cols + chunk - 1) / chunk, r = g / items; \
-    if (r >= rows) return;                                                     \
-    long c0 = (g - r * items) * chunk, c1 = min(c0 + chunk, cols)
+/* ---- row kernels (MLRT_ROW_RANGE, _common.cl) ----------------------------------------------------- */
 
 /* y[i] = x[base + i]: a view that is contiguous after merging. */
 __kernel void mlrt_copy(__global const E *x, __global E *y, long base, long n)

@@ -19,7 +19,7 @@ from onnx import helper
 
 from ..._errors import DeviceError
 from ..ops._base import contiguous_strides
-from ._runtime import launcher
+from ._runtime import launcher, round_up
 
 LOCAL = 256       # work-group size of the 1-D and row kernels (globals are rounded up to it)
 CPU_CHUNK = 64    # elements of a row one item moves on a CPU device (1 on GPUs)
@@ -40,13 +40,10 @@ def bits_dtype(dtype) -> type:
     return _BITS[size]
 
 
-def _round_up(n: int, m: int) -> int:
-    return -(-int(n) // m) * m
-
 
 def enqueue_1d(k, kernel, n: int, *args) -> None:
     """kernel over n items (its last argument is n), in LOCAL-sized work-groups."""
-    k.enqueue(kernel, (_round_up(n, LOCAL),), (LOCAL,), *args, np.int64(n))
+    k.enqueue(kernel, (round_up(n, LOCAL),), (LOCAL,), *args, np.int64(n))
 
 
 def enqueue_rows(k, kernel, rows: int, cols: int, *args) -> None:
@@ -54,7 +51,7 @@ def enqueue_rows(k, kernel, rows: int, cols: int, *args) -> None:
     one run of `chunk` elements per item, in LOCAL-sized work-groups."""
     chunk = 1 if k.device.is_gpu else max(1, min(int(cols), CPU_CHUNK))
     items = int(rows) * -(-int(cols) // chunk)
-    k.enqueue(kernel, (_round_up(items, LOCAL),), (LOCAL,), *args, np.int64(cols), np.int64(chunk), np.int64(rows))
+    k.enqueue(kernel, (round_up(items, LOCAL),), (LOCAL,), *args, np.int64(cols), np.int64(chunk), np.int64(rows))
 
 
 def merge_view(shape, strides) -> tuple[list[int], list[int]]:
@@ -101,11 +98,11 @@ def transpose(k, src, dst, base: int, sh, st, bits) -> None:
     batch, bstride = (sh[0], st[0]) if len(sh) == 3 else (1, 0)
     args = (src, dst, np.int64(base), np.int64(rows), np.int64(cols), np.int64(st[-1]), np.int64(bstride))
     if k.device.is_gpu:
-        gsize = (_round_up(cols, TILE), _round_up(rows, TILE) // TILE * TILE_ROWS, batch)
+        gsize = (round_up(cols, TILE), round_up(rows, TILE) // TILE * TILE_ROWS, batch)
         k.enqueue(k.kernel("mlrt_transpose_tiled", bits), gsize, (TILE, TILE_ROWS, 1), *args)
     else:
         l0, l1 = BLOCK_GROUP
-        gsize = (_round_up(-(-cols // 4), l0), _round_up(-(-rows // 4), l1), batch)
+        gsize = (round_up(-(-cols // 4), l0), round_up(-(-rows // 4), l1), batch)
         k.enqueue(k.kernel("mlrt_transpose_blocks", bits), gsize, (l0, l1, 1), *args)
 
 

@@ -7,21 +7,13 @@ float16 node could not be planned; the kernels themselves compute in float for a
 import numpy as np
 
 from ..._errors import DeviceError
-from ._runtime import launcher
+from ._runtime import launcher, local_2d, round_up
 
 NORM_WG = 128  # normalization.cl's work-group size
 ITEM_WG = 64   # work-group size of the elementwise BatchNormalization kernel
 _DTYPES = ("float32",)
 
 
-def _round_up(n: int, m: int) -> int:
-    return (n + m - 1) // m * m
-
-
-def _local_2d(n0: int) -> tuple:
-    """A work-group of ITEM_WG work-items, as wide along dim 0 (n0 work-items) as useful."""
-    l0 = 1 << max(min(int(n0), ITEM_WG) - 1, 0).bit_length()
-    return (l0, ITEM_WG // l0, 1)
 
 
 def _batchnorm_inference(op) -> bool:
@@ -48,14 +40,14 @@ def batchnorm(k, op, inputs, outputs):
         a_buf, b_buf = k.constant(a.astype(np.float32)), k.constant(b.astype(np.float32))
     elif all(np.dtype(t.dtype) == np.dtype(x.dtype) for t in params):
         a_buf, b_buf = k.scratch(4 * n), k.scratch(4 * n)
-        k.enqueue(k.kernel("mlrt_batchnorm_fold"), (_round_up(n, ITEM_WG),), (ITEM_WG,),
+        k.enqueue(k.kernel("mlrt_batchnorm_fold"), (round_up(n, ITEM_WG),), (ITEM_WG,),
                   *(k.input(i) for i in range(1, 5)), a_buf, b_buf, np.int64(n), np.float32(p["epsilon"]))
     else:
         raise DeviceError(f"{op.where}: run-time scale/B/mean/var of another element type than X are not supported "
                           "on OpenCL")
     quads = (positions + 3) // 4  # (4 positions per work-item)
-    local = _local_2d(quads)
-    k.enqueue(k.kernel("mlrt_batchnorm"), (_round_up(quads, local[0]), _round_up(channels, local[1]), x.shape[0]),
+    local = local_2d(quads, ITEM_WG)
+    k.enqueue(k.kernel("mlrt_batchnorm"), (round_up(quads, local[0]), round_up(channels, local[1]), x.shape[0]),
               local, k.input(0), k.output(0), a_buf, b_buf, np.int64(channels), np.int64(positions),
               np.int32(per_element))
 

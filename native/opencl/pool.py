@@ -7,7 +7,7 @@ Indices output and windows of more than 3 spatial dims are left to the CPU."""
 import numpy as np
 
 from ..._errors import DeviceError
-from ._runtime import launcher
+from ._runtime import launcher, local_2d, round_up
 
 MAX_SPATIAL = 3    # pool.cl's window kernel
 POOL_WG = 128      # pool.cl's work-group size for plane reductions
@@ -15,14 +15,6 @@ ITEM_WG = 64       # work-group size of the one-work-item-per-output kernels
 GROUP_FROM = 1024  # planes at least this large are reduced by a work-group
 
 
-def _round_up(n: int, m: int) -> int:
-    return (n + m - 1) // m * m
-
-
-def _local_2d(n0: int) -> tuple:
-    """A work-group of ITEM_WG work-items, as wide along dim 0 (n0 work-items) as useful."""
-    l0 = 1 << max(min(int(n0), ITEM_WG) - 1, 0).bit_length()
-    return (l0, ITEM_WG // l0, 1)
 
 
 def _window_supported(op) -> bool:
@@ -50,9 +42,9 @@ def window_pool(k, op, inputs, outputs):
     reach = [(o - 1) * s + (kk - 1) * dl + 1 for _, o, kk, s, dl, _, _ in table]
     if max(int(np.prod(table[:, 0])), *reach, *(table[:, 0] + table[:, 5] + table[:, 6])) >= 2 ** 31:
         raise DeviceError(f"{op.where}: images of {x_shape[2:]} are too large for the OpenCL pooling kernel")
-    local = _local_2d(ow)
+    local = local_2d(ow, ITEM_WG)
     geometry = k.constant(table.reshape(-1).astype(np.int32))
-    k.enqueue(k.kernel("mlrt_pool_window"), (_round_up(ow, local[0]), _round_up(oh, local[1]), planes * od), local,
+    k.enqueue(k.kernel("mlrt_pool_window"), (round_up(ow, local[0]), round_up(oh, local[1]), planes * od), local,
               k.input(0), k.output(0), geometry, np.int32(kind), np.int32(include_pad))
 
 
@@ -68,7 +60,7 @@ def global_pool(k, op, inputs, outputs):
         k.enqueue(k.kernel("mlrt_global_pool_group"), (planes * POOL_WG,), (POOL_WG,), k.input(0), k.output(0),
                   np.int64(size), is_max)
     else:
-        k.enqueue(k.kernel("mlrt_global_pool_planes"), (_round_up(planes, ITEM_WG),), (ITEM_WG,), k.input(0),
+        k.enqueue(k.kernel("mlrt_global_pool_planes"), (round_up(planes, ITEM_WG),), (ITEM_WG,), k.input(0),
                   k.output(0), np.int64(planes), np.int64(size), is_max)
 
 
@@ -78,7 +70,7 @@ def lrn(k, op, inputs, outputs):
     shape = inputs[0].shape
     positions = int(np.prod(shape[2:], dtype=np.int64))
     size = p["size"]
-    local = _local_2d(positions)
-    k.enqueue(k.kernel("mlrt_lrn"), (_round_up(positions, local[0]), _round_up(shape[1], local[1]), shape[0]),
+    local = local_2d(positions, ITEM_WG)
+    k.enqueue(k.kernel("mlrt_lrn"), (round_up(positions, local[0]), round_up(shape[1], local[1]), shape[0]),
               local, k.input(0), k.output(0), np.int64(shape[1]), np.int64(positions), np.int64((size - 1) // 2),
               np.int64(size // 2), np.float32(p["alpha"] / size), np.float32(p["bias"]), np.float32(p["beta"]))

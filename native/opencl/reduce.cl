@@ -25,22 +25,6 @@
 
 #define RWG 64  /* work-group size of the _group kernels (reduce.py's GROUP) */
 #define VEC 8   /* lanes (elementwise.py's VEC) */
-#if defined(MLRT_float16)
-/* float16 -> float by bits: after PoCL 3.1's vload_half8 the math runs several times slower */
-inline float8 mlrt_load_half8(const __global half *p)
-{
-    uint8 h = convert_uint8(vload8(0, (const __global ushort *)p));
-    uint8 em = h & 0x7fffu;
-    uint8 bits = em >= 0x7c00u ? (em << 13) | 0x7f800000u : (em << 13) + (112u << 23);  /* inf/NaN : normal */
-    float8 f = em < 0x400u ? convert_float8(em) * 5.9604644775390625e-8f : as_float8(bits);  /* subnormal: em 2^-24 */
-    return as_float8(as_uint8(f) | ((h & 0x8000u) << 16));
-}
-#define LOADV(p, i) mlrt_load_half8((p) + (i))
-#define STOREV(p, i, v) vstore_half8_rte((v), 0, (p) + (i))
-#else
-#define LOADV(p, i) vload8(0, (p) + (i))
-#define STOREV(p, i, v) vstore8((v), 0, (p) + (i))
-#endif
 
 #if defined(cl_khr_fp64)
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable

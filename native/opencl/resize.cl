@@ -17,11 +17,6 @@ typedef ushort E;
 typedef uint E;
 #endif
 
-#define MLRT_ROW_RANGE                                                          \
-    long g = get_global_id(0), items = (cols + chunk - 1) / chunk, r = g / items; \
-    if (r >= rows) return;                                                     \
-    long c0 = (g - r * items) * chunk, c1 = min(c0 + chunk, cols)
-
 /* Nearest: one tap per axis, a copy of element bits (`ext` too). */
 __kernel void mlrt_resize_nearest(__global const E *x, __global E *y, __global const long *axes,
                                   __global const int *idx, int rank, E ext, long cols, long chunk, long rows)

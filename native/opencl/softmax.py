@@ -6,15 +6,12 @@ shorter ones a work-item each."""
 
 import numpy as np
 
-from ._runtime import launcher
+from ._runtime import launcher, round_up
 
 SM_WG = 128        # softmax.cl's work-group size
 LINE_WG = 64       # work-group size of the one-work-item-per-line kernel
 GROUP_FROM = 256   # lines at least this long are reduced by a work-group
 
-
-def _round_up(n: int, m: int) -> int:
-    return (n + m - 1) // m * m
 
 
 @launcher("Softmax", "LogSoftmax", family="softmax")
@@ -29,5 +26,5 @@ def softmax(k, op, inputs, outputs):
         k.enqueue(k.kernel("mlrt_softmax_group"), (lines * SM_WG,), (SM_WG,), k.input(0), k.output(0),
                   np.int64(n), np.int64(inner), log_out)
     else:
-        k.enqueue(k.kernel("mlrt_softmax_lines"), (_round_up(lines, LINE_WG),), (LINE_WG,), k.input(0), k.output(0),
+        k.enqueue(k.kernel("mlrt_softmax_lines"), (round_up(lines, LINE_WG),), (LINE_WG,), k.input(0), k.output(0),
                   np.int64(lines), np.int64(n), np.int64(inner), log_out)
