@@ -3,7 +3,8 @@
 It claims the nodes whose operator has an OpenCL launcher for the node's element
 type; each of its partitions is planned per input signature and runs on one
 OpenCL queue with its values kept on the device (native/opencl/_plan.py).
-Provider options: {"device": <MLRT_OPENCL_DEVICE-style spec>}.
+The device is the process's one OpenCL device (native/opencl/_runtime.py:
+MLRT_OPENCL_DEVICE, else GPUs first), shared with OrtValue and IOBinding.
 """
 
 from __future__ import annotations
