@@ -293,12 +293,8 @@ class Placement:
         for k, piece in enumerate(self.pieces):
             args = {}
             for name in piece.inputs:
-                if name not in values:
-                    if name in g.initializers:
-                        values[name] = g.initializers[name]
-                    else:
-                        continue  # an optional input left out
-                args[name] = (values[name], owner_of.get(name))
+                if name in values:  # else an optional input left out, or an initializer not overridden
+                    args[name] = (values[name], owner_of.get(name))
             results = self._run_piece(piece, args)
             for name, v in results.items():
                 values[name] = v
