@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from onnx import helper, numpy_helper
 
 from mlrt._errors import DeviceError
 from mlrt.native import graph as graph_mod
@@ -41,11 +42,22 @@ def run_opencl(model, inputs: list, constant_inputs=()) -> list[np.ndarray]:
 
 
 def check_opencl(op_type: str, inputs: list, attrs: dict | None = None, n_outputs: int = 1, opset: int | None = None,
-                 domain: str = "", rtol: float | None = None, atol: float | None = None):
-    """One node on OpenCL vs the same node on the CPU provider; returns the OpenCL outputs."""
+                 domain: str = "", rtol: float | None = None, atol: float | None = None, constants=()):
+    """One node on OpenCL vs the same node on the CPU provider; returns the OpenCL outputs.
+    `constants`: indexes of inputs made initializers (weights, parameters), the path
+    real models take, where launchers may pack them ahead."""
     model = make_model(op_type, inputs, attrs, n_outputs=n_outputs, opset=opset, domain=domain)
-    expected = run_mlrt(model, inputs)
-    got = run_opencl(model, inputs)
+    if domain:
+        model.opset_import.append(helper.make_opsetid("", 17))
+    fed = list(inputs)
+    for i in sorted(constants, reverse=True):
+        name = model.graph.node[0].input[i]
+        (vi,) = [v for v in model.graph.input if v.name == name]
+        model.graph.input.remove(vi)
+        model.graph.initializer.append(numpy_helper.from_array(inputs[i], name))
+        fed[i] = None
+    expected = run_mlrt(model, fed)
+    got = run_opencl(model, fed)
     op_rtol, op_atol = tolerance(op_type, model.opset_import[0].version, domain)
     for k, (g, e) in enumerate(zip(got, expected)):
         assert g.dtype == e.dtype, f"{op_type} output {k}: dtype {g.dtype}, CPU gives {e.dtype}"
