@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..._errors import DeviceError, MlrtError
+from ..._errors import DeviceError, InvalidArgument, MlrtError
 from ..launch import make_op, run_eager
 from ..ops import Info
 from ._runtime import DeviceTensor, cl, find_launcher
@@ -98,6 +98,14 @@ class Builder:
             t = shared[full] = self.device.upload(np.asarray(make()), blocking=True)
         return t.buffer
 
+    def error_flag(self, message: str) -> tuple:
+        """Two kernel arguments, (`__global int *err`, `int code`), for a kernel that meets
+        bad run-time data (an index out of range): it stores `code` in *err, and the run
+        then raises InvalidArgument(message) -- never a silently wrong result."""
+        plan = self._plan
+        plan.error_messages.append(message)
+        return plan.error_buffer(), np.int32(len(plan.error_messages))
+
     def view(self, shape, strides) -> object:
         """A constant `mlrt_view` (see _common.cl) describing a strided view."""
         v = np.zeros((), _VIEW_DTYPE)
@@ -127,8 +135,15 @@ class _Plan:
         self._uploads: list = []
         self.steps: list[_Step] = []
         self.fixed: dict[str, np.ndarray] = {}
+        self.error_messages: list[str] = []
+        self._error = None
         self._lock = threading.Lock()
         self._build(feeds)
+
+    def error_buffer(self):
+        if self._error is None:
+            self._error = self.upload(np.zeros(1, np.int32))
+        return self._error.buffer
 
     # constants live on the device as long as the plan
     def upload(self, array: np.ndarray) -> DeviceTensor:
@@ -208,6 +223,8 @@ class _Plan:
             values[name] = v if isinstance(v, DeviceTensor) else None
         queue = device.queue
         with self._lock:  # kernel objects hold their arguments: one run of a plan at a time
+            if self._error is not None:
+                self._error.write(np.zeros(1, np.int32))
             for step in self.steps:
                 for name, dtype, shape in step.outputs:
                     n = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
@@ -225,6 +242,10 @@ class _Plan:
                     t = values.get(name)
                     if t is not None and hasattr(t.buffer, "release"):
                         t.buffer.release()
+            if self._error is not None:
+                code = int(self._error.numpy()[0])
+                if code:
+                    raise InvalidArgument(self.error_messages[code - 1])
         out = {}
         for name in self.partition.output_names:
             if name in self.fixed:

@@ -118,11 +118,11 @@ __kernel void mlrt_split_piece(__global const E *x, __global E *y, long wide, lo
 }
 
 /* ---- Gather: row (o, k) of y is row (o, ind[k]) of x, rows of `cols` elements; an index
- * outside [-dim, dim) gives zero bits ------------------------------------------------------------- */
+ * outside [-dim, dim) stores `code` in *err (the run then fails) --------------------------------- */
 
 #define MLRT_GATHER(NAME, I)                                                                       \
 __kernel void NAME(__global const E *x, __global const I *ind, __global E *y, long n_ind, long dim,   \
-                   long cols, long chunk, long rows)                                               \
+                   __global int *err, int code, long cols, long chunk, long rows)                  \
 {                                                                                                  \
     MLRT_ROW_RANGE;                                                                                \
     long o = r / n_ind;                                                                            \
@@ -130,7 +130,7 @@ __kernel void NAME(__global const E *x, __global const I *ind, __global E *y, lo
     if (v < 0) v += dim;                                                                           \
     __global E *yr = y + r * cols;                                                                 \
     if (v < 0 || v >= dim) {                                                                       \
-        for (long c = c0; c < c1; ++c) yr[c] = (E)0;                                               \
+        *err = code;                                                                               \
         return;                                                                                    \
     }                                                                                              \
     __global const E *xr = x + (o * dim + v) * cols;                                               \

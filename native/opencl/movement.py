@@ -167,8 +167,8 @@ def split(k, op, inputs, outputs):
 
 @launcher("Gather", family="movement", dtypes=ANY)
 def gather(k, op, inputs, outputs):
-    """Indices are read at run time; one outside [-dim, dim) gives zero bits (the CPU
-    kernel fails the run instead)."""
+    """Indices are read at run time; one outside [-dim, dim) fails the run with
+    InvalidArgument, as on the CPU."""
     x, ind, y = inputs[0], inputs[1], outputs[0]
     axis = op.launch(inputs, outputs).params["axis"]
     inner = int(np.prod(x.shape[axis + 1:], dtype=np.int64))
@@ -176,7 +176,8 @@ def gather(k, op, inputs, outputs):
         return  # (no indices, or nothing per index)
     name = "mlrt_gather_i32" if np.dtype(ind.dtype) == np.int32 else "mlrt_gather_i64"
     enqueue_rows(k, k.kernel(name, bits_dtype(x.dtype)), y.size // inner, inner, k.input(0), k.input(1),
-                 k.output(0), np.int64(ind.size), np.int64(x.shape[axis]))
+                 k.output(0), np.int64(ind.size), np.int64(x.shape[axis]),
+                 *k.error_flag(f"{op.where}: an index is out of range for axis {axis} of size {x.shape[axis]}"))
 
 
 @launcher("Tile", family="movement", dtypes=ANY)

@@ -6,6 +6,8 @@ odd and empty shapes, negative axes and every attribute path."""
 import numpy as np
 import pytest
 
+import mlrt
+
 from opencl_check import check_opencl, run_opencl
 from oracle import make_model
 
@@ -142,12 +144,20 @@ def test_gather_embedding_rows():
     check_opencl("Gather", [table, rng.integers(-1000, 1000, (3, 17)).astype(I64)])
 
 
-def test_gather_out_of_range_gives_zeros():
-    """The CPU kernel fails the run; OpenCL cannot, so an index outside [-dim, dim) gives zero."""
+@pytest.mark.parametrize("bad", [4, -5, 1 << 40])
+def test_gather_out_of_range_fails_the_run(bad):
+    """An index outside [-dim, dim) is an InvalidArgument naming the node, as on the CPU
+    -- never a made-up value -- and the partition runs again on good indices."""
+    import mlrt.lowlevel as ml
     x = data((4, 3)) + 100
-    idx = np.array([1, 4, -5, -4, 1 << 40], I64)
-    got = run_opencl(make_model("Gather", [x, idx], {"axis": 0}), [x, idx])[0]
-    np.testing.assert_array_equal(got, np.stack([x[1], 0 * x[0], 0 * x[0], x[0], 0 * x[0]]))
+    model = make_model("Gather", [x, np.array([0, 0, 0], I64)], {"axis": 0})
+    sess = ml.InferenceSession(model.SerializeToString(), providers=["OpenCLExecutionProvider", "CPUExecutionProvider"])
+    assert {p for _, op, p in sess.get_node_assignment() if op == "Gather"} == {"OpenCLExecutionProvider"}
+    with pytest.raises(mlrt.InvalidArgument, match="out of range for axis 0 of size 4"):
+        sess.run(None, {"x0": x, "x1": np.array([1, bad, -4], I64)})
+    (got,) = sess.run(None, {"x0": x, "x1": np.array([1, 3, -4], I64)})
+    np.testing.assert_array_equal(got, x[[1, 3, 0]])
+    assert {p for _, op, p in sess.get_node_assignment() if op == "Gather"} == {"OpenCLExecutionProvider"}
 
 
 # -- Expand, Tile, Pad ------------------------------------------------------------------------------------------
