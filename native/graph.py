@@ -84,19 +84,27 @@ def value_type(vi: onnx.ValueInfoProto) -> ValueType:
     return ValueType(vi.name, 0, None, kind, _spell(t))
 
 
+def _elem_name(elem: int) -> str:
+    if not elem:
+        return "undefined"
+    try:
+        return onnx.helper.tensor_dtype_to_string(elem).replace("TensorProto.", "").lower()
+    except (KeyError, ValueError):
+        raise InvalidModel(f"element type {elem} is not an ONNX type") from None
+
+
 def _spell(t: onnx.TypeProto) -> str:
     """onnxruntime's type string: tensor(float), seq(tensor(int64)), map(string,tensor(float)), ..."""
     which = t.WhichOneof("value")
     if which in ("tensor_type", "sparse_tensor_type"):
-        elem = getattr(t, which).elem_type
-        name = onnx.helper.tensor_dtype_to_string(elem).replace("TensorProto.", "").lower() if elem else "undefined"
+        name = _elem_name(getattr(t, which).elem_type)
         return f"{'sparse_tensor' if which == 'sparse_tensor_type' else 'tensor'}({name})"
     if which == "sequence_type":
         return f"seq({_spell(t.sequence_type.elem_type)})"
     if which == "optional_type":
         return f"optional({_spell(t.optional_type.elem_type)})"
     if which == "map_type":
-        key = onnx.helper.tensor_dtype_to_string(t.map_type.key_type).replace("TensorProto.", "").lower()
+        key = _elem_name(t.map_type.key_type)
         return f"map({key},{_spell(t.map_type.value_type)})"
     return "unknown"
 

@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..._errors import DeviceError, InvalidArgument, MlrtError
-from ..launch import make_op, run_eager
+from ..._errors import DeviceError, InvalidArgument, MlrtError, ResourceExhausted
+from ..launch import MEMORY_LIMIT, make_op, run_eager
 from ..ops import Info
 from ._runtime import DeviceTensor, cl, find_launcher
 
@@ -179,6 +179,10 @@ class _Plan:
                 values = run_eager(op, [i.value if i is not None else None for i in ins], None)
                 outs = [Info.of(v) if v is not None else o for v, o in zip(values, outs)]
             else:
+                for o in outs:
+                    if o is not None and o.size * np.dtype(o.dtype).itemsize > MEMORY_LIMIT:
+                        raise ResourceExhausted(f"{op.where}: a {list(o.shape)} {np.dtype(o.dtype).name} output is "
+                                                f"over the memory limit of {MEMORY_LIMIT:,} bytes")
                 launcher = find_launcher(op.domain, op.op_type)
                 k = Builder(self, op, launcher, ins, outs)
                 launcher.fn(k, op, ins, outs)

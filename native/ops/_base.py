@@ -13,6 +13,7 @@ The class name is the op type, optionally with the opset version it starts at
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from types import SimpleNamespace
 
@@ -42,7 +43,7 @@ class Info:
 
     @property
     def size(self) -> int:
-        return int(np.prod(self.shape, dtype=np.int64))
+        return math.prod(int(d) for d in self.shape)  # Python ints: a hostile shape cannot wrap
 
 
 @dataclass

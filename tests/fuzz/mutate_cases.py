@@ -1,6 +1,6 @@
 """Structured fuzzing of the runtime with mutated ONNX conformance cases.
 
-    python tests/fuzz/mutate_cases.py [--cases N] [--seed S]
+    python tests/fuzz/mutate_cases.py [--cases N] [--seed S] [--providers A,B]
 
 Each case takes a node conformance model and its inputs and mutates them: input
 shapes (including empty and rank changes), integer inputs (huge, negative,
@@ -61,7 +61,9 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--cases", type=int, default=300)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--providers", default="", help="e.g. OpenCLExecutionProvider (the CPU is added last)")
     args = ap.parse_args(argv)
+    providers = [p for p in args.providers.split(",") if p] or None
     warnings.simplefilter("ignore")
     from onnx.backend.test.case.node import collect_testcases
 
@@ -82,14 +84,14 @@ def main(argv=None) -> int:
         inputs = [mutate_array(rng, x) if isinstance(x, np.ndarray) and rng.random() < 0.5 else x for x in inputs]
         print(f"{n} {case.name}", file=sys.stderr, flush=True)  # the last line names a crash
         try:
-            prepare(model).run(inputs)
+            prepare(model, providers=providers).run(inputs)
             outcomes["ran"] += 1
         except mlrt.MlrtError:
             outcomes["MlrtError"] += 1
         except Exception as exc:  # noqa: BLE001 - tallied, not hidden
             outcomes["other exception"] += 1
             generic[f"{type(exc).__name__} ({case.name.split('_')[1]})"] += 1
-    print(f"fuzz: {args.cases} mutated cases, seed {args.seed}: {dict(outcomes)}")
+    print(f"fuzz: {args.cases} mutated cases, seed {args.seed}, providers {providers or 'CPU'}: {dict(outcomes)}")
     if generic:
         print("non-MlrtError exceptions:", dict(generic.most_common(15)))
     return 0
