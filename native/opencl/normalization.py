@@ -1,8 +1,6 @@
 """Normalizations on OpenCL (normalization.cl): BatchNormalization in inference form,
-InstanceNormalization, LayerNormalization (with its optional Mean / InvStdDev outputs).
-
-Only float32 for now: the ops' semantics (native/ops/) refuse float16 inputs, so a
-float16 node could not be planned; the kernels themselves compute in float for any T."""
+InstanceNormalization, LayerNormalization (with its optional Mean / InvStdDev outputs),
+float32 and float16 (computed in float)."""
 
 import numpy as np
 
@@ -11,7 +9,7 @@ from ._runtime import launcher, local_2d, round_up
 
 NORM_WG = 128  # normalization.cl's work-group size
 ITEM_WG = 64   # work-group size of the elementwise BatchNormalization kernel
-_DTYPES = ("float32",)
+_DTYPES = ("float32", "float16")
 
 
 

@@ -10,10 +10,13 @@ Two layouts are handed to kernels:
 from __future__ import annotations
 
 import numpy as np
+from onnx import TensorProto, helper
 
 from ._base import Info, Launch, Op, View, contiguous_strides, normalize_axis
 
 FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+# the normalizations also take halves (computed on float32 copies where no half kernel exists)
+NORM_FLOATS = FLOATS + (np.dtype(np.float16), np.dtype(helper.tensor_dtype_to_np_dtype(TensorProto.BFLOAT16)))
 
 
 def prod(values) -> int:

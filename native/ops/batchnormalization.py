@@ -9,13 +9,14 @@ its own parameters."""
 import numpy as np
 
 from ._base import Info, Op
+from ._reduce import NORM_FLOATS
 
 
 class BatchNormalization(Op):
     attributes = {"epsilon": 1e-5, "momentum": 0.9, "is_test": 0, "spatial": 1, "consumed_inputs": None}
     params = "mlrt_batchnorm_params"
     tolerance = (1e-4, 1e-5)
-    _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+    _FLOATS = NORM_FLOATS
 
     def training(self) -> bool:
         return any(self.node.output[1:])

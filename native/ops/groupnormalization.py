@@ -5,7 +5,7 @@ group.  Opset 18 takes scale and bias per group, opset 21 per channel."""
 import numpy as np
 
 from ._base import REQUIRED, Info, Launch, Op
-from ._reduce import FLOATS, grouped_view
+from ._reduce import NORM_FLOATS, grouped_view
 
 
 class GroupNormalization_18(Op):
@@ -16,7 +16,7 @@ class GroupNormalization_18(Op):
 
     def infer(self, inputs):
         x, scale, bias = (self.need(inputs, i) for i in range(3))
-        if np.dtype(x.dtype) not in FLOATS:
+        if np.dtype(x.dtype) not in NORM_FLOATS:
             raise self.fail(f"needs float or double input, not {np.dtype(x.dtype).name}")
         g = self.a.num_groups
         if x.rank < 2 or g <= 0 or x.shape[1] % g:

@@ -4,7 +4,7 @@ taken per instance and channel over the spatial dims of x (N, C, D1, ...)."""
 import numpy as np
 
 from ._base import Info, Launch, Op
-from ._reduce import FLOATS, grouped_view
+from ._reduce import NORM_FLOATS, grouped_view
 
 
 class InstanceNormalization(Op):
@@ -14,7 +14,7 @@ class InstanceNormalization(Op):
 
     def infer(self, inputs):
         x, scale, bias = (self.need(inputs, i) for i in range(3))
-        if np.dtype(x.dtype) not in FLOATS:
+        if np.dtype(x.dtype) not in NORM_FLOATS:
             raise self.fail(f"needs float or double input, not {np.dtype(x.dtype).name}")
         if x.rank < 2:
             raise self.fail(f"input must be (N, C, ...), not {x.shape}")

@@ -5,7 +5,7 @@ stash type, float32 for stash_type 1, shaped like x with those dims set to 1).""
 import numpy as np
 
 from ._base import Info, Launch, Op, broadcast_shape, broadcast_view, normalize_axis
-from ._reduce import FLOATS, grouped_view
+from ._reduce import NORM_FLOATS, grouped_view
 
 _STASH = {1: np.dtype(np.float32), 11: np.dtype(np.float64)}
 
@@ -18,7 +18,7 @@ class LayerNormalization(Op):
     def infer(self, inputs):
         x = self.need(inputs, 0)
         self.need(inputs, 1)  # scale
-        if np.dtype(x.dtype) not in FLOATS:
+        if np.dtype(x.dtype) not in NORM_FLOATS:
             raise self.fail(f"needs float or double input, not {np.dtype(x.dtype).name}")
         if self.a.stash_type not in _STASH:
             raise self.fail(f"stash_type {self.a.stash_type} is not supported")

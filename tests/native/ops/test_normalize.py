@@ -181,3 +181,24 @@ def test_lp_norm_sizes_and_zeros(n):
 def test_lp_norm_bad_p():
     with pytest.raises(mlrt.MlrtError):
         check_node("LpNormalization", [randn(2, 3)], {"p": 3})
+
+
+@pytest.mark.parametrize("op, attrs, opset, n_params", [
+    ("BatchNormalization", {}, 15, 4), ("InstanceNormalization", {}, 6, 2),
+    ("LayerNormalization", {"axis": -1}, 17, 2), ("GroupNormalization", {"num_groups": 3}, 21, 2)])
+def test_float16(op, attrs, opset, n_params):
+    """Halves are normalized in float32 and rounded once: the float32 reference rounded to
+    half, within one half ulp (onnx.reference's own float16 arithmetic rounds at every
+    step, its mean and variance drifting by several ulps)."""
+    from oracle import make_model, run_mlrt, run_reference
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((2, 3, 4, 5)).astype(np.float16)
+    width = 5 if op == "LayerNormalization" else 3
+    params = [rng.standard_normal(width).astype(np.float16) for _ in range(n_params)]
+    if op == "BatchNormalization":
+        params[3] = np.abs(params[3]) + np.float16(0.5)
+    (got,) = run_mlrt(make_model(op, [x] + params, attrs, opset=opset), [x] + params)
+    wide = [a.astype(np.float32) for a in [x] + params]
+    (want,) = run_reference(make_model(op, wide, attrs, opset=opset), wide)
+    assert got.dtype == np.float16
+    np.testing.assert_allclose(got.astype(np.float32), want.astype(np.float16).astype(np.float32), rtol=1e-3, atol=1e-3)
