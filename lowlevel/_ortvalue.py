@@ -13,6 +13,7 @@ from onnx import helper
 
 from .._errors import InvalidArgument, NotImplemented
 from ..native.opencl._runtime import DeviceTensor, default_device
+from ..native.providers.opencl import OpenCLExecutionProvider
 
 _DEVICES = {"cpu": "cpu", "opencl": "opencl", "gpu": "opencl"}
 
@@ -46,9 +47,7 @@ class OrtValue:
     def ortvalue_from_shape_and_type(shape, element_type, device_type: str = "cpu", device_id: int = 0) -> "OrtValue":
         dtype = np.dtype(element_type)
         if _device_kind(device_type) == "opencl":
-            device = default_device()
-            nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
-            return OrtValue(DeviceTensor(device.allocate(nbytes), dtype, shape, device))
+            return OrtValue(OpenCLExecutionProvider().allocate(shape, dtype))
         return OrtValue(np.zeros(shape, dtype))
 
     def device_name(self) -> str:

@@ -1,8 +1,10 @@
 """The execution-provider interface.
 
 A provider says which nodes it can run (`get_capability`), turns a group of nodes
-into something runnable (`compile`), and moves tensors between host memory and its
-own (`to_device`, `to_host`; the identity for host providers).  Providers are found
+into something runnable (`compile`), allocates tensors in its memory (`allocate`),
+and moves tensors between host memory and its own (`to_device`, `to_host`; the
+identity for host providers).  `device` is "cpu" for providers working in host
+memory; the partitioner adds memcpys where values cross to or from any other.  Providers are found
 by module name in this folder, or registered from outside with `register`.
 """
 
@@ -30,6 +32,11 @@ class ExecutionProvider:
         """A runnable for `graph` (a subgraph of nodes this provider claimed):
         an object with run(feeds: dict[str, array]) -> dict[str, array]."""
         raise NotImplementedError
+
+    def allocate(self, shape, dtype):
+        """An uninitialized tensor in this provider's memory."""
+        from ..launch import allocate
+        return allocate(shape, dtype, self.name)
 
     def to_device(self, array):
         return array

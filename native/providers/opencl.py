@@ -67,6 +67,11 @@ class OpenCLExecutionProvider(ExecutionProvider):
     def compile(self, graph):
         return _plan.Partition(graph, self.cl_device)
 
+    def allocate(self, shape, dtype):
+        device = self.cl_device
+        nbytes = int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype).itemsize
+        return DeviceTensor(device.allocate(nbytes), dtype, shape, device)
+
     def to_device(self, array):
         if isinstance(array, DeviceTensor):
             return array

@@ -213,3 +213,11 @@ def test_values_read_as_shapes_are_computed_on_the_host(toy):
         np.testing.assert_array_equal(sess.run(None, {"x": x, "n": np.array([2, 3])})[0], x.reshape(3, 4))
     finally:
         providers_base._registered.pop(Greedy.name, None)
+
+
+def test_every_provider_allocates_in_its_memory():
+    from mlrt.native.providers.cpu import CPUExecutionProvider
+    a = CPUExecutionProvider().allocate((2, 3), np.float32)
+    assert isinstance(a, np.ndarray) and a.shape == (2, 3) and a.dtype == np.float32
+    with pytest.raises(mlrt.ResourceExhausted):
+        CPUExecutionProvider().allocate((1 << 40, 1 << 20), np.float32)
