@@ -41,7 +41,7 @@ class _Dispatch:
 @dataclass
 class _Step:
     where: str
-    outputs: list            # (name, dtype, shape) of values this node allocates
+    outputs: list            # (name, dtype, shape, bytes) of values this node allocates
     aliases: list            # (name, source name, dtype, shape): outputs sharing an input's buffer
     scratch: list            # byte sizes
     dispatches: list = field(default_factory=list)
@@ -124,7 +124,7 @@ class Builder:
     def finish(self) -> _Step:
         for j, (name, o) in enumerate(zip(self.op.node.output, self.outputs)):
             if name and o is not None and j not in self._aliased:
-                self.step.outputs.append((name, np.dtype(o.dtype), tuple(o.shape)))
+                self.step.outputs.append((name, np.dtype(o.dtype), tuple(o.shape), o.size * np.dtype(o.dtype).itemsize))
         return self.step
 
 
@@ -230,9 +230,8 @@ class _Plan:
             if self._error is not None:
                 self._error.write(np.zeros(1, np.int32))
             for step in self.steps:
-                for name, dtype, shape in step.outputs:
-                    n = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
-                    values[name] = DeviceTensor(device.allocate(n), dtype, shape, device)
+                for name, dtype, shape, nbytes in step.outputs:
+                    values[name] = DeviceTensor(device.allocate(nbytes), dtype, shape, device)
                 for name, src, dtype, shape in step.aliases:
                     values[name] = DeviceTensor(self._tensor(values, src, feeds).buffer, dtype, shape, device)
                 scratch = [device.allocate(n) for n in step.scratch]
