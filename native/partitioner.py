@@ -307,6 +307,8 @@ class Placement:
             v = values[o.name] if o.name in values else g.initializers.get(o.name)
             if o.name not in keep_on_device:
                 v = _to_host(v, owner_of.get(o.name))
+            if o.name in feeds and isinstance(v, np.ndarray):
+                v = v.copy()  # a graph output that is a graph input: the caller's array is not handed back
             out[o.name] = v
         return out
 

@@ -221,3 +221,12 @@ def test_every_provider_allocates_in_its_memory():
     assert isinstance(a, np.ndarray) and a.shape == (2, 3) and a.dtype == np.float32
     with pytest.raises(mlrt.ResourceExhausted):
         CPUExecutionProvider().allocate((1 << 40, 1 << 20), np.float32)
+
+
+@pytest.mark.parametrize("providers", [None, ["OpenCLExecutionProvider", "CPUExecutionProvider"]])
+def test_graph_without_nodes_returns_a_copy(providers):
+    m = model([], [h.make_tensor_value_info("x", TP.FLOAT, [2])], [h.make_tensor_value_info("x", TP.FLOAT, [2])])
+    sess = ml.InferenceSession(m, providers=providers)
+    x = np.ones(2, np.float32)
+    (y,) = sess.run(None, {"x": x})
+    assert y is not x and np.array_equal(y, x) and sess.get_node_assignment() == []
