@@ -125,8 +125,9 @@ def default_device() -> "Device":
                 dev = Device(d)
                 dev.probe()
             except Exception as exc:
-                reason = str(exc).strip().splitlines()
-                _failures.append(f"{_describe(d)}: {reason[-1] if reason else type(exc).__name__}")
+                lines = [ln.strip() for ln in str(exc).strip().splitlines() if ln.strip()]
+                reason = next((ln for ln in lines if "error" in ln.lower() and "failed:" not in ln), None)
+                _failures.append(f"{_describe(d)}: {reason or (lines[-1] if lines else type(exc).__name__)}")
                 continue
             if _failures:
                 log.info("OpenCL devices passed over: %s", "; ".join(_failures))
