@@ -65,3 +65,54 @@ def test_operator_without_opencl_kernel_runs_across_both_providers():
     np.testing.assert_allclose(got, want, rtol=1e-3, atol=1e-5)
     (cpu,) = ml.InferenceSession(data).run(None, {"data_0": x})
     np.testing.assert_allclose(got, cpu, rtol=1e-4, atol=1e-6)
+
+
+def _random_weights(model, dtype):
+    """SqueezeNet with He-initialised random weights in place of its ConstantOfShape
+    ones (every class would score alike), its Softmax dropped so the logits are
+    compared, and every float tensor of type `dtype`."""
+    rng = np.random.default_rng(5)
+    g = model.graph
+    elem = helper.np_dtype_to_tensor_dtype(np.dtype(dtype))
+    def random(shape):
+        fan_in = int(np.prod(shape[1:])) if len(shape) > 1 else 0
+        return (rng.standard_normal(shape) * (np.sqrt(2.0 / fan_in) if fan_in else 0.1)).astype(dtype)
+
+    tensors = {i.name: numpy_helper.to_array(i) for i in g.initializer}
+    for node in [n for n in g.node if n.op_type == "ConstantOfShape"]:  # weights made at run time
+        tensors[node.output[0]] = np.zeros(tuple(int(d) for d in tensors[node.input[0]]), np.float32)
+        g.node.remove(node)
+        if node.output[0] not in {v.name for v in g.input}:  # IR 3: initializers are inputs too
+            g.input.append(helper.make_tensor_value_info(node.output[0], elem, tensors[node.output[0]].shape))
+    del g.initializer[:]
+    g.initializer.extend(numpy_helper.from_array(random(a.shape) if a.dtype == np.float32 else a, name)
+                         for name, a in tensors.items())
+    (softmax,) = [n for n in g.node if n.op_type == "Softmax"]
+    g.node.remove(softmax)
+    g.output[0].name = softmax.input[0]
+    for v in list(g.input) + list(g.output):
+        if v.type.tensor_type.elem_type == onnx.TensorProto.FLOAT:
+            v.type.tensor_type.elem_type = elem
+    del g.value_info[:]
+    return model.SerializeToString()
+
+
+def test_float16_network_on_opencl():
+    """The same random-weight SqueezeNet in float32 and in float16: float16 on OpenCL
+    (stored as half, computed in float) stays within half precision of float32, and
+    every node of it runs on OpenCL."""
+    opencl_device()
+    f32 = _random_weights(onnx.load(str(LIGHT / "light_squeezenet.onnx")), np.float32)
+    f16 = _random_weights(onnx.load(str(LIGHT / "light_squeezenet.onnx")), np.float16)
+    x = np.random.default_rng(1).standard_normal((1, 3, 224, 224)).astype(np.float32)
+    (want,) = ml.InferenceSession(f32).run(None, {"data_0": x})
+    sess = ml.InferenceSession(f16, providers=OPENCL)
+    assert {p for _, op, p in sess.get_node_assignment() if not op.startswith("Memcpy")} == {OPENCL[0]}
+    (got,) = sess.run(None, {"data_0": x.astype(np.float16)})
+    assert got.dtype == np.float16 and got.shape == want.shape
+    scale = float(np.abs(want).max())
+    np.testing.assert_allclose(got.astype(np.float32), want, rtol=0, atol=5e-3 * scale)
+    (on_cpu,) = ml.InferenceSession(f16).run(None, {"data_0": x.astype(np.float16)})
+    np.testing.assert_allclose(got.astype(np.float32), on_cpu.astype(np.float32), rtol=0, atol=5e-3 * scale)
+    (f32_cl,) = ml.InferenceSession(f32, providers=OPENCL).run(None, {"data_0": x})
+    np.testing.assert_allclose(f32_cl, want, rtol=1e-3, atol=1e-4 * scale)
