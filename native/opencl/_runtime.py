@@ -304,7 +304,7 @@ FLOATS = ("float32", "float16")
 class Launcher:
     """How one operator runs on OpenCL: `fn(k, op, inputs, outputs)` records its kernel
     launches through the builder `k` (see _plan.Builder); `family` names its .cl file;
-    `dtypes` the element types of its `type_input`; `supports(op)` (optional)
+    `dtypes` the element types of its `type_input`; `supports(op[, inputs])` (optional)
     refuses attribute combinations it does not cover."""
 
     fn: object
@@ -312,6 +312,17 @@ class Launcher:
     dtypes: tuple | None
     type_input: int = 0
     supports: object = None
+
+    def accepts(self, op, inputs) -> bool:
+        """supports(op), or supports(op, inputs) with what is known of the inputs before
+        any run (Info: dtype, shape with None for unknown dims or rank, value of
+        initializers) -- so a node is left to the CPU alone instead of failing its
+        whole partition at plan time."""
+        if self.supports is None:
+            return True
+        if self.supports.__code__.co_argcount >= 2:
+            return bool(self.supports(op, inputs))
+        return bool(self.supports(op))
 
 
 _launchers: dict[tuple[str, str], Launcher] = {}

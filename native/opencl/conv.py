@@ -27,8 +27,11 @@ TILED = 64           # filters and grid positions per work-group of mlrt_conv_ge
 MAX_SPATIAL = 3
 
 
-def _supports(op) -> bool:
+def _supports(op, inputs) -> bool:
     ks = op.a.kernel_shape
+    w = inputs[1] if len(inputs) > 1 else None
+    if not ks and w is not None and w.shape is not None:
+        ks = w.shape[2:]
     return not ks or len(ks) <= MAX_SPATIAL
 
 

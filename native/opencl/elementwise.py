@@ -96,7 +96,14 @@ def _pow_kernel(inputs) -> str:
     return f"pow_{exponent}"
 
 
-@launcher(*_KERNELS, family="elementwise")
+def _exponent_supported(op, inputs) -> bool:
+    """Pow's exponent: the base's type or one of _POW_EXPONENTS (others stay on the CPU)."""
+    if op.op_type != "Pow" or len(inputs) < 2 or inputs[1] is None or inputs[1].dtype is None:
+        return True
+    return np.dtype(inputs[1].dtype).name in _POW_EXPONENTS + (np.dtype(inputs[0].dtype).name,)
+
+
+@launcher(*_KERNELS, family="elementwise", supports=_exponent_supported)
 def elementwise(k, op, inputs, outputs):
     views = op.launch(inputs, outputs).views
     shape = tuple(outputs[0].shape)

@@ -15,9 +15,28 @@ import numpy as np
 
 from ..._errors import DeviceError
 from ..launch import make_op
+from ..ops import Info
 from ..opencl import _plan
 from ..opencl._runtime import DeviceTensor, default_device, find_launcher
 from ._base import ExecutionProvider
+
+
+def _static_inputs(graph, node) -> list:
+    """What is known of a node's inputs before any run: dtype, shape (None for unknown
+    dims, None for an unknown rank) and, for initializers, the value."""
+    infos = []
+    for name in node.input:
+        if not name:
+            infos.append(None)
+        elif name in graph.initializers:
+            infos.append(Info.of(graph.initializers[name]))
+        else:
+            vt = graph.value_types.get(name) or next((v for v in graph.inputs + graph.overridable if v.name == name),
+                                                     None)
+            shape = None if vt is None or vt.shape is None else \
+                tuple(d if isinstance(d, int) and d >= 0 else None for d in vt.shape)
+            infos.append(Info(_plan.value_dtype(graph, name), shape))
+    return infos
 
 
 class OpenCLExecutionProvider(ExecutionProvider):
@@ -57,7 +76,7 @@ class OpenCLExecutionProvider(ExecutionProvider):
                     continue
             if launcher.supports is not None:
                 try:
-                    if not launcher.supports(make_op(node, graph)):
+                    if not launcher.accepts(make_op(node, graph), _static_inputs(graph, node)):
                         continue
                 except Exception:
                     continue

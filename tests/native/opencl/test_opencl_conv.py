@@ -153,6 +153,12 @@ def test_refuses_more_than_3d():
     from mlrt.native.launch import make_op
     op = make_op(helper.make_node("Conv", ["x0", "x1"], ["y0"], kernel_shape=[1, 1, 1, 1]),
                  graph_mod.load(model.SerializeToString()))
-    assert not cl_conv._supports(op)
-    with pytest.raises(DeviceError):
+    assert not cl_conv._supports(op, [None, None])
+    with pytest.raises(DeviceError):  # as one partition, the launcher refuses it
         run_opencl(model, [x, w])
+    # in a session the capability check sees W's rank and leaves the node to the CPU
+    import mlrt.lowlevel as ml
+    sess = ml.InferenceSession(model.SerializeToString(),
+                               providers=["OpenCLExecutionProvider", "CPUExecutionProvider"])
+    assert [p for _, op_type, p in sess.get_node_assignment()] == ["CPUExecutionProvider"]
+    assert sess.run(None, {"x0": x, "x1": w})[0].shape == (1, 2, 3, 3, 3, 3)

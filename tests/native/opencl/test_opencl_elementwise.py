@@ -130,3 +130,14 @@ def test_where_edge_values():
     c = np.arange(13) % 2 == 0
     check_opencl("Where", [c, EDGE_VALUES, EDGE_VALUES[::-1].copy()])
     check_opencl("Where", [c, np.zeros((0, 13), np.float32), EDGE_VALUES])
+
+
+def test_pow_with_an_exponent_type_it_lacks_stays_on_the_cpu():
+    """A float64 exponent for a float32 base: the capability check leaves Pow to the CPU."""
+    import mlrt.lowlevel as ml
+    from oracle import make_model
+    base, e = np.abs(_data((2, 3), 1, np.float32)) + 0.5, np.array([2.0, 0.5, 3.0], np.float64)
+    sess = ml.InferenceSession(make_model("Pow", [base, e], opset=15).SerializeToString(),
+                               providers=["OpenCLExecutionProvider", "CPUExecutionProvider"])
+    assert [p for _, op, p in sess.get_node_assignment()] == ["CPUExecutionProvider"]
+    np.testing.assert_allclose(sess.run(None, {"x0": base, "x1": e})[0], base ** e.astype(np.float32), rtol=1e-6)
