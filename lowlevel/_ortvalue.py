@@ -25,6 +25,27 @@ def _device_kind(device_type: str) -> str:
     return kind
 
 
+def _device_dtype(dtype, where: str) -> np.dtype:
+    """A dtype the OpenCL device can hold: numbers and bool (not strings or objects)."""
+    try:
+        dt = np.dtype(dtype)
+    except TypeError as exc:
+        raise InvalidArgument(f"{where}: {dtype!r} is not an element type ({exc})") from None
+    if dt.kind not in "biufV" or dt.itemsize not in (1, 2, 4, 8):
+        raise InvalidArgument(f"{where}: {dt} tensors cannot live on the OpenCL device (numbers and bool can)")
+    return dt
+
+
+def _shape(shape, where: str) -> tuple:
+    try:
+        dims = tuple(int(d) for d in shape)
+    except (TypeError, ValueError):
+        raise InvalidArgument(f"{where}: shape {shape!r} is not a list of integers") from None
+    if any(d < 0 for d in dims):
+        raise InvalidArgument(f"{where}: shape {list(dims)} has a negative dimension")
+    return dims
+
+
 def _type_string(dtype) -> str:
     t = helper.np_dtype_to_tensor_dtype(np.dtype(dtype))
     return f"tensor({helper.tensor_dtype_to_string(t).replace('TensorProto.', '').lower()})"
@@ -40,15 +61,20 @@ class OrtValue:
     def ortvalue_from_numpy(numpy_obj, device_type: str = "cpu", device_id: int = 0) -> "OrtValue":
         array = np.asarray(numpy_obj)
         if _device_kind(device_type) == "opencl":
+            _device_dtype(array.dtype, "ortvalue_from_numpy")
             return OrtValue(default_device().upload(array))
         return OrtValue(array)
 
     @staticmethod
     def ortvalue_from_shape_and_type(shape, element_type, device_type: str = "cpu", device_id: int = 0) -> "OrtValue":
-        dtype = np.dtype(element_type)
+        shape = _shape(shape, "ortvalue_from_shape_and_type")
         if _device_kind(device_type) == "opencl":
+            dtype = _device_dtype(element_type, "ortvalue_from_shape_and_type")
             return OrtValue(OpenCLExecutionProvider().allocate(shape, dtype))
-        return OrtValue(np.zeros(shape, dtype))
+        try:
+            return OrtValue(np.zeros(shape, element_type))
+        except TypeError as exc:
+            raise InvalidArgument(f"ortvalue_from_shape_and_type: {element_type!r} is not an element type ({exc})") from None
 
     def device_name(self) -> str:
         return "opencl" if isinstance(self._value, DeviceTensor) else "cpu"
@@ -87,6 +113,12 @@ class OrtValue:
         return f"OrtValue({self.data_type()} {self.shape()} on {self.device_name()})"
 
 
+def _ortvalue(value, where: str) -> OrtValue:
+    if not isinstance(value, OrtValue):
+        raise InvalidArgument(f"{where}: expected an OrtValue, got {type(value).__name__}")
+    return value
+
+
 class IOBinding:
     """Inputs and outputs bound to values or devices for run_with_iobinding()."""
 
@@ -100,7 +132,7 @@ class IOBinding:
         self._inputs[name] = np.asarray(arr_on_cpu)
 
     def bind_ortvalue_input(self, name: str, ortvalue: OrtValue) -> None:
-        self._inputs[name] = ortvalue._value
+        self._inputs[name] = _ortvalue(ortvalue, f"input '{name}'")._value
 
     def bind_input(self, name, device_type, device_id, element_type, shape, buffer_ptr) -> None:
         raise NotImplemented("bind_input with a raw buffer pointer is not supported; bind an OrtValue "
@@ -113,7 +145,7 @@ class IOBinding:
         self._outputs[name] = _device_kind(device_type)
 
     def bind_ortvalue_output(self, name: str, ortvalue: OrtValue) -> None:
-        self._outputs[name] = ortvalue
+        self._outputs[name] = _ortvalue(ortvalue, f"output '{name}'")
 
     def clear_binding_inputs(self) -> None:
         self._inputs.clear()

@@ -17,7 +17,7 @@ import numpy as np
 from .._errors import InvalidModel
 from . import graph as graph_mod
 from .graph import Graph
-from .launch import (ThreadPool, allocate, computes_halves_in_float, kernel_index, make_op,  # noqa: F401
+from .launch import (ThreadPool, allocate, computes_halves_in_float, fold, kernel_index, make_op,  # noqa: F401
                      run_eager)
 from .ops import Info, Op
 from .plan import StaticPlan, _Step
@@ -91,14 +91,8 @@ class Program:
             ins = [infos[n] if n else None for n in node.input]
             if any(i < len(ins) and ins[i] is not None and ins[i].value is None for i in op.value_inputs):
                 return _DYNAMIC
-            outs = op.infer(ins)
-            present = [i for i in ins if i is not None]
-            if all(o.value is not None for o in outs):
-                pass
-            elif op.kernel is not None and op.deterministic and all(i.value is not None for i in present):
-                values = run_eager(op, [i.value if i is not None else None for i in ins], self.pool)
-                outs = [Info.of(v) if v is not None else o for v, o in zip(values, outs)]
-            else:
+            outs, constant = fold(op, ins, self.pool)
+            if not constant:
                 launch = op.launch(ins, outs)
                 if computes_halves_in_float(op, launch, ins):
                     return _DYNAMIC  # float16 through a float32 kernel: node by node

@@ -62,6 +62,13 @@ class Graph:
         known = {v.name for v in self.inputs + self.overridable} | set(self.initializers) | set(self.outer)
         self.nodes = _toposort(self.nodes, known)
 
+    def type_of(self, name: str) -> "ValueType | None":
+        """The declared type of a graph input/output, else the inferred one (None if unknown)."""
+        for v in self.inputs + self.overridable + self.outputs:
+            if v.name == name:
+                return v
+        return self.value_types.get(name)
+
     def names_read(self) -> set[str]:
         """Every name some node reads (subgraphs included), plus the graph outputs."""
         return {n for node in self.nodes for n in node_reads(node)} | {o.name for o in self.outputs}

@@ -108,6 +108,19 @@ def describe(descs, slots, i, info: Info | None, view, slot) -> None:
     slots[i].base, slots[i].offset = slot
 
 
+def fold(op: Op, inputs: list[Info | None], pool) -> tuple[list, bool]:
+    """A node's output infos at planning time, and whether they are constants: values
+    that follow from shapes alone (Shape, Size) or from constant inputs, computed here
+    once on the C kernels (never for random ops).  Planners of every provider use it."""
+    outs = op.infer(inputs)
+    if all(o is None or o.value is not None for o in outs):
+        return outs, True
+    if op.kernel is not None and op.deterministic and all(i.value is not None for i in inputs if i is not None):
+        values = run_eager(op, [i.value if i is not None else None for i in inputs], pool)
+        return [Info.of(v) if v is not None else o for v, o in zip(values, outs)], True
+    return outs, False
+
+
 def run_eager(op: Op, arrays: list[np.ndarray | None], pool: ThreadPool | None) -> list[np.ndarray | None]:
     """Run one node on concrete arrays (used for constant folding and dynamic graphs)."""
     infos = [Info.of(a) if a is not None else None for a in arrays]

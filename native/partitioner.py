@@ -193,11 +193,10 @@ class Placement:
             for i in other.nodes:
                 later.update(node_reads(g.nodes[i]))
         later |= {o.name for o in g.outputs}
-        declared = {v.name: v for v in g.inputs + g.overridable + g.outputs}
         overridable = {v.name for v in g.overridable}
 
         def vtype(name):
-            return declared.get(name) or g.value_types.get(name) or ValueType(name, 0, None)
+            return g.type_of(name) or ValueType(name, 0, None)
 
         piece.inputs = [n for n in reads if n not in g.initializers or n in overridable]
         piece.outputs = [o for n in nodes for o in n.output if o and o in later]
@@ -259,11 +258,15 @@ class Placement:
                     self.memcpys.append((f"MemcpyToHost_{name}", "MemcpyToHost", src.provider.name))
                 elif not piece.on_host and src_on_host and name not in piece.host_inputs:
                     self.memcpys.append((f"MemcpyFromHost_{name}", "MemcpyFromHost", piece.provider.name))
-        readers: dict[str, int] = {}
+        last_reader: dict[str, int] = {}
         for k, piece in enumerate(self.pieces):
             for name in piece.inputs:
-                readers[name] = k
-        self._last_reader = readers
+                last_reader[name] = k
+        outputs = {o.name for o in g.outputs}
+        self._drop_after = [[] for _ in self.pieces]  # values no later piece reads (graph outputs kept)
+        for name, k in last_reader.items():
+            if name not in outputs:
+                self._drop_after[k].append(name)
         self._assign()
 
     def _assign(self) -> None:
@@ -299,8 +302,8 @@ class Placement:
             for name, v in results.items():
                 values[name] = v
                 owner_of[name] = piece
-            for name in [n for n, last in self._last_reader.items() if last == k]:
-                if name not in feeds and name not in keep_on_device and name not in {o.name for o in g.outputs}:
+            for name in self._drop_after[k]:
+                if name not in feeds:
                     values.pop(name, None)
         out = {}
         for o in g.outputs:

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..._errors import DeviceError, InvalidArgument, MlrtError, ResourceExhausted
-from ..launch import MEMORY_LIMIT, make_op, run_eager
+from ..launch import MEMORY_LIMIT, fold, make_op
 from ..ops import Info
 from ._runtime import DeviceTensor, cl, find_launcher
 
@@ -171,14 +171,8 @@ class _Plan:
         for op in part.ops:
             node = op.node
             ins = [infos[n] if n else None for n in node.input]
-            outs = op.infer(ins)
-            present = [i for i in ins if i is not None]
-            if all(o is None or o.value is not None for o in outs):
-                pass
-            elif op.kernel is not None and op.deterministic and all(i.value is not None for i in present):
-                values = run_eager(op, [i.value if i is not None else None for i in ins], None)
-                outs = [Info.of(v) if v is not None else o for v, o in zip(values, outs)]
-            else:
+            outs, constant = fold(op, ins, None)
+            if not constant:
                 for o in outs:
                     if o is not None and o.size * np.dtype(o.dtype).itemsize > MEMORY_LIMIT:
                         raise ResourceExhausted(f"{op.where}: a {list(o.shape)} {np.dtype(o.dtype).name} output is "
@@ -303,7 +297,7 @@ class Partition:
         names = [n for n in op.node.input if n]
         i = launcher.type_input
         name = op.node.input[i] if i < len(op.node.input) else (names[0] if names else None)
-        dt = _value_dtype(self.graph, name) if name else None
+        dt = value_dtype(self.graph, name) if name else None
         return [dt] if dt is not None else []
 
     def _signature(self, feeds):
@@ -336,11 +330,11 @@ class Partition:
             raise
 
 
-def _value_dtype(graph, name: str):
+def value_dtype(graph, name: str):
+    """The element type of a value before any run (numpy dtype), or None if unknown."""
     if name in graph.initializers:
         return graph.initializers[name].dtype
-    vt = graph.value_types.get(name) or next((v for v in graph.inputs + graph.overridable + graph.outputs
-                                               if v.name == name), None)
+    vt = graph.type_of(name)
     if vt is None or vt.kind != "tensor" or not vt.elem_type:
         return None
     from .._lib import np_type
@@ -348,6 +342,3 @@ def _value_dtype(graph, name: str):
         return np_type(vt.elem_type)
     except Exception:
         return None
-
-
-value_dtype = _value_dtype

@@ -31,8 +31,7 @@ def _static_inputs(graph, node) -> list:
         elif name in graph.initializers:
             infos.append(Info.of(graph.initializers[name]))
         else:
-            vt = graph.value_types.get(name) or next((v for v in graph.inputs + graph.overridable if v.name == name),
-                                                     None)
+            vt = graph.type_of(name)
             shape = None if vt is None or vt.shape is None else \
                 tuple(d if isinstance(d, int) and d >= 0 else None for d in vt.shape)
             infos.append(Info(_plan.value_dtype(graph, name), shape))

@@ -94,3 +94,16 @@ def test_device_value_into_cpu_session_and_bad_binding():
     with pytest.raises(mlrt.InvalidArgument, match="bound"):
         sess.run_with_iobinding(binding)
     assert sess.run(None, {"x": x})[0].shape == (2, 3)  # still usable
+
+
+def test_bad_values_and_bindings_are_named():
+    opencl_device()
+    with pytest.raises(mlrt.InvalidArgument, match="cannot live on the OpenCL device"):
+        ml.OrtValue.ortvalue_from_numpy(np.array(["a", "b"]), "opencl", 0)
+    with pytest.raises(mlrt.InvalidArgument, match="negative dimension"):
+        ml.OrtValue.ortvalue_from_shape_and_type([2, -1], np.float32, "opencl", 0)
+    with pytest.raises(mlrt.InvalidArgument, match="not an element type"):
+        ml.OrtValue.ortvalue_from_shape_and_type([2], "nope")
+    binding = ml.InferenceSession(_model(), providers=OPENCL).io_binding()
+    with pytest.raises(mlrt.InvalidArgument, match="expected an OrtValue"):
+        binding.bind_ortvalue_input("x", np.ones((2, 3), np.float32))
