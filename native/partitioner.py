@@ -151,7 +151,9 @@ class Placement:
         self.providers = providers
         self.cpu = next((p for p in providers if getattr(p, "device", "cpu") == "cpu"), providers[-1])
         owner, kept = assign(graph, providers)
-        self._check_fallback(owner, kept, config or {})
+        self.kept = kept
+        self.no_fallback = str((config or {}).get(DISABLE_CPU_FALLBACK, "0")).strip() in ("1", "true", "True")
+        self._check_fallback(owner, kept)
         order = _clustered_order(graph, owner)
         self.pieces: list[Piece] = []
         for i in order:
@@ -165,8 +167,8 @@ class Placement:
         self._summarize()
 
     # -- building ----------------------------------------------------------------------------
-    def _check_fallback(self, owner, kept, config) -> None:
-        if str(config.get(DISABLE_CPU_FALLBACK, "0")).strip() not in ("1", "true", "True"):
+    def _check_fallback(self, owner, kept) -> None:
+        if not self.no_fallback:
             return
         if all(getattr(p, "device", "cpu") == "cpu" for p in self.providers):
             return
@@ -220,6 +222,9 @@ class Placement:
             self._fall_back(piece, exc)
 
     def _fall_back(self, piece: Piece, reason) -> None:
+        if self.no_fallback:  # a device that fails is not quietly replaced by the CPU either
+            raise DeviceError(f"{piece.provider.name}: a partition of {len(piece.nodes)} node(s) cannot run "
+                              f"({reason}), and {DISABLE_CPU_FALLBACK} is set")
         warnings.warn(f"{piece.provider.name}: a partition of {len(piece.nodes)} node(s) falls back to "
                       f"{self.cpu.name}: {reason}", RuntimeWarning, stacklevel=4)
         log.warning("%s: partition of %d node(s) falls back to %s: %s", piece.provider.name, len(piece.nodes),
@@ -284,8 +289,10 @@ class Placement:
         message = (f"{total - n_cpu} of {total} nodes on {', '.join(p.name for p in asked)}; {n_cpu} on "
                    f"{self.cpu.name}" + (f" ({', '.join(f'{k} x{v}' for k, v in sorted(on_cpu.items()))})"
                                           if n_cpu else "") + f"; {len(self.memcpys)} memcpy node(s)")
-        log.log(logging.WARNING if n_cpu and any(getattr(p, "wants_device", False) for p in asked) else logging.INFO,
-                message)
+        fell_back = sum(1 for i, (_, _, prov) in enumerate(self.assignment[:total])
+                        if prov == self.cpu.name and i not in self.kept)  # shape work belongs on the CPU
+        log.log(logging.WARNING if fell_back and any(getattr(p, "wants_device", False) for p in asked)
+                else logging.INFO, message)
         self.summary = message
 
     # -- running ------------------------------------------------------------------------------------

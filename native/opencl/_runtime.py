@@ -2,24 +2,32 @@
 device and cached on disk, the buffer pool, device-resident tensors, and the table
 of kernel launchers.
 
+Devices: `MLRT_OPENCL_DEVICE` (a device type "gpu"/"cpu", "platform:device" indexes,
+or part of a device or platform name), else in this order: GPUs, then Intel's CPU
+runtime (installed by pip with mlrt and registered by `_drivers`), then other CPU
+devices, then PoCL (whose pip build aborts compiling some kernels on CPUs newer than
+its LLVM).  Each is checked by a probe program built and run in a child process; the
+first that passes is used, and the others are listed with their reasons.
+
 Programs: one per operator family (`<family>.cl` after `_common.cl`) and element
-type, keyed on disk by device, platform/driver version, build options and source
-hash (`MLRT_OPENCL_CACHE`, default ~/.cache/mlrt/opencl), so a second session, in
-this process or another, builds nothing.  Device: `MLRT_OPENCL_DEVICE` (a device
-type "gpu"/"cpu", "platform:device" indexes, or part of a device or platform name),
-else GPUs first, then any device -- each checked by building a small probe program,
-so a driver whose compiler cannot target this machine is passed over with a warning.
+type, built in a child process (`_compiler`: a driver's compiler that crashes or
+hangs cannot take this process down) and cached on disk by device, driver, build
+options and source hash (`MLRT_OPENCL_CACHE`, default ~/.cache/mlrt/opencl); this
+process loads the binaries.  The first program asked of a device builds every
+float32/float16 program of the launcher table in one child, with one log line
+saying how long it took (other element types are built when first asked for); a program that could not be built is marked broken in the cache and its nodes
+run on the CPU.
 """
 
 from __future__ import annotations
 
 import hashlib
 import importlib
+import logging
 import os
 import pkgutil
-import tempfile
-import logging
 import threading
+import time
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,6 +35,7 @@ from pathlib import Path
 import numpy as np
 
 from ..._errors import DeviceError
+from . import _compiler, _drivers
 
 try:  # the provider reports itself unavailable when pyopencl cannot load
     import pyopencl as cl
@@ -38,7 +47,6 @@ else:
 
 log = logging.getLogger("mlrt")
 HERE = Path(__file__).resolve().parent
-_PROBE = "__kernel void mlrt_probe(__global float *x) { x[get_global_id(0)] *= 2.0f; }"
 
 
 def source_dir() -> Path:
@@ -58,6 +66,9 @@ def cache_dir() -> Path:
         return Path(env)
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return Path(base) / "mlrt" / "opencl"
+
+
+_drivers.register(cache_dir())  # before the first OpenCL call of the process
 
 
 # -- devices -------------------------------------------------------------------------------------
@@ -96,6 +107,38 @@ def _matching(devices: list, spec: str) -> list:
     return [d for d in devices if spec.lower() in d.name.lower() or spec.lower() in d.platform.name.lower()]
 
 
+def preference(d) -> int:
+    """Rank of a device when MLRT_OPENCL_DEVICE does not choose: GPUs, then Intel's CPU
+    runtime, then other devices, then PoCL (lower is tried first)."""
+    platform = d.platform.name.lower()
+    if d.type & cl.device_type.GPU:
+        return 0
+    if "intel" in platform:
+        return 1
+    if "portable computing language" in platform or "pocl" in platform:
+        return 3
+    return 2
+
+
+def candidates() -> list:
+    """The devices to try, in order (MLRT_OPENCL_DEVICE, else by preference)."""
+    devices = all_devices()
+    spec = os.environ.get("MLRT_OPENCL_DEVICE")
+    if not spec:
+        return sorted(devices, key=preference)  # stable: platform order within a rank
+    chosen = _matching(devices, spec)
+    if not chosen:
+        raise DeviceError(f"MLRT_OPENCL_DEVICE={spec!r} matches no OpenCL device; devices: "
+                          + ("; ".join(_describe(d) for d in devices) or "none"))
+    return chosen
+
+
+def _reason(exc: Exception) -> str:
+    lines = [ln.strip() for ln in str(exc).strip().splitlines() if ln.strip()]
+    reason = next((ln for ln in lines if "error" in ln.lower() and "failed:" not in ln), None)
+    return reason or (lines[-1] if lines else type(exc).__name__)
+
+
 _device_lock = threading.Lock()
 _chosen: "Device | None" = None
 _failures: list[str] = []
@@ -109,25 +152,13 @@ def default_device() -> "Device":
             return _chosen
         if cl is None:
             raise DeviceError(f"OpenCL is not available: pyopencl failed to load ({_IMPORT_ERROR})")
-        devices = all_devices()
-        spec = os.environ.get("MLRT_OPENCL_DEVICE")
-        if spec:
-            candidates = _matching(devices, spec)
-            if not candidates:
-                raise DeviceError(f"MLRT_OPENCL_DEVICE={spec!r} matches no OpenCL device; devices: "
-                                  + ("; ".join(_describe(d) for d in devices) or "none"))
-        else:
-            gpus = [d for d in devices if d.type & cl.device_type.GPU]
-            candidates = gpus + [d for d in devices if d not in gpus]
         _failures.clear()
-        for d in candidates:
+        for d in candidates():
             try:
                 dev = Device(d)
                 dev.probe()
             except Exception as exc:
-                lines = [ln.strip() for ln in str(exc).strip().splitlines() if ln.strip()]
-                reason = next((ln for ln in lines if "error" in ln.lower() and "failed:" not in ln), None)
-                _failures.append(f"{_describe(d)}: {reason or (lines[-1] if lines else type(exc).__name__)}")
+                _failures.append(f"{_describe(d)}: {_reason(exc)}")
                 continue
             if _failures:
                 log.info("OpenCL devices passed over: %s", "; ".join(_failures))
@@ -135,8 +166,31 @@ def default_device() -> "Device":
             return dev
         raise DeviceError("no usable OpenCL device"
                           + (": " + "; ".join(_failures) if _failures else " (no OpenCL platform found)")
-                          + ". On a CPU newer than the LLVM inside pocl-binary-distribution, install the "
-                            "system PoCL (e.g. apt-get install pocl-opencl-icd)")
+                          + ". mlrt installs Intel's CPU OpenCL runtime with pip on x86-64 Linux "
+                            "(pip install opencl-rt); elsewhere install a GPU's or CPU's OpenCL driver")
+
+
+def survey() -> list[tuple[str, str]]:
+    """Every device with its verdict, in the order they are tried: "in use", "passed",
+    or why it failed its probe (built and run in a child process)."""
+    if cl is None:
+        return []
+    try:
+        chosen = default_device()
+    except DeviceError:
+        chosen = None
+    out = []
+    for d in sorted(all_devices(), key=preference):
+        if chosen is not None and d == chosen.cl_device:
+            out.append((_describe(d), "in use"))
+            continue
+        try:
+            Device(d).probe()
+        except Exception as exc:
+            out.append((_describe(d), f"failed: {_reason(exc)}"))
+        else:
+            out.append((_describe(d), "passed"))
+    return out
 
 
 class Device:
@@ -154,12 +208,14 @@ class Device:
         self.max_alloc = int(cl_device.max_mem_alloc_size)
         self._programs: dict[str, object] = {}
         self._lock = threading.RLock()
-        self.source_builds = 0  # programs built from source (not found in either cache)
-        self.identity = "|".join([self.name, cl_device.platform.name, cl_device.platform.version,
-                                  cl_device.driver_version, cl_device.version])
+        self._built_all = False
+        self.source_builds = 0  # programs this process had built from source (in child processes)
+        self.identity = _compiler.identity(cl_device)
 
     def probe(self) -> None:
-        prg = self._build_cached("probe", _PROBE, "")
+        """Build and run a tiny program (first in a child process): DeviceError if this
+        device's compiler or runtime does not work."""
+        prg = self._program_for(self._job("probe", _compiler.PROBE_SOURCE, "", probe=True), [])
         buf = cl.Buffer(self.context, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR,
                         hostbuf=np.ones(4, np.float32))
         cl.Kernel(prg, "mlrt_probe")(self.queue, (4,), None, buf)
@@ -176,13 +232,22 @@ class Device:
         with self._lock:
             prg = self._programs.get(key)
             if prg is None:
-                folder = source_dir()
-                try:
-                    source = (folder / "_common.cl").read_text() + "\n" + (folder / f"{family}.cl").read_text()
-                except OSError as exc:
-                    raise DeviceError(f"OpenCL kernels for '{family}' cannot be read: {exc}") from None
-                prg = self._programs[key] = self._build_cached(family, source, f"-DMLRT_{tname}=1")
+                job = self._family_job(family, tname)
+                others = [] if self._built_all else self._first_use_jobs(key)
+                self._built_all = True
+                prg = self._programs[key] = self._program_for(job, others)
             return prg
+
+    def _first_use_jobs(self, asked: str) -> list:
+        """Every float program of the launcher table but `asked`: built with it, at once."""
+        jobs = []
+        for family, tname in all_programs():
+            if tname in FLOATS and f"{family}:{tname}" != asked:
+                try:
+                    jobs.append(self._family_job(family, tname))
+                except DeviceError:
+                    continue  # its source is missing: it fails when asked for
+        return jobs
 
     def kernel(self, family: str, dtype, name: str):
         """A new kernel object (each plan holds its own: kernel objects keep their arguments)."""
@@ -191,31 +256,61 @@ class Device:
         except cl.Error as exc:
             raise DeviceError(f"OpenCL program '{family}' has no kernel '{name}' ({exc})") from None
 
-    def _build_cached(self, family: str, source: str, options: str):
+    def _family_job(self, family: str, tname: str) -> "_compiler.Job":
+        folder = source_dir()
+        try:
+            source = (folder / "_common.cl").read_text() + "\n" + (folder / f"{family}.cl").read_text()
+        except OSError as exc:
+            raise DeviceError(f"OpenCL kernels for '{family}' cannot be read: {exc}") from None
+        return self._job(f"{family}:{tname}", source, f"-DMLRT_{tname}=1")
+
+    def _job(self, key: str, source: str, options: str, probe: bool = False) -> "_compiler.Job":
         digest = hashlib.sha256("\0".join([self.identity, options, source]).encode()).hexdigest()
-        path = cache_dir() / f"{family}-{digest[:32]}.bin"
-        if path.exists():
-            try:
-                return cl.Program(self.context, [self.cl_device], [path.read_bytes()]).build(options=options)
-            except Exception:
-                pass  # stale or corrupt entry: rebuild from source below
+        name = key.split(":")[0]
+        return _compiler.Job(key, source, options, cache_dir() / f"{name}-{digest[:32]}.bin", probe)
+
+    def _program_for(self, job: "_compiler.Job", others: list) -> object:
+        """The job's program from the cache; what the cache lacks (the job, and `others`
+        with it) is built in a child process first.  DeviceError if it is broken."""
+        prg = self._load(job)
+        if prg is None:
+            todo = [job] + [j for j in others if not j.path.exists() and j.verdict() is None]
+            self._build(todo)
+            prg = self._load(job)
+            if prg is None:
+                raise DeviceError(f"OpenCL program '{job.key}' was built for {self.name} but its binary "
+                                  f"cannot be loaded from {job.path}")
+        return prg
+
+    def _load(self, job: "_compiler.Job"):
+        verdict = job.verdict()
+        if verdict is not None:
+            raise DeviceError(f"OpenCL program '{job.key}' failed to build on {self.name} (a verdict kept in "
+                              f"{job.verdict_path.parent}; delete it to try again): {verdict}")
+        try:
+            binary = job.path.read_bytes()
+        except OSError:
+            return None
         try:
             with warnings.catch_warnings():  # a non-empty build log is not the user's concern
                 warnings.simplefilter("ignore")
-                prg = cl.Program(self.context, source).build(options=options)
-        except Exception as exc:
-            log = str(exc).strip()
-            raise DeviceError(f"OpenCL program '{family}' failed to build on {self.name}: {log[-2000:]}") from None
-        self.source_builds += 1
-        try:
-            binary = prg.get_info(cl.program_info.BINARIES)[0]
-            path.parent.mkdir(parents=True, exist_ok=True)
-            with tempfile.NamedTemporaryFile(dir=path.parent, delete=False) as f:
-                f.write(binary)
-            os.replace(f.name, path)
-        except Exception:
-            pass  # a read-only cache only costs the next session a build
-        return prg
+                return cl.Program(self.context, [self.cl_device], [binary]).build(options=job.options)
+        except Exception:  # stale or corrupt entry: built again
+            job.path.unlink(missing_ok=True)
+            return None
+
+    def _build(self, jobs: list) -> None:
+        started = time.perf_counter()
+        broken = _compiler.build(self.identity, jobs)
+        self.source_builds += len(jobs) - len(broken)
+        seconds = time.perf_counter() - started
+        if len(jobs) > 1:  # the first build on this device and driver: tell the user what the wait was
+            log.warning("OpenCL: built %d kernel programs for %s in %.1f s, once for this device, driver and "
+                        "mlrt version (cached in %s)%s", len(jobs) - len(broken), self.name, seconds,
+                        cache_dir(), f"; {len(broken)} failed, their nodes run on the CPU: "
+                        + ", ".join(sorted(broken)) if broken else "")
+        elif broken:
+            log.info("OpenCL program %s failed to build on %s: %s", jobs[0].key, self.name, broken[jobs[0].key])
 
     # -- memory ------------------------------------------------------------------------------
     def allocate(self, nbytes: int):
@@ -342,6 +437,13 @@ def launcher_ops() -> list[str]:
     """'domain::op' of every operator the OpenCL provider can run."""
     find_launcher("", "")
     return sorted(f"{d or 'ai.onnx'}::{t}" for d, t in _launchers)
+
+
+def all_programs() -> list[tuple[str, str]]:
+    """(family, element type) of every program the launcher table can ask for (the first
+    program asked of a device builds those of them for float types)."""
+    find_launcher("", "")
+    return sorted({(lr.family, t) for lr in _launchers.values() if lr.family and lr.dtypes for t in lr.dtypes})
 
 
 def passed_over() -> list[str]:

@@ -1,18 +1,30 @@
 """Run ONNX's node conformance cases through mlrt.backend and tally the results.
 
-    python tests/conformance/node_cases.py [-k SUBSTRING] [-v] [--providers A,B]
+    python tests/conformance/node_cases.py [-k SUBSTRING] [-v] [--provider cpu|opencl] [--write-skip]
 
 A case passes only if every data set's every output matches the expected value
-within the case's own rtol/atol (and has the expected dtype and shape)."""
+within the case's own rtol/atol (and has the expected dtype and shape).  With the
+OpenCL provider, CPU fallback is switched off (session.disable_cpu_ep_fallback): a
+case passes there only if its nodes ran on OpenCL (shape computations aside).
+
+Each provider has a skip file beside this one (`cpu.skip`, `opencl.skip`): one case
+per line, then `#` and why it fails.  The tests require the failures to be exactly
+the skip file's cases; `--write-skip` rewrites the file from a run, keeping the
+reasons already written for cases that still fail."""
 
 from __future__ import annotations
 
 import argparse
 import collections
+import re
 import sys
 import warnings
+from pathlib import Path
 
 import numpy as np
+
+HERE = Path(__file__).resolve().parent
+PROVIDERS = {"cpu": ["CPUExecutionProvider"], "opencl": ["OpenCLExecutionProvider", "CPUExecutionProvider"]}
 
 
 def collect():
@@ -51,12 +63,21 @@ def _compare(expected, got, rtol, atol):
         np.testing.assert_allclose(got, expected, rtol=rtol, atol=atol, equal_nan=True)
 
 
+def prepare(model, providers):
+    """The case's model as a backend rep; a device provider first means no CPU fallback."""
+    from mlrt.backend import MlrtBackendRep
+    from mlrt.lowlevel import InferenceSession, SessionOptions
+    options = SessionOptions()
+    if providers and providers[0] != "CPUExecutionProvider":
+        options.add_session_config_entry("session.disable_cpu_ep_fallback", "1")
+    return MlrtBackendRep(InferenceSession(model.SerializeToString(), options, providers=providers))
+
+
 def run_case(case, providers=None, placed=None) -> str | None:
     """None if the case passes, else a one-line reason.  `placed` (a Counter) tallies
     which provider ran each node."""
-    from mlrt.backend import prepare
     try:
-        rep = prepare(case.model, providers=providers)
+        rep = prepare(case.model, providers)
         if placed is not None:
             placed.update(p for _, op, p in rep.session.get_node_assignment() if not op.startswith("Memcpy"))
         for inputs, outputs in case.data_sets:
@@ -86,15 +107,61 @@ def run_all(select: str = "", providers=None, placed=None) -> tuple[int, int, di
     return len(cases) - len(failures), len(cases), failures
 
 
+def skip_file(provider: str) -> Path:
+    return HERE / f"{provider}.skip"
+
+
+def read_skips(provider: str) -> dict[str, str]:
+    """The provider's skip file: case name -> reason."""
+    skips = {}
+    for line in skip_file(provider).read_text().splitlines():
+        name, _, reason = line.partition("#")
+        if name.strip():
+            skips[name.strip()] = reason.strip()
+    return skips
+
+
+def _short(reason: str) -> str:
+    """A skip-file reason: the node kinds a provider did not take, rather than the
+    whole fallback message."""
+    m = re.search(r"would fall back to \S+ \(([^;]+);", reason)
+    return f"not taken by this provider: {m.group(1)}" if m else reason
+
+
+def write_skips(provider: str, failures: dict[str, str]) -> None:
+    old = read_skips(provider) if skip_file(provider).exists() else {}
+    width = max((len(n) for n in failures), default=0)
+    lines = [f"# Node conformance cases that fail with providers {PROVIDERS[provider]}, one per line with why.",
+             "# tests/conformance/test_node_conformance*.py fail when this list and a run disagree;",
+             f"# rewrite with: python tests/conformance/node_cases.py --provider {provider} --write-skip"]
+    lines += [f"{name:<{width}}  # {old.get(name) or _short(failures[name])}" for name in sorted(failures)]
+    skip_file(provider).write_text("\n".join(lines) + "\n")
+
+
+def disagreements(provider: str, failures: dict[str, str]) -> list[str]:
+    """What a run and the provider's skip file disagree on, one line each (empty: agree)."""
+    skips = read_skips(provider)
+    out = [f"newly failing (fix it, or add it to {provider}.skip with a reason): {n}: {failures[n]}"
+           for n in sorted(set(failures) - set(skips))]
+    out += [f"now passing (remove it from {provider}.skip): {n}" for n in sorted(set(skips) - set(failures))]
+    return out
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("-k", default="", help="only cases whose name contains this")
     ap.add_argument("-v", action="store_true", help="list every failure")
-    ap.add_argument("--providers", default="", help="comma-separated providers, e.g. OpenCLExecutionProvider")
+    ap.add_argument("--provider", default="cpu", choices=sorted(PROVIDERS), help="which providers run the cases")
+    ap.add_argument("--write-skip", action="store_true", help="rewrite the provider's skip file from this run")
     args = ap.parse_args(argv)
-    providers = [p for p in args.providers.split(",") if p] or None
+    providers = PROVIDERS[args.provider]
     placed = collections.Counter()
     passed, total, failures = run_all(args.k, providers, placed)
+    if args.write_skip:
+        if args.k:
+            ap.error("--write-skip needs the whole suite (no -k)")
+        write_skips(args.provider, failures)
+        print(f"wrote {skip_file(args.provider)} ({len(failures)} cases)")
     if args.v:
         for name, reason in sorted(failures.items()):
             print(f"FAIL {name}: {reason}")

@@ -1,0 +1,119 @@
+"""A driver's compiler that crashes or hangs never reaches this process: programs are
+built in a child process (native/opencl/_compiler.py), and one that dies or hangs
+there is marked broken in the cache with the compiler's last lines; its partition runs
+on the CPU with a warning, the answer is right, and later sessions read the verdict
+instead of building again.  The broken driver is tests/native/opencl/faulty_compiler.py,
+run as the child: the real child, made to abort or hang on one program."""
+
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from onnx import TensorProto as TP
+from onnx import helper as h
+
+import mlrt.lowlevel as ml
+from mlrt._errors import DeviceError
+from mlrt.native.opencl import _compiler, _runtime
+from opencl_check import opencl_device
+
+OPENCL = ["OpenCLExecutionProvider", "CPUExecutionProvider"]
+FAULTY = Path(__file__).with_name("faulty_compiler.py")
+ACTIVATION_MARK = "Activations and elementwise math on one tensor"  # in activation.cl alone
+
+
+def _model():
+    nodes = [h.make_node("Relu", ["x"], ["a"], name="relu"), h.make_node("Sigmoid", ["a"], ["y"], name="sigmoid")]
+    g = h.make_graph(nodes, "g", [h.make_tensor_value_info("x", TP.FLOAT, [4, 5])],
+                     [h.make_tensor_value_info("y", TP.FLOAT, [4, 5])])
+    return h.make_model(g, opset_imports=[h.make_opsetid("", 17)]).SerializeToString()
+
+
+X = np.linspace(-3, 3, 20, dtype=np.float32).reshape(4, 5)
+EXPECTED = 1 / (1 + np.exp(-np.maximum(X, 0)))
+
+
+def _placed(sess):
+    return {p for _, op, p in sess.get_node_assignment() if not op.startswith("Memcpy")}
+
+
+@pytest.fixture
+def cache(tmp_path, monkeypatch):
+    """An empty program cache, and the device's programs forgotten; only the programs
+    the model needs are built (not the whole first-use set)."""
+    device = opencl_device()
+    monkeypatch.setenv("MLRT_OPENCL_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr(device, "_programs", {})
+    monkeypatch.setattr(device, "_built_all", True)
+    return tmp_path / "cache"
+
+
+def _faulty(monkeypatch, mark: str, fault: str = "abort") -> None:
+    monkeypatch.setenv("MLRT_TEST_FAULT_MARK", mark)
+    monkeypatch.setenv("MLRT_TEST_FAULT", fault)
+    monkeypatch.setattr(_compiler, "CHILD", [sys.executable, str(FAULTY), str(Path(_compiler.__file__))])
+
+
+def test_crashing_compiler_is_marked_broken_and_the_partition_falls_back(cache, monkeypatch):
+    _faulty(monkeypatch, ACTIVATION_MARK)
+    with pytest.warns(RuntimeWarning, match="falls back to CPUExecutionProvider.*killed by SIGABRT"):
+        sess = ml.InferenceSession(_model(), providers=OPENCL)
+    assert _placed(sess) == {"CPUExecutionProvider"}
+    np.testing.assert_allclose(sess.run(None, {"x": X})[0], EXPECTED, rtol=1e-6)
+    (verdict,) = cache.glob("activation-*.broken")
+    reason = json.loads(verdict.read_text())["reason"]
+    assert "died (killed by SIGABRT) while building activation:float32" in reason
+    assert "LLVM ERROR: Cannot select" in reason  # the compiler's last words are kept
+
+    # A later session reads the verdict: no build process is started again.
+    device = opencl_device()
+    monkeypatch.setattr(device, "_programs", {})
+    monkeypatch.setattr(_compiler, "build", lambda *a: pytest.fail("a build process was started again"))
+    with pytest.warns(RuntimeWarning, match="falls back.*delete it to try again.*SIGABRT"):
+        again = ml.InferenceSession(_model(), providers=OPENCL)
+    np.testing.assert_allclose(again.run(None, {"x": X})[0], EXPECTED, rtol=1e-6)
+
+
+def test_other_programs_still_build_after_a_crash(cache, monkeypatch):
+    """The child that died is replaced for the programs after the broken one."""
+    device = opencl_device()
+    _faulty(monkeypatch, ACTIVATION_MARK)
+    jobs = [device._family_job("activation", "float32"), device._family_job("softmax", "float32")]
+    broken = _compiler.build(device.identity, jobs)
+    assert list(broken) == ["activation:float32"]
+    assert jobs[1].path.exists() and jobs[1].verdict() is None
+    assert device._load(jobs[1]) is not None
+
+
+def test_hanging_compiler_is_stopped_at_the_time_limit(cache, monkeypatch):
+    _faulty(monkeypatch, ACTIVATION_MARK, fault="hang")
+    monkeypatch.setenv("MLRT_OPENCL_BUILD_TIMEOUT", "3")
+    with pytest.warns(RuntimeWarning, match="falls back.*did not finish within 3 s"):
+        sess = ml.InferenceSession(_model(), providers=OPENCL)
+    np.testing.assert_allclose(sess.run(None, {"x": X})[0], EXPECTED, rtol=1e-6)
+    assert list(cache.glob("activation-*.broken"))
+
+
+def test_a_device_whose_probe_crashes_is_passed_over(cache, monkeypatch):
+    opencl_device()
+    monkeypatch.setattr(_runtime, "_chosen", None)
+    monkeypatch.setattr(_runtime, "_failures", [])
+    _faulty(monkeypatch, "mlrt_probe")  # every device's compiler dies on the probe
+    with pytest.raises(DeviceError, match="no usable OpenCL device: .*killed by SIGABRT"):
+        _runtime.default_device()
+    assert all("SIGABRT" in line for line in _runtime.passed_over())
+    assert list(cache.glob("probe-*.broken"))
+    with pytest.warns(RuntimeWarning, match="unavailable"):  # sessions still work, on the CPU
+        sess = ml.InferenceSession(_model(), providers=OPENCL)
+    np.testing.assert_allclose(sess.run(None, {"x": X})[0], EXPECTED, rtol=1e-6)
+
+
+def test_a_compile_error_is_a_verdict_too(cache):
+    device = opencl_device()
+    job = device._job("bad:float32", "__kernel void k(__global float *x) { this is not C; }", "")
+    broken = _compiler.build(device.identity, [job])
+    assert "bad:float32" in broken and job.verdict() == broken["bad:float32"]
+    with pytest.raises(DeviceError, match="failed to build"):
+        device._program_for(job, [])
