@@ -1,8 +1,9 @@
 """`python -m mlrt` (also the `mlrt` command): what this installation has.
 
 Prints the SDK version, the native runtime in use (kind, version, ABI, path), the
-execution providers, the OpenCL devices visible through pyopencl, and operator
-coverage (C kernels, operator semantics files).
+execution providers, every OpenCL device with whether it passed its probe (built and
+run in a child process) and the one in use, and operator coverage (C kernels,
+operator semantics files).
 
 `mlrt runtime ...` manages native runtimes (DESIGN.md "Distribution"):
     mlrt runtime bundle DIR                 copy the bundled runtime into an app's folder
@@ -20,28 +21,27 @@ import sys
 
 
 def opencl_devices() -> list[str]:
+    """Every OpenCL device, in the order the provider tries them, with its verdict: in
+    use, passed (its probe program built and ran, in a child process), or why not."""
+    from .native.opencl import _runtime
+    if _runtime.cl is None:
+        return [f"(pyopencl unavailable: {_runtime._IMPORT_ERROR})"]
     try:
-        import pyopencl as cl
-    except Exception as exc:  # pyopencl missing or its ICD loader broken
-        return [f"(pyopencl unavailable: {exc})"]
-    try:
-        return [f"{d.name.strip()} [{cl.device_type.to_string(d.type)}] on {p.name.strip()}, "
-                f"{d.global_mem_size // 2**20} MiB, OpenCL {d.version.strip()}"
-                for p in cl.get_platforms() for d in p.get_devices()]
+        return [f"{name}: {verdict}" for name, verdict in _runtime.survey()]
     except Exception as exc:
         return [f"(no OpenCL platform: {exc})"]
 
 
 def opencl_choice() -> str:
     """The device the OpenCL provider uses and how many operators it runs, or why it cannot."""
-    from .native.opencl import _runtime
+    from .native.opencl import _drivers, _runtime
+    registered = _drivers.register(_runtime.cache_dir()) or _drivers.pip_runtimes()
+    pip = f"; pip runtime: {', '.join(map(str, registered))}" if registered else ""
     try:
         device = _runtime.default_device()
     except Exception as exc:
-        return f"unavailable ({exc})"
-    ops = _runtime.launcher_ops()
-    passed = f"; passed over: {'; '.join(_runtime.passed_over())}" if _runtime.passed_over() else ""
-    return f"{device.name}, {len(ops)} operators{passed}"
+        return f"unavailable ({exc}){pip}"
+    return f"{device.name}, {len(_runtime.launcher_ops())} operators{pip}; programs cached in {_runtime.cache_dir()}"
 
 
 def info() -> str:
@@ -57,7 +57,7 @@ def info() -> str:
         f"runtime: {rt.kind} {rt.version} (ABI {rt.abi}) at {rt.path}",
         f"build: {rt.ffi.string(rt.lib.mlrt_build_info()).decode()}",
         f"providers: {', '.join(get_available_providers())}",
-        "OpenCL devices:",
+        "OpenCL devices (in the order tried; MLRT_OPENCL_DEVICE overrides):",
         *(f"  {d}" for d in opencl_devices() or ["(none)"]),
         f"OpenCL provider: {opencl_choice()}",
         f"C kernels: {len(table)} covering {len({(k['domain'], k['op_type']) for k in table})} operators",

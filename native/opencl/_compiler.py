@@ -79,6 +79,19 @@ class Job:
             return "unreadable verdict file " + str(self.verdict_path)
 
 
+def verdicts(folder: Path, device_identity: str) -> dict[str, str]:
+    """The programs marked broken for one device in a cache folder: key -> reason."""
+    out = {}
+    for path in sorted(folder.glob("*.broken")):
+        try:
+            v = json.loads(path.read_text())
+        except (OSError, ValueError):
+            continue
+        if v.get("device") == device_identity:
+            out[v.get("program", path.stem)] = v.get("reason", "")
+    return out
+
+
 def time_limit() -> float:
     """Seconds one program may take to build before its compiler counts as hung."""
     try:
@@ -101,7 +114,7 @@ def build(device_identity: str, jobs: list[Job]) -> dict[str, str]:
             finished.update(dict.fromkeys(blamed))
         for key, why in found.items():  # kept at once: a parent killed later keeps what was learnt
             try:
-                write_atomic(str(by_key[key].verdict_path), json.dumps({"reason": why, "device": device_identity}).encode())
+                write_atomic(str(by_key[key].verdict_path), json.dumps({"program": key, "reason": why, "device": device_identity}).encode())
             except OSError:
                 pass  # an unwritable cache only means trying again next session
         broken.update(found)

@@ -172,7 +172,8 @@ def default_device() -> "Device":
 
 def survey() -> list[tuple[str, str]]:
     """Every device with its verdict, in the order they are tried: "in use", "passed",
-    or why it failed its probe (built and run in a child process)."""
+    or why it failed its probe (built and run in a child process); and the programs
+    the cache has marked broken for it."""
     if cl is None:
         return []
     try:
@@ -182,14 +183,18 @@ def survey() -> list[tuple[str, str]]:
     out = []
     for d in sorted(all_devices(), key=preference):
         if chosen is not None and d == chosen.cl_device:
-            out.append((_describe(d), "in use"))
-            continue
-        try:
-            Device(d).probe()
-        except Exception as exc:
-            out.append((_describe(d), f"failed: {_reason(exc)}"))
+            verdict = "in use"
         else:
-            out.append((_describe(d), "passed"))
+            try:
+                Device(d).probe()
+            except Exception as exc:
+                verdict = f"failed: {_reason(exc)}"
+            else:
+                verdict = "passed"
+        broken = sorted(k for k in _compiler.verdicts(cache_dir(), _compiler.identity(d)) if k != "probe")
+        if broken:
+            verdict += f"; {len(broken)} program(s) marked broken, run on the CPU: {', '.join(broken)}"
+        out.append((_describe(d), verdict))
     return out
 
 

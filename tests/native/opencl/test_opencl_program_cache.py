@@ -1,17 +1,20 @@
-"""Programs are built once per device and kept on disk: a second process creating a
-session for the same model builds nothing from source (its programs come from
-MLRT_OPENCL_CACHE; PoCL's own cache is pointed at a fresh folder each time so it
-cannot stand in for ours)."""
+"""Programs are built once per device and kept on disk: the first session on a device
+builds every float program in one child process and says so in one log line with the
+time it took; a second process creating a session for the same model builds nothing
+(its programs come from MLRT_OPENCL_CACHE; PoCL's own cache is pointed at a fresh
+folder each time so it cannot stand in for ours) and logs no such line."""
 
 import json
 import os
 import subprocess
 import sys
 
+from mlrt.native.opencl import _runtime
 from opencl_check import opencl_device
 
 SCRIPT = r"""
-import json, sys, time
+import json, logging, sys, time
+logging.basicConfig(level=logging.WARNING, format="LOG %(message)s", stream=sys.stderr)
 import numpy as np
 from onnx import TensorProto as TP, helper as h
 import mlrt.lowlevel as ml
@@ -31,9 +34,11 @@ print(json.dumps({"builds": default_device().source_builds, "seconds": seconds, 
 
 def _session_in_new_process(cache, pocl_cache):
     env = dict(os.environ, MLRT_OPENCL_CACHE=str(cache), POCL_CACHE_DIR=str(pocl_cache))
-    out = subprocess.run([sys.executable, "-c", SCRIPT], env=env, capture_output=True, text=True, timeout=300)
+    out = subprocess.run([sys.executable, "-c", SCRIPT], env=env, capture_output=True, text=True, timeout=600)
     assert out.returncode == 0, out.stderr
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    result["log"] = [ln[4:] for ln in out.stderr.splitlines() if ln.startswith("LOG ")]
+    return result
 
 
 def test_second_session_builds_nothing(tmp_path):
@@ -41,7 +46,12 @@ def test_second_session_builds_nothing(tmp_path):
     first = _session_in_new_process(tmp_path / "mlrt", tmp_path / "pocl1")
     second = _session_in_new_process(tmp_path / "mlrt", tmp_path / "pocl2")
     assert first["where"] == second["where"] == ["OpenCLExecutionProvider"]
-    assert first["builds"] >= 1  # the probe and the activation programs, from source
+    floats = sum(1 for _, t in _runtime.all_programs() if t in _runtime.FLOATS)
+    assert first["builds"] >= floats  # the probe, then every float program in one child
+    (line,) = [ln for ln in first["log"] if "kernel programs" in ln]
+    assert line.startswith(f"OpenCL: built {first['builds'] - 1} kernel programs for ")
+    assert " s, once for this device, driver and mlrt version" in line
     assert second["builds"] == 0, second
+    assert not [ln for ln in second["log"] if "kernel programs" in ln]
     assert list((tmp_path / "mlrt").glob("activation-*.bin"))
     assert first["y"] == second["y"]
