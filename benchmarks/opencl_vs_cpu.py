@@ -6,12 +6,13 @@ Each model gets two sessions in one process -- providers ["OpenCLExecutionProvid
 "CPUExecutionProvider"] and ["CPUExecutionProvider"] -- timed interleaved on the same
 all-ones input.  Prints per-model medians, the ratio OpenCL/CPU (below 1 means the
 OpenCL provider is faster), the share of nodes placed on OpenCL, and the largest
-difference between the two outputs.  On PoCL's CPU device this measures the
-provider's overhead and kernel quality, not a GPU: there is no target there.
+difference between the two outputs.  On a CPU OpenCL device (Intel's runtime from
+pip, or PoCL) this measures the provider's overhead and kernel quality, not a GPU.
 
 --startup also times session creation in fresh processes: the first with empty
-program caches (mlrt's MLRT_OPENCL_CACHE and PoCL's own), the second with mlrt's
-cache kept and PoCL's emptied again, and prints the ratio first/second.
+program caches (mlrt's MLRT_OPENCL_CACHE, where it builds every float program in a
+child process, and PoCL's own), the second with mlrt's cache kept and PoCL's emptied
+again, and prints the ratio first/second.
 """
 
 from __future__ import annotations

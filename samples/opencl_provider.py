@@ -3,8 +3,8 @@
     python samples/opencl_provider.py [--model squeezenet] [--frames 10]
 
 The session asks for ["OpenCLExecutionProvider", "CPUExecutionProvider"]: nodes the
-OpenCL provider can run go there (a GPU when there is one, else PoCL's CPU device),
-the rest stay on the CPU.  Each "frame" is uploaded once as an OrtValue on the
+OpenCL provider can run go there (a GPU when there is one, else Intel's CPU OpenCL
+runtime from pip), the rest stay on the CPU.  Each "frame" is uploaded once as an OrtValue on the
 device; its output stays there too until the sample reads the top scores back.  The
 sample prints where the nodes ran, the device, and the median latency next to the
 CPU provider's.

@@ -139,6 +139,27 @@ def _reason(exc: Exception) -> str:
     return reason or (lines[-1] if lines else type(exc).__name__)
 
 
+def _job(identity: str, key: str, source: str, options: str, probe: bool = False) -> "_compiler.Job":
+    """A program for one device and driver, with its place in the cache."""
+    digest = hashlib.sha256("\0".join([identity, options, source]).encode()).hexdigest()
+    return _compiler.Job(key, source, options, cache_dir() / f"{key.split(':')[0]}-{digest[:32]}.bin", probe)
+
+
+def _probe_job(identity: str) -> "_compiler.Job":
+    return _job(identity, "probe", _compiler.PROBE_SOURCE, "", probe=True)
+
+
+def open_device(cl_device) -> "Device":
+    """A checked Device: the probe is built and run in a child process before this
+    process so much as makes a context on the device, then run here too."""
+    job = _probe_job(_compiler.identity(cl_device))
+    if not job.path.exists() and job.verdict() is None:
+        _compiler.build(_compiler.identity(cl_device), [job])
+    dev = Device(cl_device)
+    dev.probe()
+    return dev
+
+
 _device_lock = threading.Lock()
 _chosen: "Device | None" = None
 _failures: list[str] = []
@@ -155,8 +176,7 @@ def default_device() -> "Device":
         _failures.clear()
         for d in candidates():
             try:
-                dev = Device(d)
-                dev.probe()
+                dev = open_device(d)
             except Exception as exc:
                 _failures.append(f"{_describe(d)}: {_reason(exc)}")
                 continue
@@ -186,7 +206,7 @@ def survey() -> list[tuple[str, str]]:
             verdict = "in use"
         else:
             try:
-                Device(d).probe()
+                open_device(d)
             except Exception as exc:
                 verdict = f"failed: {_reason(exc)}"
             else:
@@ -220,7 +240,7 @@ class Device:
     def probe(self) -> None:
         """Build and run a tiny program (first in a child process): DeviceError if this
         device's compiler or runtime does not work."""
-        prg = self._program_for(self._job("probe", _compiler.PROBE_SOURCE, "", probe=True), [])
+        prg = self._program_for(_probe_job(self.identity), [])
         buf = cl.Buffer(self.context, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR,
                         hostbuf=np.ones(4, np.float32))
         cl.Kernel(prg, "mlrt_probe")(self.queue, (4,), None, buf)
@@ -270,9 +290,7 @@ class Device:
         return self._job(f"{family}:{tname}", source, f"-DMLRT_{tname}=1")
 
     def _job(self, key: str, source: str, options: str, probe: bool = False) -> "_compiler.Job":
-        digest = hashlib.sha256("\0".join([self.identity, options, source]).encode()).hexdigest()
-        name = key.split(":")[0]
-        return _compiler.Job(key, source, options, cache_dir() / f"{name}-{digest[:32]}.bin", probe)
+        return _job(self.identity, key, source, options, probe)
 
     def _program_for(self, job: "_compiler.Job", others: list) -> object:
         """The job's program from the cache; what the cache lacks (the job, and `others`
