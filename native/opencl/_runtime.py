@@ -21,11 +21,14 @@ run on the CPU.
 
 from __future__ import annotations
 
+import atexit
 import hashlib
 import importlib
 import logging
 import os
 import pkgutil
+import shutil
+import tempfile
 import threading
 import time
 import warnings
@@ -69,6 +72,26 @@ def cache_dir() -> Path:
 
 
 _drivers.register(cache_dir())  # before the first OpenCL call of the process
+_usable: dict[str, Path] = {}
+
+
+def writable_cache() -> Path:
+    """cache_dir(), or a temporary folder for this process when that cannot be written
+    (the next process then builds its programs again)."""
+    folder = cache_dir()
+    if str(folder) not in _usable:
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            with tempfile.TemporaryFile(dir=folder):
+                pass
+            _usable[str(folder)] = folder
+        except OSError as exc:
+            temporary = Path(tempfile.mkdtemp(prefix="mlrt-opencl-"))
+            atexit.register(shutil.rmtree, temporary, True)
+            log.warning("OpenCL program cache %s cannot be written (%s); using %s for this process",
+                        folder, exc.strerror or exc, temporary)
+            _usable[str(folder)] = temporary
+    return _usable[str(folder)]
 
 
 # -- devices -------------------------------------------------------------------------------------
@@ -142,7 +165,7 @@ def _reason(exc: Exception) -> str:
 def _job(identity: str, key: str, source: str, options: str, probe: bool = False) -> "_compiler.Job":
     """A program for one device and driver, with its place in the cache."""
     digest = hashlib.sha256("\0".join([identity, options, source]).encode()).hexdigest()
-    return _compiler.Job(key, source, options, cache_dir() / f"{key.split(':')[0]}-{digest[:32]}.bin", probe)
+    return _compiler.Job(key, source, options, writable_cache() / f"{key.split(':')[0]}-{digest[:32]}.bin", probe)
 
 
 def _probe_job(identity: str) -> "_compiler.Job":
@@ -211,7 +234,7 @@ def survey() -> list[tuple[str, str]]:
                 verdict = f"failed: {_reason(exc)}"
             else:
                 verdict = "passed"
-        broken = sorted(k for k in _compiler.verdicts(cache_dir(), _compiler.identity(d)) if k != "probe")
+        broken = sorted(k for k in _compiler.verdicts(writable_cache(), _compiler.identity(d)) if k != "probe")
         if broken:
             verdict += f"; {len(broken)} program(s) marked broken, run on the CPU: {', '.join(broken)}"
         out.append((_describe(d), verdict))
@@ -330,7 +353,7 @@ class Device:
         if len(jobs) > 1:  # the first build on this device and driver: tell the user what the wait was
             log.warning("OpenCL: built %d kernel programs for %s in %.1f s, once for this device, driver and "
                         "mlrt version (cached in %s)%s", len(jobs) - len(broken), self.name, seconds,
-                        cache_dir(), f"; {len(broken)} failed, their nodes run on the CPU: "
+                        writable_cache(), f"; {len(broken)} failed, their nodes run on the CPU: "
                         + ", ".join(sorted(broken)) if broken else "")
         elif broken:
             log.info("OpenCL program %s failed to build on %s: %s", jobs[0].key, self.name, broken[jobs[0].key])

@@ -11,32 +11,15 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from onnx import TensorProto as TP
-from onnx import helper as h
 
 import mlrt.lowlevel as ml
 from mlrt._errors import DeviceError
 from mlrt.native.opencl import _compiler, _runtime
 from opencl_check import opencl_device
+from test_opencl_faults import EXPECTED, OPENCL, X, _model, _placed  # the Relu -> Sigmoid model
 
-OPENCL = ["OpenCLExecutionProvider", "CPUExecutionProvider"]
 FAULTY = Path(__file__).with_name("faulty_compiler.py")
 ACTIVATION_MARK = "Activations and elementwise math on one tensor"  # in activation.cl alone
-
-
-def _model():
-    nodes = [h.make_node("Relu", ["x"], ["a"], name="relu"), h.make_node("Sigmoid", ["a"], ["y"], name="sigmoid")]
-    g = h.make_graph(nodes, "g", [h.make_tensor_value_info("x", TP.FLOAT, [4, 5])],
-                     [h.make_tensor_value_info("y", TP.FLOAT, [4, 5])])
-    return h.make_model(g, opset_imports=[h.make_opsetid("", 17)]).SerializeToString()
-
-
-X = np.linspace(-3, 3, 20, dtype=np.float32).reshape(4, 5)
-EXPECTED = 1 / (1 + np.exp(-np.maximum(X, 0)))
-
-
-def _placed(sess):
-    return {p for _, op, p in sess.get_node_assignment() if not op.startswith("Memcpy")}
 
 
 @pytest.fixture

@@ -5,12 +5,17 @@ time it took; a second process creating a session for the same model builds noth
 folder each time so it cannot stand in for ours) and logs no such line."""
 
 import json
+import logging
 import os
 import subprocess
 import sys
 
+import numpy as np
+
+import mlrt.lowlevel as ml
 from mlrt.native.opencl import _runtime
 from opencl_check import opencl_device
+from test_opencl_faults import EXPECTED, OPENCL, X, _model, _placed
 
 SCRIPT = r"""
 import json, logging, sys, time
@@ -55,3 +60,16 @@ def test_second_session_builds_nothing(tmp_path):
     assert not [ln for ln in second["log"] if "kernel programs" in ln]
     assert list((tmp_path / "mlrt").glob("activation-*.bin"))
     assert first["y"] == second["y"]
+
+
+def test_an_unwritable_cache_still_runs_on_opencl(monkeypatch, caplog):
+    """A cache folder that cannot be written costs the next process a build, nothing more."""
+    device = opencl_device()
+    monkeypatch.setenv("MLRT_OPENCL_CACHE", "/proc/mlrt-cannot-write-here")
+    monkeypatch.setattr(device, "_programs", {})
+    monkeypatch.setattr(device, "_built_all", True)
+    with caplog.at_level(logging.WARNING, logger="mlrt"):
+        sess = ml.InferenceSession(_model(), providers=OPENCL)
+    assert _placed(sess) == {"OpenCLExecutionProvider"}
+    np.testing.assert_allclose(sess.run(None, {"x": X})[0], EXPECTED, rtol=1e-6)
+    assert any("cannot be written" in r.getMessage() for r in caplog.records)
