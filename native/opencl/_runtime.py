@@ -15,8 +15,9 @@ hangs cannot take this process down) and cached on disk by device, driver, build
 options and source hash (`MLRT_OPENCL_CACHE`, default ~/.cache/mlrt/opencl); this
 process loads the binaries.  The first program asked of a device builds every
 float32/float16 program of the launcher table in one child, with one log line
-saying how long it took (other element types are built when first asked for); a program that could not be built is marked broken in the cache and its nodes
-run on the CPU.
+saying how long it took (other element types are built when first asked for); a
+program that could not be built is marked broken in the cache and its nodes run on
+the CPU.
 """
 
 from __future__ import annotations
@@ -310,10 +311,7 @@ class Device:
             source = (folder / "_common.cl").read_text() + "\n" + (folder / f"{family}.cl").read_text()
         except OSError as exc:
             raise DeviceError(f"OpenCL kernels for '{family}' cannot be read: {exc}") from None
-        return self._job(f"{family}:{tname}", source, f"-DMLRT_{tname}=1")
-
-    def _job(self, key: str, source: str, options: str, probe: bool = False) -> "_compiler.Job":
-        return _job(self.identity, key, source, options, probe)
+        return _job(self.identity, f"{family}:{tname}", source, f"-DMLRT_{tname}=1")
 
     def _program_for(self, job: "_compiler.Job", others: list) -> object:
         """The job's program from the cache; what the cache lacks (the job, and `others`

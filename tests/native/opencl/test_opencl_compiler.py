@@ -95,7 +95,7 @@ def test_a_device_whose_probe_crashes_is_passed_over(cache, monkeypatch):
 
 def test_a_compile_error_is_a_verdict_too(cache):
     device = opencl_device()
-    job = device._job("bad:float32", "__kernel void k(__global float *x) { this is not C; }", "")
+    job = _runtime._job(device.identity, "bad:float32", "__kernel void k(__global float *x) { this is not C; }", "")
     broken = _compiler.build(device.identity, [job])
     assert "bad:float32" in broken and job.verdict() == broken["bad:float32"]
     with pytest.raises(DeviceError, match="failed to build"):
