@@ -95,7 +95,7 @@ def verdicts(folder: Path, device_identity: str) -> dict[str, str]:
 def time_limit() -> float:
     """Seconds one program may take to build before its compiler counts as hung."""
     try:
-        return float(os.environ.get("MLRT_OPENCL_BUILD_TIMEOUT", "300"))
+        return max(float(os.environ.get("MLRT_OPENCL_BUILD_TIMEOUT", "300")), 1.0)
     except ValueError:
         return 300.0
 
@@ -179,7 +179,11 @@ def _one_child(device_identity: str, jobs: list[Job]):
         if reason is None:
             return finished, None, []
         err.seek(0)
-        tail = [ln.strip() for ln in err.read().decode(errors="replace").splitlines() if ln.strip()][-6:]
+        said = [ln.strip() for ln in err.read().decode(errors="replace").splitlines() if ln.strip()]
+        tail = said[-6:]
+        first_error = next((ln for ln in said if "error" in ln.lower()), None)
+        if first_error is not None and first_error not in tail:  # LLVM names the failure first, then dumps
+            tail = [first_error, "..."] + tail
         last = f"; its last lines: {' | '.join(tail)}" if tail else ""
         if current is not None:
             return finished, f"{reason} while building {current}{last}", [current]
