@@ -258,6 +258,7 @@ class Device:
         self._programs: dict[str, object] = {}
         self._lock = threading.RLock()
         self._built_all = False
+        self._broken: dict[str, str] = {}  # programs found broken in this process: key -> why
         self.source_builds = 0  # programs this process had built from source (in child processes)
         self.identity = _compiler.identity(cl_device)
 
@@ -281,10 +282,17 @@ class Device:
         with self._lock:
             prg = self._programs.get(key)
             if prg is None:
+                if key in self._broken:
+                    raise DeviceError(self._broken[key])
                 job = self._family_job(family, tname)
                 others = [] if self._built_all else self._first_use_jobs(key)
                 self._built_all = True
-                prg = self._programs[key] = self._program_for(job, others)
+                try:
+                    prg = self._programs[key] = self._program_for(job, others)
+                except DeviceError as exc:
+                    self._broken[key] = str(exc)
+                    log.warning("%s; its nodes run on the CPU", exc)
+                    raise
             return prg
 
     def _first_use_jobs(self, asked: str) -> list:

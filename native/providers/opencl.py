@@ -1,7 +1,8 @@
 """OpenCLExecutionProvider: the DirectML-like GPU provider, kernels in native/opencl/*.cl.
 
 It claims the nodes whose operator has an OpenCL launcher for the node's element
-type; each of its partitions is planned per input signature and runs on one
+type and whose program builds on the device (a program marked broken leaves its
+nodes to the CPU, the rest of the graph stays on OpenCL); each of its partitions is planned per input signature and runs on one
 OpenCL queue with its values kept on the device (native/opencl/_plan.py).
 The device is the process's one OpenCL device (native/opencl/_runtime.py:
 MLRT_OPENCL_DEVICE, else GPUs first), shared with OrtValue and IOBinding.
@@ -62,6 +63,7 @@ class OpenCLExecutionProvider(ExecutionProvider):
                           RuntimeWarning, stacklevel=2)
             return [[]]
         claimed = []
+        builds: dict[tuple, bool] = {}
         for i, node in enumerate(graph.nodes):
             launcher = find_launcher(node.domain, node.op_type)
             if launcher is None:
@@ -73,6 +75,8 @@ class OpenCLExecutionProvider(ExecutionProvider):
                 dtype = _plan.value_dtype(graph, name) if name else None
                 if dtype is None or np.dtype(dtype).name not in launcher.dtypes:
                     continue
+                if launcher.family and not self._builds(launcher.family, dtype, builds):
+                    continue  # its program does not build on this device: the node stays on the CPU alone
             if launcher.supports is not None:
                 try:
                     if not launcher.accepts(make_op(node, graph), _static_inputs(graph, node)):
@@ -81,6 +85,18 @@ class OpenCLExecutionProvider(ExecutionProvider):
                     continue
             claimed.append(i)
         return [claimed]
+
+    def _builds(self, family: str, dtype, seen: dict) -> bool:
+        """Whether the family's program for this element type builds on the device (built
+        now if it is not cached: in a child process, see opencl/_compiler.py)."""
+        key = (family, np.dtype(dtype).name)
+        if key not in seen:
+            try:
+                self.cl_device.program(family, dtype)
+                seen[key] = True
+            except DeviceError:
+                seen[key] = False
+        return seen[key]
 
     def compile(self, graph):
         return _plan.Partition(graph, self.cl_device)

@@ -1,16 +1,20 @@
 """A driver's compiler that crashes or hangs never reaches this process: programs are
 built in a child process (native/opencl/_compiler.py), and one that dies or hangs
-there is marked broken in the cache with the compiler's last lines; its partition runs
-on the CPU with a warning, the answer is right, and later sessions read the verdict
-instead of building again.  The broken driver is tests/native/opencl/faulty_compiler.py,
+there is marked broken in the cache with the compiler's last lines; the nodes that
+need that program run on the CPU (with a warning naming why), the rest stay on
+OpenCL, the answer is right, and later sessions read the verdict instead of building
+again.  The broken driver is tests/native/opencl/faulty_compiler.py,
 run as the child: the real child, made to abort or hang on one program."""
 
 import json
+import logging
 import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
+from onnx import TensorProto as TP
+from onnx import helper as h
 
 import mlrt.lowlevel as ml
 from mlrt._errors import DeviceError
@@ -29,6 +33,7 @@ def cache(tmp_path, monkeypatch):
     device = opencl_device()
     monkeypatch.setenv("MLRT_OPENCL_CACHE", str(tmp_path / "cache"))
     monkeypatch.setattr(device, "_programs", {})
+    monkeypatch.setattr(device, "_broken", {})
     monkeypatch.setattr(device, "_built_all", True)
     return tmp_path / "cache"
 
@@ -39,23 +44,39 @@ def _faulty(monkeypatch, mark: str, fault: str = "abort") -> None:
     monkeypatch.setattr(_compiler, "CHILD", [sys.executable, str(FAULTY), str(Path(_compiler.__file__))])
 
 
-def test_crashing_compiler_is_marked_broken_and_the_partition_falls_back(cache, monkeypatch):
+def _softmax_relu():
+    """Softmax (its own program) then Relu (the activation program)."""
+    nodes = [h.make_node("Softmax", ["x"], ["s"], name="softmax"), h.make_node("Relu", ["s"], ["y"], name="relu")]
+    g = h.make_graph(nodes, "g", [h.make_tensor_value_info("x", TP.FLOAT, [4, 5])],
+                     [h.make_tensor_value_info("y", TP.FLOAT, [4, 5])])
+    return h.make_model(g, opset_imports=[h.make_opsetid("", 17)]).SerializeToString()
+
+
+def _where(sess) -> dict:
+    return {name: p for name, op, p in sess.get_node_assignment() if not op.startswith("Memcpy")}
+
+
+def test_crashing_compiler_is_marked_broken_and_only_its_nodes_leave_opencl(cache, monkeypatch, caplog):
     _faulty(monkeypatch, ACTIVATION_MARK)
-    with pytest.warns(RuntimeWarning, match="falls back to CPUExecutionProvider.*killed by SIGABRT"):
-        sess = ml.InferenceSession(_model(), providers=OPENCL)
-    assert _placed(sess) == {"CPUExecutionProvider"}
-    np.testing.assert_allclose(sess.run(None, {"x": X})[0], EXPECTED, rtol=1e-6)
+    with caplog.at_level(logging.WARNING, logger="mlrt"):
+        sess = ml.InferenceSession(_softmax_relu(), providers=OPENCL)
+    assert _where(sess) == {"softmax": "OpenCLExecutionProvider", "relu": "CPUExecutionProvider"}
+    e = np.exp(X - X.max(axis=1, keepdims=True))
+    np.testing.assert_allclose(sess.run(None, {"x": X})[0], e / e.sum(axis=1, keepdims=True), rtol=1e-5)
     (verdict,) = cache.glob("activation-*.broken")
     reason = json.loads(verdict.read_text())["reason"]
     assert "died (killed by SIGABRT) while building activation:float32" in reason
     assert "LLVM ERROR: Cannot select" in reason  # the compiler's last words are kept
+    assert any("killed by SIGABRT" in r.getMessage() and "run on the CPU" in r.getMessage() for r in caplog.records)
 
-    # A later session reads the verdict: no build process is started again.
+    # A later session (here: the device's programs forgotten, as in a new process)
+    # reads the verdict: no build process is started again.
     device = opencl_device()
     monkeypatch.setattr(device, "_programs", {})
+    monkeypatch.setattr(device, "_broken", {})
     monkeypatch.setattr(_compiler, "build", lambda *a: pytest.fail("a build process was started again"))
-    with pytest.warns(RuntimeWarning, match="falls back.*delete it to try again.*SIGABRT"):
-        again = ml.InferenceSession(_model(), providers=OPENCL)
+    again = ml.InferenceSession(_model(), providers=OPENCL)
+    assert _placed(again) == {"CPUExecutionProvider"}
     np.testing.assert_allclose(again.run(None, {"x": X})[0], EXPECTED, rtol=1e-6)
 
 
@@ -73,8 +94,10 @@ def test_other_programs_still_build_after_a_crash(cache, monkeypatch):
 def test_hanging_compiler_is_stopped_at_the_time_limit(cache, monkeypatch):
     _faulty(monkeypatch, ACTIVATION_MARK, fault="hang")
     monkeypatch.setenv("MLRT_OPENCL_BUILD_TIMEOUT", "3")
-    with pytest.warns(RuntimeWarning, match="falls back.*did not finish within 3 s"):
-        sess = ml.InferenceSession(_model(), providers=OPENCL)
+    sess = ml.InferenceSession(_model(), providers=OPENCL)
+    assert _placed(sess) == {"CPUExecutionProvider"}
+    reason = json.loads(next(cache.glob("activation-*.broken")).read_text())["reason"]
+    assert "did not finish within 3 s" in reason
     np.testing.assert_allclose(sess.run(None, {"x": X})[0], EXPECTED, rtol=1e-6)
     assert list(cache.glob("activation-*.broken"))
 
