@@ -112,13 +112,18 @@ def build(device_identity: str, jobs: list[Job]) -> dict[str, str]:
         if reason is not None:
             found.update(dict.fromkeys(blamed, reason))
             finished.update(dict.fromkeys(blamed))
+        left = [j for j in todo if j.key not in finished]
+        if len(left) == len(todo):  # no progress (a child answering nonsense): no more tries
+            found.update(dict.fromkeys((j.key for j in left), reason or "the build process answered nothing usable"))
+            left = []
         for key, why in found.items():  # kept at once: a parent killed later keeps what was learnt
+            verdict = {"program": key, "reason": why, "device": device_identity}
             try:
-                write_atomic(str(by_key[key].verdict_path), json.dumps({"program": key, "reason": why, "device": device_identity}).encode())
-            except OSError:
+                write_atomic(str(by_key[key].verdict_path), json.dumps(verdict).encode())
+            except (OSError, KeyError):
                 pass  # an unwritable cache only means trying again next session
         broken.update(found)
-        todo = [j for j in todo if j.key not in finished]
+        todo = left
     return broken
 
 
@@ -145,11 +150,7 @@ def _one_child(device_identity: str, jobs: list[Job]):
             return {}, f"cannot start the build process ({exc})", [j.key for j in jobs]
         lines: queue.Queue = queue.Queue()
         threading.Thread(target=_pump, args=(proc.stdout, lines), daemon=True).start()
-        try:
-            proc.stdin.write(json.dumps(request).encode())
-            proc.stdin.close()
-        except OSError:
-            pass  # it died at once: told below
+        threading.Thread(target=_feed, args=(proc.stdin, json.dumps(request).encode()), daemon=True).start()
         finished: dict[str, str | None] = {}
         current, reason = None, None
         deadline = time.monotonic() + limit
@@ -163,8 +164,9 @@ def _one_child(device_identity: str, jobs: list[Job]):
                 break
             if line is None:
                 code = proc.wait()
-                if len(finished) < len(jobs):
-                    reason = f"the build process died ({_exit_text(code)})"
+                if any(j.key not in finished for j in jobs):
+                    reason = f"the build process died ({_exit_text(code)})" if code else \
+                        "the build process ended without finishing"
                 break
             try:
                 event = json.loads(line)
@@ -190,6 +192,15 @@ def _one_child(device_identity: str, jobs: list[Job]):
         rest = [j.key for j in jobs if j.key not in finished]
         # died before its first job: the device itself cannot be used
         return finished, f"{reason} before building anything{last}", rest if not finished else rest[:1]
+
+
+def _feed(stream, data: bytes) -> None:
+    """The request, written from a thread: a child that never reads cannot block us."""
+    try:
+        stream.write(data)
+        stream.close()
+    except OSError:
+        pass  # it died first: the reader sees that
 
 
 def _pump(stream, lines: queue.Queue) -> None:

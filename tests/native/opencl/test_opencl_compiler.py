@@ -123,3 +123,21 @@ def test_a_compile_error_is_a_verdict_too(cache):
     assert "bad:float32" in broken and job.verdict() == broken["bad:float32"]
     with pytest.raises(DeviceError, match="failed to build"):
         device._program_for(job, [])
+
+
+@pytest.mark.parametrize("child, says", [
+    ("import time; time.sleep(60)", "did not finish within 2 s (MLRT_OPENCL_BUILD_TIMEOUT) before building anything"),
+    ("print('not json'); print('{\"done\": \"some other program\"}')", "ended without finishing"),
+    ("import sys; sys.stderr.write('driver: cannot open device\\n'); sys.exit(3)", "exit status 3"),
+])
+def test_a_child_that_never_builds_anything_marks_every_job(cache, monkeypatch, child, says):
+    """A driver that hangs or dies on start, or a child answering nonsense, ends in
+    verdicts for every job asked, never in a loop or a hang of this process."""
+    device = opencl_device()
+    monkeypatch.setenv("MLRT_OPENCL_BUILD_TIMEOUT", "2")
+    monkeypatch.setattr(_compiler, "CHILD", [sys.executable, "-c", child])
+    jobs = [device._family_job("softmax", "float32"), device._family_job("pool", "float32")]
+    broken = _compiler.build(device.identity, jobs)
+    assert sorted(broken) == ["pool:float32", "softmax:float32"]
+    assert all(says in reason for reason in broken.values()), broken
+    assert all(j.verdict() == broken[j.key] for j in jobs)
