@@ -37,3 +37,13 @@ def test_cli_reports_runtime(capsys):
     assert main([]) == 0
     out = capsys.readouterr().out
     assert "runtime: bundled" in out and "C kernels:" in out and "providers: CPUExecutionProvider" in out
+    from mlrt.native.opencl import _runtime
+    try:
+        device = _runtime.default_device()
+    except mlrt.DeviceError:
+        assert "OpenCL provider: unavailable" in out
+        return
+    devices = out.split("OpenCL devices (in the order tried; MLRT_OPENCL_DEVICE overrides):\n")[1].split("OpenCL provider:")[0]
+    assert f"{device.name} (" in devices and ": in use" in devices  # each device with its verdict
+    assert all(line.rsplit(": ", 1)[-1] in ("in use", "passed") or ": failed: " in line or "marked broken" in line
+               for line in devices.strip().splitlines())

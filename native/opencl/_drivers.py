@@ -9,9 +9,9 @@ into the environment's `lib/` folder and no `.icd` file anywhere, so no loader f
 it.  Before the process's first OpenCL call, `register()` makes a folder holding a
 copy of every `.icd` file the loader would have read plus one naming each pip runtime
 by absolute path, and points OCL_ICD_VENDORS at it for this process (and the build
-children it starts).  The folder is written inside the environment
-(`<sys.prefix>/etc/mlrt/opencl-vendors-<hash>`), or in mlrt's OpenCL cache folder when
-the environment is read-only; nothing under /etc, no root.  It is named by a hash of
+children it starts).  The folder is written inside the virtual environment
+(`<sys.prefix>/etc/mlrt/opencl-vendors-<hash>`), or in mlrt's OpenCL cache folder
+outside one or when the environment is read-only; nothing under /etc, no root.  It is named by a hash of
 its content, so it is written once and reused.
 
 A process that made its first OpenCL call before importing mlrt's OpenCL provider has
@@ -84,7 +84,8 @@ def register(fallback_folder: Path) -> list[str]:
         return _registered
     files = {**vendors, **extra}
     digest = hashlib.sha256(repr(sorted(files.items())).encode()).hexdigest()[:16]
-    for parent in (Path(sys.prefix) / "etc" / "mlrt", Path(fallback_folder)):
+    in_venv = sys.prefix != getattr(sys, "base_prefix", sys.prefix)  # never under a system Python's /usr
+    for parent in ([Path(sys.prefix) / "etc" / "mlrt"] if in_venv else []) + [Path(fallback_folder)]:
         folder = parent / f"opencl-vendors-{digest}"
         if folder.is_dir() or _write_folder(folder, files):
             os.environ["OCL_ICD_VENDORS"] = str(folder)

@@ -39,7 +39,7 @@ def test_the_vendor_folder_keeps_the_system_drivers(tmp_path, monkeypatch):
     (system / "gpu.icd").write_text("/opt/vendor/libgpu-ocl.so\n")
     (system / "README").write_text("not an icd file")
     runtime = tmp_path / "env" / "lib" / "libintelocl.so"
-    monkeypatch.setattr(sys, "prefix", str(tmp_path / "env"))
+    monkeypatch.setattr(sys, "prefix", str(tmp_path / "env"))  # a virtual environment's
     monkeypatch.setattr(_drivers, "_registered", None)
     monkeypatch.setattr(_drivers, "pip_runtimes", lambda: [runtime])
     monkeypatch.setenv("OCL_ICD_VENDORS", str(system))
@@ -56,13 +56,18 @@ def test_the_vendor_folder_keeps_the_system_drivers(tmp_path, monkeypatch):
     assert os.environ["OCL_ICD_VENDORS"] == folder
 
 
-def test_read_only_environment_uses_the_cache_folder(tmp_path, monkeypatch):
-    monkeypatch.setattr(sys, "prefix", "/proc/no-such-environment")
+@pytest.mark.parametrize("prefix, base", [("/proc/no-such-environment", "/usr"),  # read-only venv
+                                          (None, None)])  # a system Python: never under its prefix
+def test_otherwise_the_cache_folder_is_used(tmp_path, monkeypatch, prefix, base):
+    prefix = prefix or str(tmp_path / "usr")
+    monkeypatch.setattr(sys, "prefix", prefix)
+    monkeypatch.setattr(sys, "base_prefix", base or prefix)
     monkeypatch.setattr(_drivers, "_registered", None)
     monkeypatch.setattr(_drivers, "pip_runtimes", lambda: [tmp_path / "libintelocl.so"])
     monkeypatch.setenv("OCL_ICD_VENDORS", str(tmp_path / "empty"))
     assert _drivers.register(tmp_path / "cache")
     assert os.environ["OCL_ICD_VENDORS"].startswith(str(tmp_path / "cache" / "opencl-vendors-"))
+    assert not (tmp_path / "usr").exists()
 
 
 def _device(kind: str, platform_name: str):
