@@ -193,7 +193,7 @@ class _Plan:
 
     def _plan_lifetimes(self, fed: set) -> None:
         """Each buffer goes back to the pool after the last step reading any name that
-        shares it; partition inputs and outputs are never given back here."""
+        shares it; partition inputs and outputs, and constants, are never given back here."""
         root: dict[str, str] = {}
         for s in self.steps:
             for name, src, *_ in s.aliases:
@@ -208,7 +208,8 @@ class _Plan:
                 last[root.get(src, src)] = max(last.get(root.get(src, src), i), i)
             for name, *_ in s.outputs:
                 last.setdefault(name, i)  # never read: dies where it is made
-        keep = {root.get(n, n) for n in self.partition.output_names} | {root.get(n, n) for n in fed}
+        keep = {root.get(n, n) for n in self.partition.output_names} | {root.get(n, n) for n in fed} \
+            | set(self.partition.graph.initializers)  # constants outlive every run (an alias may root there)
         for name, i in last.items():
             if name not in keep:
                 self.steps[i].release.append(name)

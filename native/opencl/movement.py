@@ -229,8 +229,17 @@ def _cast_supported(op) -> bool:
         return False
 
 
-@launcher("Cast", family="movement", dtypes=("float32", "float16", "int32", "int64", "bool", "uint8", "int8"),
-          supports=_cast_supported)
+def _cast_like_supported(op, inputs) -> bool:
+    """CastLike converts to its second input's element type (its values are not read)."""
+    target = inputs[1] if len(inputs) > 1 else None
+    return target is not None and target.dtype is not None and np.dtype(target.dtype).name in _CAST_TO
+
+
+_CAST_FROM = ("float32", "float16", "int32", "int64", "bool", "uint8", "int8")
+
+
+@launcher("Cast", family="movement", dtypes=_CAST_FROM, supports=_cast_supported)
+@launcher("CastLike", family="movement", dtypes=_CAST_FROM, supports=_cast_like_supported)
 def cast(k, op, inputs, outputs):
     x, y = inputs[0], outputs[0]
     if np.dtype(x.dtype) == np.dtype(y.dtype):

@@ -9,8 +9,8 @@ case passes there only if its nodes ran on OpenCL (shape computations aside).
 
 Each provider has a skip file beside this one (`cpu.skip`, `opencl.skip`): one case
 per line, then `#` and why it fails.  The tests require the failures to be exactly
-the skip file's cases; `--write-skip` rewrites the file from a run, keeping the
-reasons already written for cases that still fail."""
+the skip file's cases; `--write-skip` rewrites the file from a run, each case with
+the reason it failed for."""
 
 from __future__ import annotations
 
@@ -129,12 +129,11 @@ def _short(reason: str) -> str:
 
 
 def write_skips(provider: str, failures: dict[str, str]) -> None:
-    old = read_skips(provider) if skip_file(provider).exists() else {}
     width = max((len(n) for n in failures), default=0)
     lines = [f"# Node conformance cases that fail with providers {PROVIDERS[provider]}, one per line with why.",
              "# tests/conformance/test_node_conformance*.py fail when this list and a run disagree;",
              f"# rewrite with: python tests/conformance/node_cases.py --provider {provider} --write-skip"]
-    lines += [f"{name:<{width}}  # {old.get(name) or _short(failures[name])}" for name in sorted(failures)]
+    lines += [f"{name:<{width}}  # {_short(failures[name])}" for name in sorted(failures)]
     skip_file(provider).write_text("\n".join(lines) + "\n")
 
 

@@ -1,5 +1,5 @@
 """Data movement on OpenCL against the C kernels: Transpose, Concat, Split, Slice, Gather,
-Expand, Tile, Pad, DepthToSpace, SpaceToDepth, Cast, and the alias ops (Reshape,
+Expand, Tile, Pad, DepthToSpace, SpaceToDepth, Cast, CastLike, and the alias ops (Reshape,
 Flatten, Squeeze, Unsqueeze, Identity, Dropout) -- over element types of every size,
 odd and empty shapes, negative axes and every attribute path."""
 
@@ -232,6 +232,34 @@ def test_cast(src, dst):
 def test_cast_empty_and_old_opset():
     check_opencl("Cast", [data((0, 3))], {"to": 10})
     check_opencl("Cast", [data((3, 4))], {"to": "FLOAT16"}, opset=5)
+
+
+@pytest.mark.parametrize("src, dst", [(np.float32, np.float16), (np.float16, np.float32), (np.int64, np.float32),
+                                      (np.float32, np.int32), (np.float32, np.float32), (np.uint8, np.bool_)])
+def test_cast_like(src, dst):
+    check_opencl("CastLike", [data((5, 13), src), data((2,), dst)], opset=21)
+
+
+def test_an_alias_of_a_constant_keeps_the_constant():
+    """CastLike to its own type shares its input's buffer; when that input is a
+    constant, the plan must not give the buffer back after the alias's last reader:
+    a later node reading the constant would see whatever was allocated there."""
+    from onnx import TensorProto as TP
+    from onnx import helper as h
+    from onnx import numpy_helper
+
+    import mlrt.lowlevel as ml
+    c = np.arange(12, dtype=np.float32)
+    nodes = [h.make_node("CastLike", ["c", "x"], ["cc"]), h.make_node("Add", ["x", "cc"], ["a"]),
+             h.make_node("Mul", ["a", "a"], ["b"]), h.make_node("Add", ["b", "c"], ["y"])]
+    g = h.make_graph(nodes, "g", [h.make_tensor_value_info("x", TP.FLOAT, [12])],
+                     [h.make_tensor_value_info("y", TP.FLOAT, [12])], [numpy_helper.from_array(c, "c")])
+    model = h.make_model(g, opset_imports=[h.make_opsetid("", 21)]).SerializeToString()
+    sess = ml.InferenceSession(model, providers=["OpenCLExecutionProvider", "CPUExecutionProvider"])
+    assert {p for _, op, p in sess.get_node_assignment()} == {"OpenCLExecutionProvider"}
+    x = np.ones(12, np.float32)
+    for _ in range(2):
+        np.testing.assert_array_equal(sess.run(None, {"x": x})[0], (x + c) ** 2 + c)
 
 
 # -- the alias ops (reshape.py) ------------------------------------------------------------------------------------
