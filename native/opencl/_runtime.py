@@ -51,6 +51,7 @@ else:
 
 log = logging.getLogger("mlrt")
 HERE = Path(__file__).resolve().parent
+SLOW_BUILD_S = 5.0  # a first build taking longer is announced when it starts to run long
 
 
 def source_dir() -> Path:
@@ -353,7 +354,16 @@ class Device:
 
     def _build(self, jobs: list) -> None:
         started = time.perf_counter()
-        broken = _compiler.build(self.identity, jobs)
+        # a slow compiler (PoCL takes minutes) gets a line up front too, so the wait is explained
+        notice = threading.Timer(SLOW_BUILD_S, log.warning, ["OpenCL: building %d kernel programs for %s, once for "
+                                                             "this device, driver and mlrt version ...",
+                                                             len(jobs), self.name])
+        notice.daemon = True
+        notice.start()
+        try:
+            broken = _compiler.build(self.identity, jobs)
+        finally:
+            notice.cancel()
         self.source_builds += len(jobs) - len(broken)
         seconds = time.perf_counter() - started
         if len(jobs) > 1:  # the first build on this device and driver: tell the user what the wait was

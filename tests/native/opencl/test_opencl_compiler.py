@@ -91,10 +91,14 @@ def test_other_programs_still_build_after_a_crash(cache, monkeypatch):
     assert device._load(jobs[1]) is not None
 
 
-def test_hanging_compiler_is_stopped_at_the_time_limit(cache, monkeypatch):
+def test_hanging_compiler_is_stopped_at_the_time_limit(cache, monkeypatch, caplog):
     _faulty(monkeypatch, ACTIVATION_MARK, fault="hang")
     monkeypatch.setenv("MLRT_OPENCL_BUILD_TIMEOUT", "3")
-    sess = ml.InferenceSession(_model(), providers=OPENCL)
+    monkeypatch.setattr(_runtime, "SLOW_BUILD_S", 0.5)
+    with caplog.at_level(logging.WARNING, logger="mlrt"):
+        sess = ml.InferenceSession(_model(), providers=OPENCL)
+    # a build that runs long is announced while it runs
+    assert any(r.getMessage().startswith("OpenCL: building 1 kernel programs for ") for r in caplog.records)
     assert _placed(sess) == {"CPUExecutionProvider"}
     reason = json.loads(next(cache.glob("activation-*.broken")).read_text())["reason"]
     assert "did not finish within 3 s" in reason
