@@ -2,10 +2,11 @@
 
 It claims the nodes whose operator has an OpenCL launcher for the node's element
 type and whose program builds on the device (a program marked broken leaves its
-nodes to the CPU, the rest of the graph stays on OpenCL); each of its partitions is planned per input signature and runs on one
-OpenCL queue with its values kept on the device (native/opencl/_plan.py).
-The device is the process's one OpenCL device (native/opencl/_runtime.py:
-MLRT_OPENCL_DEVICE, else GPUs first), shared with OrtValue and IOBinding.
+nodes to the CPU; the rest of the graph stays on OpenCL).  Each of its partitions
+is planned per input signature and runs on one OpenCL queue with its values kept
+on the device (native/opencl/_plan.py).  The device is the process's one OpenCL
+device (native/opencl/_runtime.py: MLRT_OPENCL_DEVICE, else GPUs, then Intel's CPU
+runtime, other devices, PoCL), shared with OrtValue and IOBinding.
 """
 
 from __future__ import annotations
