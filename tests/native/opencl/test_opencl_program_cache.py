@@ -57,7 +57,7 @@ def test_second_session_builds_nothing(tmp_path):
     built = [ln for ln in first["log"] if ln.startswith("OpenCL: built ")]
     assert len(built) == 1 and len([ln for ln in first["log"] if "kernel programs" in ln]) <= 2, first["log"]
     assert built[0].startswith(f"OpenCL: built {first['builds']} kernel programs for ")
-    assert " s, once for this device, driver and mlrt version" in line
+    assert " s, once for this device, driver and mlrt version" in built[0]
     assert second["builds"] == 0, second
     assert not [ln for ln in second["log"] if "kernel programs" in ln]
     assert list((tmp_path / "mlrt").glob("activation-*.bin"))
