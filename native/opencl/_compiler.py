@@ -240,6 +240,7 @@ def _say(**event) -> None:
 
 def child_main() -> int:
     import warnings
+    os.environ["PYOPENCL_NO_CACHE"] = "1"  # the binaries go to mlrt's cache, not pyopencl's too
     import pyopencl as cl
     request = json.loads(sys.stdin.read())
     device = _find_device(cl, request["device"])

@@ -13,11 +13,9 @@ Programs: one per operator family (`<family>.cl` after `_common.cl`) and element
 type, built in a child process (`_compiler`: a driver's compiler that crashes or
 hangs cannot take this process down) and cached on disk by device, driver, build
 options and source hash (`MLRT_OPENCL_CACHE`, default ~/.cache/mlrt/opencl); this
-process loads the binaries.  The first program asked of a device builds every
-float32/float16 program of the launcher table in one child, with one log line
-saying how long it took (other element types are built when first asked for); a
-program that could not be built is marked broken in the cache and its nodes run on
-the CPU.
+process loads the binaries.  The programs a session needs that the cache lacks are
+built together in one child, with one log line saying how long it took; a program
+that could not be built is marked broken in the cache and its nodes run on the CPU.
 """
 
 from __future__ import annotations
@@ -258,7 +256,6 @@ class Device:
         self.max_alloc = int(cl_device.max_mem_alloc_size)
         self._programs: dict[str, object] = {}
         self._lock = threading.RLock()
-        self._built_all = False
         self._broken: dict[str, str] = {}  # programs found broken in this process: key -> why
         self.source_builds = 0  # programs this process had built from source (in child processes)
         self.identity = _compiler.identity(cl_device)
@@ -266,7 +263,7 @@ class Device:
     def probe(self) -> None:
         """Build and run a tiny program (first in a child process): DeviceError if this
         device's compiler or runtime does not work."""
-        prg = self._program_for(_probe_job(self.identity), [])
+        prg = self._program_for(_probe_job(self.identity))
         buf = cl.Buffer(self.context, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR,
                         hostbuf=np.ones(4, np.float32))
         cl.Kernel(prg, "mlrt_probe")(self.queue, (4,), None, buf)
@@ -278,34 +275,38 @@ class Device:
     # -- programs ---------------------------------------------------------------------------
     def program(self, family: str, dtype) -> object:
         """The family's program built for one element type (see _common.cl)."""
-        tname = np.dtype(dtype).name
-        key = f"{family}:{tname}"
+        key = f"{family}:{np.dtype(dtype).name}"
+        broken = self.prepare([(family, dtype)])
+        if broken:
+            raise DeviceError(broken[key])
+        return self._programs[key]
+
+    def prepare(self, wanted) -> dict[str, str]:
+        """Make the programs for (family, element type) pairs ready: what the cache lacks
+        is built first, all in one child process (a session's cold start is one wait
+        and one log line).  Returns {"family:type": why} for those that are broken."""
+        keys = list(dict.fromkeys(f"{family}:{np.dtype(dtype).name}" for family, dtype in wanted))
         with self._lock:
-            prg = self._programs.get(key)
-            if prg is None:
-                if key in self._broken:
-                    raise DeviceError(self._broken[key])
-                job = self._family_job(family, tname)
-                others = [] if self._built_all else self._first_use_jobs(key)
-                self._built_all = True
+            jobs, missing = {}, []
+            for key in keys:
+                if key in self._programs or key in self._broken:
+                    continue
                 try:
-                    prg = self._programs[key] = self._program_for(job, others)
+                    job = jobs[key] = self._family_job(*key.split(":"))
+                except DeviceError as exc:
+                    self._broken[key] = str(exc)
+                    continue
+                if not job.path.exists() and job.verdict() is None:
+                    missing.append(job)
+            if missing:
+                self._build(missing)
+            for key, job in jobs.items():
+                try:
+                    self._programs[key] = self._program_for(job)
                 except DeviceError as exc:
                     self._broken[key] = str(exc)
                     log.warning("%s; its nodes run on the CPU", exc)
-                    raise
-            return prg
-
-    def _first_use_jobs(self, asked: str) -> list:
-        """Every float program of the launcher table but `asked`: built with it, at once."""
-        jobs = []
-        for family, tname in all_programs():
-            if tname in FLOATS and f"{family}:{tname}" != asked:
-                try:
-                    jobs.append(self._family_job(family, tname))
-                except DeviceError:
-                    continue  # its source is missing: it fails when asked for
-        return jobs
+            return {key: self._broken[key] for key in keys if key in self._broken}
 
     def kernel(self, family: str, dtype, name: str):
         """A new kernel object (each plan holds its own: kernel objects keep their arguments)."""
@@ -322,13 +323,12 @@ class Device:
             raise DeviceError(f"OpenCL kernels for '{family}' cannot be read: {exc}") from None
         return _job(self.identity, f"{family}:{tname}", source, f"-DMLRT_{tname}=1")
 
-    def _program_for(self, job: "_compiler.Job", others: list) -> object:
-        """The job's program from the cache; what the cache lacks (the job, and `others`
-        with it) is built in a child process first.  DeviceError if it is broken."""
+    def _program_for(self, job: "_compiler.Job") -> object:
+        """The job's program from the cache, built in a child process first if the cache
+        lacks it.  DeviceError if it is broken."""
         prg = self._load(job)
         if prg is None:
-            todo = [job] + [j for j in others if not j.path.exists() and j.verdict() is None]
-            self._build(todo)
+            self._build([job])
             prg = self._load(job)
             if prg is None:
                 raise DeviceError(f"OpenCL program '{job.key}' was built for {self.name} but its binary "
@@ -355,8 +355,8 @@ class Device:
     def _build(self, jobs: list) -> None:
         started = time.perf_counter()
         # a slow compiler (PoCL takes minutes) gets a line up front too, so the wait is explained
-        notice = threading.Timer(SLOW_BUILD_S, log.warning, ["OpenCL: building %d kernel programs for %s, once for "
-                                                             "this device, driver and mlrt version ...",
+        notice = threading.Timer(SLOW_BUILD_S, log.warning, ["OpenCL: building %d kernel program(s) for %s, once "
+                                                             "for this device, driver and mlrt version ...",
                                                              len(jobs), self.name])
         notice.daemon = True
         notice.start()
@@ -366,13 +366,14 @@ class Device:
             notice.cancel()
         self.source_builds += len(jobs) - len(broken)
         seconds = time.perf_counter() - started
-        if len(jobs) > 1:  # the first build on this device and driver: tell the user what the wait was
-            log.warning("OpenCL: built %d kernel programs for %s in %.1f s, once for this device, driver and "
-                        "mlrt version (cached in %s)%s", len(jobs) - len(broken), self.name, seconds,
-                        writable_cache(), f"; {len(broken)} failed, their nodes run on the CPU: "
-                        + ", ".join(sorted(broken)) if broken else "")
-        elif broken:
-            log.info("OpenCL program %s failed to build on %s: %s", jobs[0].key, self.name, broken[jobs[0].key])
+        if jobs[0].probe:
+            return
+        # a cold start: tell the user what the wait was (once per program, device, driver and mlrt version)
+        n = len(jobs) - len(broken)
+        log.warning("OpenCL: built %d kernel program%s for %s in %.1f s, once for this device, driver and mlrt "
+                    "version (cached in %s)%s", n, "" if n == 1 else "s", self.name, seconds, writable_cache(),
+                    f"; {len(broken)} failed, their nodes run on the CPU: " + ", ".join(sorted(broken))
+                    if broken else "")
 
     # -- memory ------------------------------------------------------------------------------
     def allocate(self, nbytes: int):
@@ -499,13 +500,6 @@ def launcher_ops() -> list[str]:
     """'domain::op' of every operator the OpenCL provider can run."""
     find_launcher("", "")
     return sorted(f"{d or 'ai.onnx'}::{t}" for d, t in _launchers)
-
-
-def all_programs() -> list[tuple[str, str]]:
-    """(family, element type) of every program the launcher table can ask for (the first
-    program asked of a device builds those of them for float types)."""
-    find_launcher("", "")
-    return sorted({(lr.family, t) for lr in _launchers.values() if lr.family and lr.dtypes for t in lr.dtypes})
 
 
 def passed_over() -> list[str]:

@@ -63,12 +63,12 @@ class OpenCLExecutionProvider(ExecutionProvider):
             warnings.warn(f"{self.name} is unavailable, its nodes run on the next provider: {exc}",
                           RuntimeWarning, stacklevel=2)
             return [[]]
-        claimed = []
-        builds: dict[tuple, bool] = {}
+        wanted = {}  # node -> (family, element type) of the program it needs, or None
         for i, node in enumerate(graph.nodes):
             launcher = find_launcher(node.domain, node.op_type)
             if launcher is None:
                 continue
+            dtype = None
             if launcher.dtypes is not None:
                 names = list(node.input)
                 ti = launcher.type_input
@@ -76,28 +76,17 @@ class OpenCLExecutionProvider(ExecutionProvider):
                 dtype = _plan.value_dtype(graph, name) if name else None
                 if dtype is None or np.dtype(dtype).name not in launcher.dtypes:
                     continue
-                if launcher.family and not self._builds(launcher.family, dtype, builds):
-                    continue  # its program does not build on this device: the node stays on the CPU alone
             if launcher.supports is not None:
                 try:
                     if not launcher.accepts(make_op(node, graph), _static_inputs(graph, node)):
                         continue
                 except Exception:
                     continue
-            claimed.append(i)
-        return [claimed]
-
-    def _builds(self, family: str, dtype, seen: dict) -> bool:
-        """Whether the family's program for this element type builds on the device (built
-        now if it is not cached: in a child process, see opencl/_compiler.py)."""
-        key = (family, np.dtype(dtype).name)
-        if key not in seen:
-            try:
-                self.cl_device.program(family, dtype)
-                seen[key] = True
-            except DeviceError:
-                seen[key] = False
-        return seen[key]
+            wanted[i] = (launcher.family, np.dtype(dtype).name) if launcher.family and dtype is not None else None
+        # the programs those nodes need, built together (in a child process) where the cache
+        # lacks them; a node whose program does not build on this device stays on the CPU alone
+        broken = self.cl_device.prepare(sorted({w for w in wanted.values() if w is not None}))
+        return [[i for i, w in wanted.items() if w is None or f"{w[0]}:{w[1]}" not in broken]]
 
     def compile(self, graph):
         return _plan.Partition(graph, self.cl_device)
