@@ -100,9 +100,25 @@ def time_limit() -> float:
         return 300.0
 
 
+MAX_CHILDREN = 4  # compilers are single-threaded, and PoCL's takes up to 2 GB each
+
+
 def build(device_identity: str, jobs: list[Job]) -> dict[str, str]:
-    """Build `jobs` in child processes (binaries into each job's path); returns
-    {key: reason} for the ones that are broken, whose verdicts are then on disk."""
+    """Build `jobs` in child processes (binaries into each job's path), up to one child
+    per core at once; returns {key: reason} for the ones that are broken, whose
+    verdicts are then on disk."""
+    children = max(1, min(len(jobs), os.cpu_count() or 1, MAX_CHILDREN))
+    if children == 1:
+        return _build_in_turn(device_identity, jobs)
+    from concurrent.futures import ThreadPoolExecutor
+    shares = [jobs[i::children] for i in range(children)]
+    with ThreadPoolExecutor(children) as pool:
+        parts = list(pool.map(lambda share: _build_in_turn(device_identity, share), shares))
+    return {key: why for part in parts for key, why in part.items()}
+
+
+def _build_in_turn(device_identity: str, jobs: list[Job]) -> dict[str, str]:
+    """build() for one child at a time: a child that dies is replaced for the rest."""
     broken: dict[str, str] = {}
     by_key = {j.key: j for j in jobs}
     todo = list(jobs)
@@ -149,8 +165,10 @@ def _one_child(device_identity: str, jobs: list[Job]):
         except OSError as exc:
             return {}, f"cannot start the build process ({exc})", [j.key for j in jobs]
         lines: queue.Queue = queue.Queue()
-        threading.Thread(target=_pump, args=(proc.stdout, lines), daemon=True).start()
-        threading.Thread(target=_feed, args=(proc.stdin, json.dumps(request).encode()), daemon=True).start()
+        helpers = [threading.Thread(target=_pump, args=(proc.stdout, lines), daemon=True),
+                   threading.Thread(target=_feed, args=(proc.stdin, json.dumps(request).encode()), daemon=True)]
+        for t in helpers:
+            t.start()
         finished: dict[str, str | None] = {}
         current, reason = None, None
         deadline = time.monotonic() + limit
@@ -163,7 +181,11 @@ def _one_child(device_identity: str, jobs: list[Job]):
                 reason = f"the compiler did not finish within {limit:g} s (MLRT_OPENCL_BUILD_TIMEOUT)"
                 break
             if line is None:
-                code = proc.wait()
+                try:
+                    code = proc.wait(timeout=limit)
+                except subprocess.TimeoutExpired:  # closed its output but lingers
+                    proc.kill()
+                    code = proc.wait()
                 if any(j.key not in finished for j in jobs):
                     reason = f"the build process died ({_exit_text(code)})" if code else \
                         "the build process ended without finishing"
@@ -178,6 +200,13 @@ def _one_child(device_identity: str, jobs: list[Job]):
                 key = event.get("done", event.get("error"))
                 finished[key] = event.get("log") or (None if "done" in event else "the build failed")
                 current = None
+        for t in helpers:  # the child is gone: its pipes end, and so do these
+            t.join(timeout=10)
+        for stream in (proc.stdin, proc.stdout):
+            try:
+                stream.close()
+            except (OSError, ValueError):
+                pass
         if reason is None:
             return finished, None, []
         err.seek(0)
