@@ -292,7 +292,7 @@ class Partition:
             if launcher is None:
                 raise DeviceError(f"{op.where}: no OpenCL launcher for {op.op_type}")
             for dtype in (self._dtypes(op, launcher) if launcher.family else ()):
-                device.program(launcher.family, dtype)
+                device.program(launcher.family, launcher.program_for(dtype))
 
     def _dtypes(self, op, launcher) -> list:
         names = [n for n in op.node.input if n]

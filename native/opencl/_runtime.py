@@ -463,13 +463,22 @@ class Launcher:
     """How one operator runs on OpenCL: `fn(k, op, inputs, outputs)` records its kernel
     launches through the builder `k` (see _plan.Builder); `family` names its .cl file;
     `dtypes` the element types of its `type_input`; `supports(op[, inputs])` (optional)
-    refuses attribute combinations it does not cover."""
+    refuses attribute combinations it does not cover; `program_dtype(dtype)` (optional)
+    names the element type of the program it launches from, when that is not the type
+    input's, so the session builds that program up front."""
 
     fn: object
     family: str
     dtypes: tuple | None
     type_input: int = 0
     supports: object = None
+    program_dtype: object = None
+
+    def program_for(self, dtype) -> np.dtype:
+        """The element type of the program it launches from, for a node whose type input
+        is `dtype`: the same, or `program_dtype(dtype)` (data movement uses one program
+        per element size).  DeviceError when there is none."""
+        return np.dtype(self.program_dtype(dtype) if self.program_dtype is not None else dtype)
 
     def accepts(self, op, inputs) -> bool:
         """supports(op), or supports(op, inputs) with what is known of the inputs before
@@ -487,11 +496,13 @@ _launchers: dict[tuple[str, str], Launcher] = {}
 _scanned = False
 
 
-def launcher(*op_types: str, family: str, domain: str = "", dtypes=FLOATS, type_input: int = 0, supports=None):
+def launcher(*op_types: str, family: str, domain: str = "", dtypes=FLOATS, type_input: int = 0, supports=None,
+             program_dtype=None):
     """Register a launcher for op types (used as a decorator in a family module)."""
     def register(fn):
         for t in op_types:
-            _launchers[(domain, t)] = Launcher(fn, family, tuple(dtypes) if dtypes else None, type_input, supports)
+            _launchers[(domain, t)] = Launcher(fn, family, tuple(dtypes) if dtypes else None, type_input, supports,
+                                               program_dtype)
         return fn
     return register
 

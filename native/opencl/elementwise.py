@@ -123,11 +123,16 @@ def elementwise(k, op, inputs, outputs):
         binary(k, "div", k.output(0), mine, count, View(shape, (0,) * len(shape)), k.output(0), shape)
 
 
-@launcher("Where", family="elementwise", dtypes=_ANY, type_input=1)
+def _bits(dtype) -> np.dtype:
+    """Where moves elements: one program per element size."""
+    return np.dtype(f"uint{8 * np.dtype(dtype).itemsize}")
+
+
+@launcher("Where", family="elementwise", dtypes=_ANY, type_input=1, program_dtype=_bits)
 def where(k, op, inputs, outputs):
     views = op.launch(inputs, outputs).views
     shape = tuple(outputs[0].shape)
-    bits = np.dtype(f"uint{8 * np.dtype(outputs[0].dtype).itemsize}")
+    bits = _bits(outputs[0].dtype)
     dims, strides = merged(shape, *(views[i].strides for i in range(3)), contiguous_strides(shape))
     if not dims:  # one element
         dims, strides = (1,), [(1,)] * 4

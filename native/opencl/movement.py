@@ -108,7 +108,7 @@ def transpose(k, src, dst, base: int, sh, st, bits) -> None:
 
 # -- the strided copies -----------------------------------------------------------------------
 
-@launcher("Transpose", "Expand", "DepthToSpace", "SpaceToDepth", family="movement", dtypes=ANY)
+@launcher("Transpose", "Expand", "DepthToSpace", "SpaceToDepth", family="movement", dtypes=ANY, program_dtype=bits_dtype)
 def strided_copy(k, op, inputs, outputs):
     x, y = inputs[0], outputs[0]
     view = op.launch(inputs, outputs).views.get(0)
@@ -116,7 +116,7 @@ def strided_copy(k, op, inputs, outputs):
     copy_view(k, k.input(0), k.output(0), shape, strides, 0, x.size, x.dtype, op.where)
 
 
-@launcher("Slice", family="movement", dtypes=ANY)
+@launcher("Slice", family="movement", dtypes=ANY, program_dtype=bits_dtype)
 def slice_(k, op, inputs, outputs):
     """Slice's first index and step per axis, as a view with (maybe negative) strides."""
     x, y = inputs[0], outputs[0]
@@ -140,7 +140,7 @@ def _pieces(shape, axis: int, sizes):
     return rows, int(shape[axis]) * inner, out
 
 
-@launcher("Concat", family="movement", dtypes=ANY)
+@launcher("Concat", family="movement", dtypes=ANY, program_dtype=bits_dtype)
 def concat(k, op, inputs, outputs):
     y = outputs[0]
     axis = op.launch(inputs, outputs).params["axis"]
@@ -152,7 +152,7 @@ def concat(k, op, inputs, outputs):
             enqueue_rows(k, kernel, rows, piece, k.input(i), k.output(0), np.int64(wide), np.int64(start))
 
 
-@launcher("Split", family="movement", dtypes=ANY)
+@launcher("Split", family="movement", dtypes=ANY, program_dtype=bits_dtype)
 def split(k, op, inputs, outputs):
     x = inputs[0]
     axis = op.launch(inputs, outputs).params["axis"]
@@ -165,7 +165,7 @@ def split(k, op, inputs, outputs):
 
 # -- Gather, Tile, Pad ----------------------------------------------------------------------------
 
-@launcher("Gather", family="movement", dtypes=ANY)
+@launcher("Gather", family="movement", dtypes=ANY, program_dtype=bits_dtype)
 def gather(k, op, inputs, outputs):
     """Indices are read at run time; one outside [-dim, dim) fails the run with
     InvalidArgument, as on the CPU."""
@@ -180,7 +180,7 @@ def gather(k, op, inputs, outputs):
                  *k.error_flag(f"{op.where}: an index is out of range for axis {axis} of size {x.shape[axis]}"))
 
 
-@launcher("Tile", family="movement", dtypes=ANY)
+@launcher("Tile", family="movement", dtypes=ANY, program_dtype=bits_dtype)
 def tile(k, op, inputs, outputs):
     x, y = inputs[0], outputs[0]
     if y.size == 0:
@@ -194,7 +194,7 @@ def tile(k, op, inputs, outputs):
                  k.view(y.shape[:-1], strides[:-1]), k.view(x.shape[:-1], strides[:-1]), np.int64(x.shape[-1]))
 
 
-@launcher("Pad", family="movement", dtypes=ANY)
+@launcher("Pad", family="movement", dtypes=ANY, program_dtype=bits_dtype)
 def pad(k, op, inputs, outputs):
     x, y = inputs[0], outputs[0]
     p = op.launch(inputs, outputs).params

@@ -82,7 +82,13 @@ class OpenCLExecutionProvider(ExecutionProvider):
                         continue
                 except Exception:
                     continue
-            wanted[i] = (launcher.family, np.dtype(dtype).name) if launcher.family and dtype is not None else None
+            if launcher.family and dtype is not None:
+                try:
+                    wanted[i] = (launcher.family, launcher.program_for(dtype).name)
+                except DeviceError:
+                    continue  # no program for this element type
+            else:
+                wanted[i] = None
         # the programs those nodes need, built together (in a child process) where the cache
         # lacks them; a node whose program does not build on this device stays on the CPU alone
         broken = self.cl_device.prepare(sorted({w for w in wanted.values() if w is not None}))
