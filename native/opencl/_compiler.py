@@ -194,6 +194,8 @@ def _one_child(device_identity: str, jobs: list[Job]):
                 event = json.loads(line)
             except ValueError:
                 continue  # a driver writing on stdout
+            if not isinstance(event, dict):
+                continue
             if "start" in event:
                 current, deadline = event["start"], time.monotonic() + limit
             elif "done" in event or "error" in event:

@@ -11,8 +11,8 @@ copy of every `.icd` file the loader would have read plus one naming each pip ru
 by absolute path, and points OCL_ICD_VENDORS at it for this process (and the build
 children it starts).  The folder is written inside the virtual environment
 (`<sys.prefix>/etc/mlrt/opencl-vendors-<hash>`), or in mlrt's OpenCL cache folder
-outside one or when the environment is read-only; nothing under /etc, no root.  It is named by a hash of
-its content, so it is written once and reused.
+outside one or when the environment is read-only; nothing under /etc, no root.  It
+is named by a hash of its content, so it is written once and reused.
 
 A process that made its first OpenCL call before importing mlrt's OpenCL provider has
 its loader set up already; it sees only the drivers it saw then.
@@ -55,7 +55,10 @@ def _vendor_files() -> dict[str, str]:
     where = os.environ.get("OCL_ICD_VENDORS") or SYSTEM_VENDORS
     folder = Path(where)
     if folder.is_file():  # ocl-icd also takes one file: an .icd, or the driver itself
-        return {folder.name: folder.read_text() if folder.suffix == ".icd" else str(folder)}
+        try:
+            return {folder.name: folder.read_text() if folder.suffix == ".icd" else str(folder)}
+        except (OSError, UnicodeDecodeError):
+            return {}  # unreadable: the loader will not use it either
     try:
         entries = sorted(folder.iterdir())
     except OSError:
@@ -65,7 +68,7 @@ def _vendor_files() -> dict[str, str]:
         if entry.suffix == ".icd":
             try:
                 out[entry.name] = entry.read_text()
-            except OSError:
+            except (OSError, UnicodeDecodeError):
                 continue
     return out
 

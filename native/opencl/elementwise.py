@@ -17,6 +17,7 @@ import numpy as np
 from ..._errors import DeviceError
 from ..ops._base import View, contiguous_strides
 from ._runtime import launcher
+from .movement import bits_dtype
 
 WG = 64   # work-items per work-group
 VEC = 8   # elements per work-item of the float kernels (VEC in the .cl files)
@@ -123,16 +124,12 @@ def elementwise(k, op, inputs, outputs):
         binary(k, "div", k.output(0), mine, count, View(shape, (0,) * len(shape)), k.output(0), shape)
 
 
-def _bits(dtype) -> np.dtype:
-    """Where moves elements: one program per element size."""
-    return np.dtype(f"uint{8 * np.dtype(dtype).itemsize}")
-
-
-@launcher("Where", family="elementwise", dtypes=_ANY, type_input=1, program_dtype=_bits)
+@launcher("Where", family="elementwise", dtypes=_ANY, type_input=1, program_dtype=bits_dtype)
 def where(k, op, inputs, outputs):
+    """Where moves elements: one program per element size, as data movement does."""
     views = op.launch(inputs, outputs).views
     shape = tuple(outputs[0].shape)
-    bits = _bits(outputs[0].dtype)
+    bits = bits_dtype(outputs[0].dtype)
     dims, strides = merged(shape, *(views[i].strides for i in range(3)), contiguous_strides(shape))
     if not dims:  # one element
         dims, strides = (1,), [(1,)] * 4

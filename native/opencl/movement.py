@@ -108,7 +108,8 @@ def transpose(k, src, dst, base: int, sh, st, bits) -> None:
 
 # -- the strided copies -----------------------------------------------------------------------
 
-@launcher("Transpose", "Expand", "DepthToSpace", "SpaceToDepth", family="movement", dtypes=ANY, program_dtype=bits_dtype)
+@launcher("Transpose", "Expand", "DepthToSpace", "SpaceToDepth", family="movement", dtypes=ANY,
+          program_dtype=bits_dtype)
 def strided_copy(k, op, inputs, outputs):
     x, y = inputs[0], outputs[0]
     view = op.launch(inputs, outputs).views.get(0)

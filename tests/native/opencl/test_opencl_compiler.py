@@ -129,7 +129,7 @@ def test_a_compile_error_is_a_verdict_too(cache):
 
 @pytest.mark.parametrize("child, says", [
     ("import time; time.sleep(60)", "did not finish within 2 s (MLRT_OPENCL_BUILD_TIMEOUT) before building anything"),
-    ("print('not json'); print('{\"done\": \"some other program\"}')", "ended without finishing"),
+    ("print('not json'); print('42'); print('{\"done\": \"some other program\"}')", "ended without finishing"),
     ("import sys; sys.stderr.write('driver: cannot open device\\n'); sys.exit(3)", "exit status 3"),
 ])
 def test_a_child_that_never_builds_anything_marks_every_job(cache, monkeypatch, child, says):
