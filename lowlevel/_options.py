@@ -37,6 +37,8 @@ class SessionOptions:
         self.enable_mem_pattern = True
         self.enable_mem_reuse = True
         self._config: dict[str, str] = {}
+        self._dim_by_name: dict[str, int] = {}
+        self._dim_by_denotation: dict[str, int] = {}
 
     def __setattr__(self, key, value):
         if key == "intra_op_num_threads" and (not isinstance(value, int) or value < 0):
@@ -56,9 +58,23 @@ class SessionOptions:
             raise InvalidArgument(f"session config entry '{key}' is not set")
         return self._config[key]
 
+    def add_free_dimension_override_by_name(self, dim_name: str, dim_value: int) -> None:
+        """Every input dimension named `dim_name` (its dim_param) becomes `dim_value`."""
+        self._dim_by_name[str(dim_name)] = _dim_value(dim_value, dim_name)
+
+    def add_free_dimension_override_by_denotation(self, dim_denotation: str, dim_value: int) -> None:
+        """Every free input dimension with this denotation (e.g. "DATA_BATCH") becomes `dim_value`."""
+        self._dim_by_denotation[str(dim_denotation)] = _dim_value(dim_value, dim_denotation)
+
     def register_custom_ops_library(self, path: str) -> None:
         raise InvalidArgument("custom operator libraries are not supported yet; "
                               "define the operator as a file in mlrt/native/ops instead")
+
+
+def _dim_value(value, name) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise InvalidArgument(f"free dimension override '{name}': the size must be an int >= 1, got {value!r}")
+    return value
 
 
 class RunOptions:

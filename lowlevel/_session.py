@@ -105,7 +105,7 @@ class InferenceSession:
         self._providers = [known[n](o, intra_op_num_threads=threads) for n, o in zip(names, options)]
         self._provider_options = {n: o for n, o in zip(names, options)}
 
-        self._graph = graph_mod.load(path_or_bytes)
+        self._graph = graph_mod.load(path_or_bytes, self._dimension_overrides())
         _check_runtime_opsets(self._graph)
         self._inputs = [NodeArg.of(v) for v in self._graph.inputs]
         self._overridable = [NodeArg.of(v) for v in self._graph.overridable]
@@ -119,6 +119,10 @@ class InferenceSession:
         if self._options.optimized_model_filepath:
             self._save_optimized(self._options.optimized_model_filepath)
         self._assignment, self._runnable = self._place()
+
+    def _dimension_overrides(self) -> dict:
+        o = self._options
+        return {"by_name": o._dim_by_name, "by_denotation": o._dim_by_denotation}
 
     # -- placement -------------------------------------------------------------------------
     def _place(self):

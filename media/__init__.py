@@ -1,7 +1,17 @@
-"""mlrt.media: VideoFrame, pixel formats, image and video sources, tensorization
-(specified in shared/HIGHLEVEL.md).
+"""mlrt.media: frames and what models see of them (shared/HIGHLEVEL.md).
 
-Not built yet: this package holds no API until the high-level issue lands.
+`VideoFrame` holds 8-bit pixels on the CPU or in OpenCL device memory, made from a
+file (Pillow, EXIF orientation applied), a PIL image, a numpy array with its
+`BitmapPixelFormat`, or empty; `VideoSource` iterates the frames of a video file,
+camera or stream (OpenCV's VideoCapture).  `tensorize` / `detensorize` turn frames
+into a model's image tensor and back (C kernels for host tensors, OpenCL kernels for
+device tensors), by an `ImageTarget` that the high-level API derives from the model.
 """
 
-__all__: list[str] = []
+from ._formats import BitmapAlphaMode, BitmapBounds, BitmapPixelFormat, LearningModelPixelRange
+from ._frame import VideoFrame
+from ._source import VideoSource
+from ._tensorize import ImageTarget, centred_crop, detensorize, tensorize
+
+__all__ = ["BitmapAlphaMode", "BitmapBounds", "BitmapPixelFormat", "LearningModelPixelRange", "VideoFrame",
+           "VideoSource", "ImageTarget", "centred_crop", "detensorize", "tensorize"]

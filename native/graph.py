@@ -347,9 +347,12 @@ def _check_isolated(model: onnx.ModelProto) -> tuple[str | None, list]:
     return _checker.check(model)
 
 
-def load(source) -> Graph:
-    """Read, check and order a model from a path, bytes or ModelProto."""
+def load(source, dims: dict | None = None) -> Graph:
+    """Read, check and order a model from a path, bytes or ModelProto.  `dims` fixes
+    free input dimensions first (see `fix_dimensions`)."""
     model, base = _read_model(source)
+    if dims:
+        fix_dimensions(model, **dims)
     _load_external(model, base)
     err, inferred = _check_isolated(model)
     if err is not None:
@@ -358,6 +361,34 @@ def load(source) -> Graph:
     for vi in inferred:
         graph.value_types[vi.name] = value_type(vi)
     return graph
+
+
+def fix_dimensions(model: onnx.ModelProto, by_name: dict | None = None, by_denotation: dict | None = None) -> None:
+    """Give free dimensions of the model's inputs a size: those named in `by_name`
+    (their dim_param, wherever it appears in the graph's declared types) and those
+    whose denotation is in `by_denotation` (e.g. DATA_BATCH).  A fixed dimension stays
+    as it is."""
+    by_name, by_denotation = dict(by_name or {}), dict(by_denotation or {})
+    g = model.graph
+    initializers = {t.name for t in g.initializer}
+    for vi in g.input:
+        if vi.name in initializers or not vi.type.HasField("tensor_type") or not vi.type.tensor_type.HasField("shape"):
+            continue
+        for dim in vi.type.tensor_type.shape.dim:
+            if dim.HasField("dim_value"):
+                continue
+            size = by_denotation.get(dim.denotation) if dim.denotation else None
+            if size is not None:
+                if dim.dim_param and dim.dim_param not in by_name:
+                    by_name[dim.dim_param] = size  # the same name elsewhere in the graph follows
+                dim.dim_value = size
+    if not by_name:
+        return
+    for vi in list(g.input) + list(g.output) + list(g.value_info):
+        if vi.type.HasField("tensor_type") and vi.type.tensor_type.HasField("shape"):
+            for dim in vi.type.tensor_type.shape.dim:
+                if dim.HasField("dim_param") and dim.dim_param in by_name:
+                    dim.dim_value = by_name[dim.dim_param]
 
 
 def from_model(model: onnx.ModelProto, infer: bool = True) -> Graph:

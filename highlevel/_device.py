@@ -1,0 +1,68 @@
+"""LearningModelDevice: where a session runs (Windows ML's LearningModelDevice)."""
+
+from __future__ import annotations
+
+import enum
+import functools
+import platform
+
+from .._errors import DeviceError, InvalidArgument
+from ..native.opencl._runtime import default_device
+
+
+class LearningModelDeviceKind(enum.Enum):
+    DEFAULT = 0
+    CPU = 1
+    GPU = 2
+    GPU_HIGH_PERFORMANCE = 3
+    GPU_MIN_POWER = 4
+
+
+@functools.cache
+def _cpu_name() -> str:
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "CPU"
+
+
+class LearningModelDevice:
+    """DEFAULT and CPU run on the CPU provider (C kernels).  The GPU kinds run on the
+    OpenCL provider, on the device it picks (a GPU first; Intel's CPU OpenCL runtime
+    from pip where there is none; MLRT_OPENCL_DEVICE chooses), with the nodes it cannot
+    run on the CPU; image tensors are made on that device.  A machine has one OpenCL
+    device in use per process, so HIGH_PERFORMANCE and MIN_POWER name the same one.
+    DeviceError when no OpenCL device works (`python -m mlrt` says why)."""
+
+    def __init__(self, kind: LearningModelDeviceKind = LearningModelDeviceKind.DEFAULT):
+        if not isinstance(kind, LearningModelDeviceKind):
+            raise InvalidArgument(f"LearningModelDevice: expected a LearningModelDeviceKind, got {kind!r}")
+        self.kind = kind
+        self._opencl = None
+        if self.is_gpu:
+            try:
+                self._opencl = default_device()
+            except DeviceError as exc:
+                raise DeviceError(f"LearningModelDevice({kind.name}): no OpenCL device works here ({exc}); "
+                                  "`python -m mlrt` lists the devices tried") from None
+
+    @property
+    def is_gpu(self) -> bool:
+        return self.kind in (LearningModelDeviceKind.GPU, LearningModelDeviceKind.GPU_HIGH_PERFORMANCE,
+                             LearningModelDeviceKind.GPU_MIN_POWER)
+
+    @property
+    def device_name(self) -> str:
+        return self._opencl.name if self._opencl is not None else _cpu_name()
+
+    @property
+    def providers(self) -> list[str]:
+        """The execution providers a session on this device asks for, in order."""
+        return ["OpenCLExecutionProvider", "CPUExecutionProvider"] if self.is_gpu else ["CPUExecutionProvider"]
+
+    def __repr__(self) -> str:
+        return f"LearningModelDevice({self.kind.name}: {self.device_name})"

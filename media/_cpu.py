@@ -1,0 +1,159 @@
+"""Tensorize and detensorize on the CPU (native/kernels/tensorize.c): a frame's pixels
+cropped, resized, colour-converted and normalized straight into one image of a numpy
+tensor batch, and back.
+
+Same meaning as the OpenCL kernels (media/_gpu.py).  The C kernels check every size,
+stride, crop and index themselves; here only what they cannot see is checked (that
+the arguments are numpy arrays, one alpha and beta per channel).  Arrays are passed
+with their strides, never copied.  The kernels run on one native thread pool shared
+by every call (a call that finds it busy runs on its own thread).
+"""
+
+from __future__ import annotations
+
+import operator
+import os
+import threading
+
+import numpy as np
+
+from .._errors import InvalidArgument
+from ..native import _lib
+from ..native.launch import ThreadPool
+from ._formats import BitmapPixelFormat
+
+TENSOR_TYPES = (np.dtype(np.float32), np.dtype(np.float16), np.dtype(np.uint8))
+
+_native = None  # (ffi, lib, Tensorize kernel, Detensorize kernel, pool), made on first use
+_native_lock = threading.Lock()
+_FORMAT_CODES = {f: f.value for f in BitmapPixelFormat if f is not BitmapPixelFormat.NV12}
+
+
+def _load():
+    global _native
+    with _native_lock:
+        if _native is None:
+            kernels = []
+            for op, dtype in (("Tensorize", np.uint8), ("Detensorize", np.float32)):
+                k = _lib.find_kernel("mlrt.media", op, 1, dtype)
+                if k < 0:
+                    raise InvalidArgument(f"the native runtime has no mlrt.media {op} kernel; rebuild it")
+                kernels.append(k)
+            pool = ThreadPool(os.cpu_count() or 1)
+            _native = (_lib.ffi(), _lib.lib(), kernels[0], kernels[1], pool)
+    return _native
+
+
+def _format_code(pixel_format) -> int:
+    code = _FORMAT_CODES.get(pixel_format)
+    if code is not None:
+        return code
+    if isinstance(pixel_format, (int, np.integer)) and not isinstance(pixel_format, bool):
+        try:
+            fmt = BitmapPixelFormat(int(pixel_format))
+        except ValueError:
+            raise InvalidArgument(f"unknown pixel format code {pixel_format}") from None
+    else:
+        fmt = BitmapPixelFormat.parse(pixel_format)
+    if fmt is BitmapPixelFormat.NV12:
+        raise InvalidArgument("NV12 frames are converted to BGRA8 before they reach the image kernels")
+    return fmt.value
+
+
+def _array(a, what: str) -> np.ndarray:
+    if not isinstance(a, np.ndarray):
+        raise InvalidArgument(f"{what} must be a numpy array, got {type(a).__name__}")
+    return a
+
+
+def _element_strides(a: np.ndarray, what: str) -> tuple:
+    size = a.itemsize
+    if any(s % size for s in a.strides):
+        raise InvalidArgument(f"{what}: strides {a.strides} are not whole {a.dtype.name} elements")
+    return tuple(s // size for s in a.strides) if size != 1 else a.strides
+
+
+def _channels(a: np.ndarray, nhwc: bool, what: str) -> int:
+    if a.ndim != 4:
+        raise InvalidArgument(f"{what} must be rank 4 ({'NHWC' if nhwc else 'NCHW'}), got shape {list(a.shape)}")
+    if a.dtype not in TENSOR_TYPES:
+        raise InvalidArgument(f"{what}: image tensors are float32, float16 or uint8, not {a.dtype.name}")
+    return a.shape[3] if nhwc else a.shape[1]
+
+
+def _per_channel(values, c: int, what: str) -> list:
+    try:
+        v = [float(x) for x in values]
+    except (TypeError, ValueError):
+        raise InvalidArgument(f"{what} must be {c} numbers (one per tensor channel), got {values!r}") from None
+    if len(v) != c:
+        raise InvalidArgument(f"{what} must be {c} numbers (one per tensor channel), got {len(v)}")
+    return v
+
+
+def _index(index) -> int:
+    try:
+        if isinstance(index, bool):
+            raise TypeError
+        return operator.index(index)
+    except TypeError:
+        raise InvalidArgument(f"batch index must be an integer, got {index!r}") from None
+
+
+def _run(native, kernel: int, x: np.ndarray, x_strides, y: np.ndarray, y_strides, struct: str, fields: dict,
+         what: str) -> None:
+    ffi, lib, pool = native[0], native[1], native[4]
+    ins, outs = ffi.new("mlrt_tensor[1]"), ffi.new("mlrt_tensor[1]")
+    try:
+        _lib.fill_tensor(ins[0], x.dtype, x.shape, x_strides, ffi.cast("void *", x.ctypes.data))
+        _lib.fill_tensor(outs[0], y.dtype, y.shape, y_strides, ffi.cast("void *", y.ctypes.data))
+        keep, pptr, psize = _lib.pack_params(struct, fields)
+    except OverflowError as exc:
+        raise InvalidArgument(f"{what}: a size or position is out of range ({exc})") from None
+    status = lib.mlrt_kernel_run(kernel, pool.handle, ins, 1, outs, 1, pptr, psize)
+    _lib.raise_status(status)
+
+
+def tensorize(pixels: np.ndarray, pixel_format, crop, out: np.ndarray, index: int, *, rgb: bool, nhwc: bool,
+              alpha, beta) -> None:
+    """Write image `index` of `out` (float32/float16/uint8 [N, C, H, W], or [N, H, W, C]
+    with nhwc; C 1, 3 or 4; contiguous) from the rectangle `crop` (x, y, width, height)
+    of `pixels` (uint8 [height, width, bytes per pixel] in `pixel_format`, any strides):
+    bilinearly scaled to H x W, channels B, G, R (R, G, B with rgb, then alpha) or the
+    gray luma, each written as v * alpha[c] + beta[c]."""
+    native = _native or _load()
+    fmt = _format_code(pixel_format)
+    _array(pixels, "pixels")
+    c = _channels(_array(out, "out"), nhwc, "out")
+    if pixels.dtype != np.uint8:
+        raise InvalidArgument(f"pixels must be uint8 [height, width, bytes per pixel], got {pixels.dtype.name}")
+    try:
+        x0, y0, cw, ch = (operator.index(v) for v in crop)
+    except (TypeError, ValueError):
+        raise InvalidArgument(f"crop must be (x, y, width, height) integers, got {crop!r}") from None
+    fields = {"src_format": fmt, "crop_x": x0, "crop_y": y0, "crop_width": cw, "crop_height": ch,
+              "dst_order": 1 if rgb else 0, "nhwc": 1 if nhwc else 0, "batch_index": _index(index),
+              "alpha": _per_channel(alpha, c, "alpha"), "beta": _per_channel(beta, c, "beta")}
+    _run(native, native[2], pixels, pixels.strides, out, _element_strides(out, "out"), "mlrt_tensorize_params",
+         fields, "tensorize")
+
+
+def detensorize(tensor: np.ndarray, index: int, *, rgb: bool, nhwc: bool, alpha, beta, out: np.ndarray,
+                pixel_format) -> None:
+    """Write the frame `out` (uint8 [H, W, bytes per pixel] in `pixel_format`, any
+    strides) from image `index` of `tensor` (float32/float16/uint8 [N, C, H, W], or
+    [N, H, W, C] with nhwc; C 1 or 3, channels B, G, R or R, G, B with rgb):
+    round(v * alpha[c] + beta[c]) clamped to 0..255, gray filling every colour, colour
+    giving gray its Rec.709 luma, alpha 255."""
+    native = _native or _load()
+    fmt = _format_code(pixel_format)
+    c = _channels(_array(tensor, "tensor"), nhwc, "tensor")
+    if _array(out, "out").dtype != np.uint8:
+        raise InvalidArgument(f"out must be uint8 [height, width, bytes per pixel], got {out.dtype.name}")
+    if not out.flags.writeable:
+        raise InvalidArgument("out is read-only")
+    fields = {"dst_format": fmt, "src_order": 1 if rgb else 0, "nhwc": 1 if nhwc else 0,
+              "batch_index": _index(index), "alpha": _per_channel(alpha, c, "alpha"),
+              "beta": _per_channel(beta, c, "beta")}
+    _run(native, native[3], tensor, _element_strides(tensor, "tensor"), out, out.strides, "mlrt_detensorize_params",
+         fields, "detensorize")
