@@ -77,9 +77,10 @@ class Feature:
                            None if std is None else tuple(np.ravel(std)))
 
     def describe(self) -> str:
-        kind = getattr(self.descriptor, "tensor_kind", None)
+        dtype = self.dtype
         shape = "?" if self.shape is None else "[" + ", ".join("?" if d is None else str(d) for d in self.shape) + "]"
-        return f"{kind.name.lower() if kind is not None else self.descriptor.kind.name.lower()}{shape}"
+        what = ("string" if dtype == object else dtype.name) if dtype is not None else self.descriptor.kind.name.lower()
+        return f"{what}{shape}"
 
 
 def _floats(text) -> tuple | None:

@@ -81,9 +81,9 @@ def _channels(a: np.ndarray, nhwc: bool, what: str) -> int:
     return a.shape[3] if nhwc else a.shape[1]
 
 
-def _per_channel(values, c: int, what: str) -> list:
+def _per_channel(values, c: int, what: str) -> tuple:
     try:
-        v = [float(x) for x in values]
+        v = tuple(float(x) for x in values)
     except (TypeError, ValueError):
         raise InvalidArgument(f"{what} must be {c} numbers (one per tensor channel), got {values!r}") from None
     if len(v) != c:
@@ -100,18 +100,53 @@ def _index(index) -> int:
         raise InvalidArgument(f"batch index must be an integer, got {index!r}") from None
 
 
-def _run(native, kernel: int, x: np.ndarray, x_strides, y: np.ndarray, y_strides, struct: str, fields: dict,
-         what: str) -> None:
+_local = threading.local()  # this thread's descriptors: (slot, dtype, shape, strides) -> mlrt_tensor[1]
+_params: dict = {}  # (struct, field values) -> packed block; C only reads them, so threads share them
+_CACHE_SIZE = 64
+
+
+def _descriptor(ffi, slot: str, a: np.ndarray, strides):
+    """This thread's mlrt_tensor[1] for an array of a's type, shape and (element)
+    strides, pointing at a's data (filled once per layout, then only repointed)."""
+    cache = getattr(_local, "descriptors", None)
+    if cache is None:
+        cache = _local.descriptors = {}
+    key = (slot, a.dtype, a.shape, strides)
+    d = cache.get(key)
+    if d is None:
+        if len(cache) >= _CACHE_SIZE:
+            cache.clear()
+        d = ffi.new("mlrt_tensor[1]")
+        _lib.fill_tensor(d[0], a.dtype, a.shape, strides)
+        cache[key] = d
+    d[0].data = ffi.cast("void *", a.ctypes.data)
+    return d
+
+
+def _packed(struct: str, names: tuple, values: tuple):
+    key = (struct, values)
+    p = _params.get(key)
+    if p is None:
+        if len(_params) >= _CACHE_SIZE:
+            _params.clear()
+        p = _params[key] = _lib.pack_params(struct, dict(zip(names, values)))
+    return p
+
+
+def _run(native, kernel: int, x: np.ndarray, x_strides, y: np.ndarray, y_strides, struct: str, names: tuple,
+         values: tuple, what: str) -> None:
     ffi, lib, pool = native[0], native[1], native[4]
-    ins, outs = ffi.new("mlrt_tensor[1]"), ffi.new("mlrt_tensor[1]")
     try:
-        _lib.fill_tensor(ins[0], x.dtype, x.shape, x_strides, ffi.cast("void *", x.ctypes.data))
-        _lib.fill_tensor(outs[0], y.dtype, y.shape, y_strides, ffi.cast("void *", y.ctypes.data))
-        keep, pptr, psize = _lib.pack_params(struct, fields)
+        ins, outs = _descriptor(ffi, "in", x, x_strides), _descriptor(ffi, "out", y, y_strides)
+        _, pptr, psize = _packed(struct, names, values)
     except OverflowError as exc:
         raise InvalidArgument(f"{what}: a size or position is out of range ({exc})") from None
-    status = lib.mlrt_kernel_run(kernel, pool.handle, ins, 1, outs, 1, pptr, psize)
-    _lib.raise_status(status)
+    _lib.raise_status(lib.mlrt_kernel_run(kernel, pool.handle, ins, 1, outs, 1, pptr, psize))
+
+
+_TENSORIZE_FIELDS = ("src_format", "crop_x", "crop_y", "crop_width", "crop_height", "dst_order", "nhwc",
+                     "batch_index", "alpha", "beta")
+_DETENSORIZE_FIELDS = ("dst_format", "src_order", "nhwc", "batch_index", "alpha", "beta")
 
 
 def tensorize(pixels: np.ndarray, pixel_format, crop, out: np.ndarray, index: int, *, rgb: bool, nhwc: bool,
@@ -131,11 +166,13 @@ def tensorize(pixels: np.ndarray, pixel_format, crop, out: np.ndarray, index: in
         x0, y0, cw, ch = (operator.index(v) for v in crop)
     except (TypeError, ValueError):
         raise InvalidArgument(f"crop must be (x, y, width, height) integers, got {crop!r}") from None
-    fields = {"src_format": fmt, "crop_x": x0, "crop_y": y0, "crop_width": cw, "crop_height": ch,
-              "dst_order": 1 if rgb else 0, "nhwc": 1 if nhwc else 0, "batch_index": _index(index),
-              "alpha": _per_channel(alpha, c, "alpha"), "beta": _per_channel(beta, c, "beta")}
-    _run(native, native[2], pixels, pixels.strides, out, _element_strides(out, "out"), "mlrt_tensorize_params",
-         fields, "tensorize")
+    if not out.flags.writeable:
+        raise InvalidArgument("out is read-only")
+    values = (fmt, x0, y0, cw, ch, 1 if rgb else 0, 1 if nhwc else 0, _index(index),
+              _per_channel(alpha, c, "alpha"), _per_channel(beta, c, "beta"))
+    out_strides = None if out.flags.c_contiguous else _element_strides(out, "out")
+    _run(native, native[2], pixels, pixels.strides, out, out_strides, "mlrt_tensorize_params", _TENSORIZE_FIELDS,
+         values, "tensorize")
 
 
 def detensorize(tensor: np.ndarray, index: int, *, rgb: bool, nhwc: bool, alpha, beta, out: np.ndarray,
@@ -152,8 +189,7 @@ def detensorize(tensor: np.ndarray, index: int, *, rgb: bool, nhwc: bool, alpha,
         raise InvalidArgument(f"out must be uint8 [height, width, bytes per pixel], got {out.dtype.name}")
     if not out.flags.writeable:
         raise InvalidArgument("out is read-only")
-    fields = {"dst_format": fmt, "src_order": 1 if rgb else 0, "nhwc": 1 if nhwc else 0,
-              "batch_index": _index(index), "alpha": _per_channel(alpha, c, "alpha"),
-              "beta": _per_channel(beta, c, "beta")}
+    values = (fmt, 1 if rgb else 0, 1 if nhwc else 0, _index(index), _per_channel(alpha, c, "alpha"),
+              _per_channel(beta, c, "beta"))
     _run(native, native[3], tensor, _element_strides(tensor, "tensor"), out, out.strides, "mlrt_detensorize_params",
-         fields, "detensorize")
+         _DETENSORIZE_FIELDS, values, "detensorize")

@@ -10,6 +10,8 @@ launch itself, which is enqueued on the device's in-order queue and not waited f
 
 from __future__ import annotations
 
+import math
+import operator
 import threading
 
 import numpy as np
@@ -20,7 +22,7 @@ from ._formats import BitmapPixelFormat
 
 LOCAL = 256       # work-group size (globals are rounded up to it)
 CPU_CHUNK = 64    # pixels of a row one item handles on a CPU device (1 on GPUs)
-TENSOR_TYPES = ("float32", "float16", "uint8")
+TENSOR_TYPES = {np.dtype(t): np.dtype(t).name for t in (np.float32, np.float16, np.uint8)}
 
 # native/kernels/tensorize.h, field for field
 _F8, _F4 = np.dtype("<i8"), np.dtype("<f4")
@@ -29,8 +31,10 @@ TENSORIZE_PARAMS = np.dtype([(n, _F8) for n in ("src_format", "crop_x", "crop_y"
                             + [("alpha", _F4, (4,)), ("beta", _F4, (4,))])
 DETENSORIZE_PARAMS = np.dtype([(n, _F8) for n in ("dst_format", "src_order", "nhwc", "batch_index")]
                               + [("alpha", _F4, (4,)), ("beta", _F4, (4,))])
+# the kernels' arguments after the two buffers (tensorize.cl); typed, so pyopencl packs them without probing
+_ARGS = {"mlrt_tensorize": [TENSORIZE_PARAMS] + [np.int64] * 5, "mlrt_detensorize": [DETENSORIZE_PARAMS] + [np.int64] * 4}
 
-_kernels: dict = {}  # (device, dtype name, kernel name) -> (kernel, lock): kernel objects keep their arguments
+_kernels: dict = {}  # (device, dtype, kernel name) -> (kernel, lock): kernel objects keep their arguments
 _kernels_lock = threading.Lock()
 
 
@@ -42,17 +46,14 @@ def tensorize(pixels: DeviceTensor, pixel_format, crop, out: DeviceTensor, index
     channels B, G, R (R, G, B with rgb) or gray, each written as v * alpha[c] + beta[c]."""
     fmt = _format(pixel_format)
     height, width = _pixels(pixels, fmt, "pixels")
-    dtype, n, c, h, w = _tensor(out, nhwc, (1, 3, 4), "out")
+    n, c, h, w = _tensor(out, nhwc, (1, 3, 4), "out")
     index = _index(index, n)
     x0, y0, cw, ch = _crop(crop, width, height)
     _same_device(pixels, out)
-    p = np.zeros((), TENSORIZE_PARAMS)
-    p["src_format"], p["crop_x"], p["crop_y"], p["crop_width"], p["crop_height"] = fmt.value, x0, y0, cw, ch
-    p["dst_order"], p["nhwc"], p["batch_index"] = bool(rgb), bool(nhwc), index
-    p["alpha"], p["beta"] = _per_channel(alpha, c, "alpha"), _per_channel(beta, c, "beta")
+    p = np.array((fmt.value, x0, y0, cw, ch, bool(rgb), bool(nhwc), index, _per_channel(alpha, c, "alpha"),
+                  _per_channel(beta, c, "beta")), TENSORIZE_PARAMS)
     if h and w:
-        _launch(out.device, dtype, "mlrt_tensorize", h, w, pixels.buffer, out.buffer, p, np.int64(width),
-                np.int64(c))
+        _launch(out, "mlrt_tensorize", h, w, pixels.buffer, out.buffer, p, width, c)
 
 
 def detensorize(tensor: DeviceTensor, index: int, *, rgb: bool, nhwc: bool, alpha, beta, out: DeviceTensor,
@@ -63,23 +64,24 @@ def detensorize(tensor: DeviceTensor, index: int, *, rgb: bool, nhwc: bool, alph
     clamped to 0..255, gray filling every colour, colour giving gray its Rec.709 luma,
     alpha 255."""
     fmt = _format(pixel_format)
-    dtype, n, c, h, w = _tensor(tensor, nhwc, (1, 3), "tensor")
+    n, c, h, w = _tensor(tensor, nhwc, (1, 3), "tensor")
     index = _index(index, n)
     height, width = _pixels(out, fmt, "out")
     if (height, width) != (h, w):
         raise InvalidArgument(f"detensorize: the frame is {height} x {width} pixels, the tensor's images are "
                               f"{h} x {w} (H x W): they must be the same size")
     _same_device(tensor, out)
-    p = np.zeros((), DETENSORIZE_PARAMS)
-    p["dst_format"], p["src_order"], p["nhwc"], p["batch_index"] = fmt.value, bool(rgb), bool(nhwc), index
-    p["alpha"], p["beta"] = _per_channel(alpha, c, "alpha"), _per_channel(beta, c, "beta")
+    p = np.array((fmt.value, bool(rgb), bool(nhwc), index, _per_channel(alpha, c, "alpha"),
+                  _per_channel(beta, c, "beta")), DETENSORIZE_PARAMS)
     if h and w:
-        _launch(tensor.device, dtype, "mlrt_detensorize", h, w, tensor.buffer, out.buffer, p, np.int64(c))
+        _launch(tensor, "mlrt_detensorize", h, w, tensor.buffer, out.buffer, p, c)
 
 
 # -- checks ------------------------------------------------------------------------------------------
 def _format(pixel_format) -> BitmapPixelFormat:
-    if isinstance(pixel_format, (int, np.integer)) and not isinstance(pixel_format, bool):
+    if isinstance(pixel_format, BitmapPixelFormat):
+        fmt = pixel_format
+    elif isinstance(pixel_format, (int, np.integer)) and not isinstance(pixel_format, bool):
         try:
             fmt = BitmapPixelFormat(int(pixel_format))
         except ValueError:
@@ -94,10 +96,10 @@ def _format(pixel_format) -> BitmapPixelFormat:
 def _device_tensor(t, what: str) -> DeviceTensor:
     if not isinstance(t, DeviceTensor):
         raise InvalidArgument(f"{what} must be an OpenCL DeviceTensor, got {type(t).__name__}")
-    size = getattr(t.buffer, "size", None)
-    if size is not None and int(size) < t.nbytes:
-        raise InvalidArgument(f"{what}: its {int(size)}-byte buffer is smaller than its shape "
-                              f"{list(t.shape)} of {t.dtype.name} needs ({t.nbytes} bytes)")
+    size, nbytes = getattr(t.buffer, "size", None), math.prod(t.shape) * t.dtype.itemsize
+    if size is not None and size < nbytes:
+        raise InvalidArgument(f"{what}: its {size}-byte buffer is smaller than its shape {list(t.shape)} of "
+                              f"{t.dtype.name} needs ({nbytes} bytes)")
     return t
 
 
@@ -114,30 +116,34 @@ def _pixels(t, fmt: BitmapPixelFormat, what: str) -> tuple[int, int]:
 
 
 def _tensor(t, nhwc: bool, channels: tuple, what: str) -> tuple:
-    """(dtype name, N, C, H, W) of a rank-4 image tensor."""
+    """(N, C, H, W) of a rank-4 image tensor."""
     _device_tensor(t, what)
-    if t.dtype.name not in TENSOR_TYPES:
-        raise InvalidArgument(f"{what}: image tensors are {', '.join(TENSOR_TYPES)}, not {t.dtype.name}")
+    if t.dtype not in TENSOR_TYPES:
+        raise InvalidArgument(f"{what}: image tensors are {', '.join(TENSOR_TYPES.values())}, not {t.dtype.name}")
     if len(t.shape) != 4:
         raise InvalidArgument(f"{what} must be rank 4 ({'NHWC' if nhwc else 'NCHW'}), got shape {list(t.shape)}")
     n, c, h, w = (t.shape[0], t.shape[3], t.shape[1], t.shape[2]) if nhwc else t.shape
     if c not in channels:
         raise InvalidArgument(f"{what}: {c} channels ({'NHWC' if nhwc else 'NCHW'} shape {list(t.shape)}); "
                               f"images have {' or '.join(map(str, channels))}")
-    return t.dtype.name, n, c, h, w
+    return n, c, h, w
 
 
 def _index(index, n: int) -> int:
-    if isinstance(index, bool) or not isinstance(index, (int, np.integer)):
-        raise InvalidArgument(f"batch index must be an integer, got {index!r}")
-    if not 0 <= int(index) < n:
-        raise InvalidArgument(f"batch index {int(index)} is outside the tensor's batch of {n}")
-    return int(index)
+    try:
+        if isinstance(index, bool):
+            raise TypeError
+        index = operator.index(index)
+    except TypeError:
+        raise InvalidArgument(f"batch index must be an integer, got {index!r}") from None
+    if not 0 <= index < n:
+        raise InvalidArgument(f"batch index {index} is outside the tensor's batch of {n}")
+    return index
 
 
 def _crop(crop, width: int, height: int) -> tuple[int, int, int, int]:
     try:
-        x, y, cw, ch = (int(v) for v in crop)
+        x, y, cw, ch = (operator.index(v) for v in crop)
     except (TypeError, ValueError):
         raise InvalidArgument(f"crop must be (x, y, width, height) integers, got {crop!r}") from None
     if cw <= 0 or ch <= 0:
@@ -148,16 +154,15 @@ def _crop(crop, width: int, height: int) -> tuple[int, int, int, int]:
     return x, y, cw, ch
 
 
-def _per_channel(values, c: int, what: str) -> np.ndarray:
+def _per_channel(values, c: int, what: str) -> tuple:
+    """c floats, padded to the parameter block's 4."""
     try:
-        v = np.asarray(values, np.float32).reshape(-1)
+        v = [float(x) for x in values]
     except (TypeError, ValueError):
         raise InvalidArgument(f"{what} must be {c} numbers (one per tensor channel), got {values!r}") from None
-    if v.size != c:
-        raise InvalidArgument(f"{what} must be {c} numbers (one per tensor channel), got {v.size}")
-    out = np.zeros(4, np.float32)
-    out[:c] = v
-    return out
+    if len(v) != c:
+        raise InvalidArgument(f"{what} must be {c} numbers (one per tensor channel), got {len(v)}")
+    return (*v, *(0.0,) * (4 - c))
 
 
 def _same_device(a: DeviceTensor, b: DeviceTensor) -> None:
@@ -167,27 +172,30 @@ def _same_device(a: DeviceTensor, b: DeviceTensor) -> None:
 
 
 # -- launching ---------------------------------------------------------------------------------------
-def _kernel(device, dtype: str, name: str):
+def _kernel(device, dtype, name: str):
     key = (device, dtype, name)
     found = _kernels.get(key)
     if found is None:
         with _kernels_lock:
             found = _kernels.get(key)
             if found is None:
-                found = _kernels[key] = (device.kernel("tensorize", dtype, name), threading.Lock())
+                kernel = device.kernel("tensorize", dtype, name)
+                kernel.set_scalar_arg_dtypes([None, None] + _ARGS[name])
+                found = _kernels[key] = (kernel, threading.Lock())
     return found
 
 
-def _launch(device, dtype: str, name: str, rows: int, cols: int, *args) -> None:
+def _launch(tensor: DeviceTensor, name: str, rows: int, cols: int, *args) -> None:
     """The kernel over rows x cols pixels, one run of `chunk` per item (its last arguments
-    are cols, chunk, rows)."""
+    are cols, chunk, rows), built for `tensor`'s element type and enqueued on its device."""
+    device = tensor.device
     chunk = 1 if device.is_gpu else min(cols, CPU_CHUNK)
     items = rows * -(-cols // chunk)
     local = min(LOCAL, device.max_work_group_size)
-    kernel, lock = _kernel(device, dtype, name)
+    kernel, lock = _kernel(device, tensor.dtype, name)
     try:
         with lock:
-            kernel.set_args(*args, np.int64(cols), np.int64(chunk), np.int64(rows))
+            kernel.set_args(*args, cols, chunk, rows)
             cl.enqueue_nd_range_kernel(device.queue, kernel, (round_up(items, local),), (local,))
     except cl.Error as exc:
         raise DeviceError(f"OpenCL device {device.name}: {name} failed ({str(exc).strip()})") from None

@@ -3,7 +3,9 @@
 import mlrt
 import mlrt.backend
 import mlrt.distribution
+import mlrt.highlevel
 import mlrt.lowlevel
+import mlrt.media
 
 PINNED = {
     mlrt: {"__version__", "MlrtError", "InvalidModel", "InvalidArgument", "NotImplemented", "RuntimeLoadError",
@@ -12,6 +14,16 @@ PINNED = {
                     "ExecutionMode", "NodeArg", "OrtValue", "IOBinding", "ModelMetadata", "get_available_providers", "get_device",
                     "get_version_string", "MlrtError", "InvalidModel", "InvalidArgument", "NotImplemented",
                     "RuntimeLoadError", "DeviceError", "ResourceExhausted"},
+    mlrt.highlevel: {"LearningModel", "LearningModelDevice", "LearningModelDeviceKind", "LearningModelSession",
+                     "LearningModelSessionOptions", "LearningModelBinding", "LearningModelEvaluationResult",
+                     "LearningModelFeatureKind", "TensorFeatureDescriptor", "ImageFeatureDescriptor",
+                     "MapFeatureDescriptor", "SequenceFeatureDescriptor", "TensorKind", "ImageFeatureValue", "Tensor",
+                     "TensorFloat", "TensorFloat16Bit", "TensorDouble", "TensorInt8Bit", "TensorUInt8Bit",
+                     "TensorInt16Bit", "TensorUInt16Bit", "TensorInt32Bit", "TensorUInt32Bit", "TensorInt64Bit",
+                     "TensorUInt64Bit", "TensorBoolean", "TensorString", "VideoFrame", "VideoSource",
+                     "BitmapPixelFormat", "BitmapAlphaMode", "BitmapBounds", "LearningModelPixelRange"},
+    mlrt.media: {"BitmapAlphaMode", "BitmapBounds", "BitmapPixelFormat", "LearningModelPixelRange", "VideoFrame",
+                 "VideoSource", "ImageTarget", "centred_crop", "detensorize", "tensorize"},
     mlrt.backend: {"MlrtBackend", "MlrtBackendRep", "prepare", "run_model", "run_node", "supports_device"},
     mlrt.distribution: {"LIBRARY_NAME", "MANIFEST_NAME", "Runtime", "bundle", "check_folder", "current_runtime",
                         "install", "installed", "load", "read_manifest", "select_runtime", "system_prefix",

@@ -24,7 +24,7 @@
 #include "fastmath.h"
 
 #if defined(__SSE2__)
-#include <emmintrin.h>
+#include <immintrin.h>
 #endif
 
 #define TZ_LUMA_R 0.2126f
@@ -64,6 +64,9 @@ static inline float tz_clamp255(float v) { return v > 0 ? (v < 255 ? v : 255) : 
 
 /* ---- Tensorize ------------------------------------------------------------------------------ */
 
+typedef void (*tz_interp_fn)(float *buf, const uint8_t *r0, const uint8_t *r1, float fy, const int64_t *off,
+                             const float *w4, int64_t from, int64_t n);
+
 typedef struct tz_job {
     const uint8_t *src;       /* source pixel (crop_x, crop_y) */
     int64_t row_stride, ch_stride;  /* source strides in bytes (the column stride is in col_off) */
@@ -72,7 +75,8 @@ typedef struct tz_job {
     int32_t bpp;
     int64_t vec_cols;         /* leading output columns whose taps may be loaded as 4 bytes */
     const int64_t *col_off;   /* per output column: byte offsets of its two taps from the crop's left edge */
-    const float *col_w;       /* per output column: weight of the second tap */
+    const float *col_w4;      /* per output column: weight of the second tap, four times */
+    tz_interp_fn interp;      /* tz_interp_vec or a faster version of it */
     int32_t kind[4], lane[4]; /* per tensor channel */
     float luma[3];            /* weights of lanes 0..2 in the luma */
     float alpha[4], beta[4];
@@ -82,14 +86,13 @@ typedef struct tz_job {
     atomic_int failed;
 } tz_job;
 
-/* Four bytes as four floats (SSE2 has no direct conversion: widen, then convert). */
+/* Four bytes as four floats. */
 static inline tz_v4 tz_load4(const uint8_t *p) {
 #if defined(__SSE2__)
     int32_t u;
     memcpy(&u, p, sizeof u);
     const __m128i z = _mm_setzero_si128();
-    __m128i w = _mm_unpacklo_epi16(_mm_unpacklo_epi8(_mm_cvtsi32_si128(u), z), z);
-    return (tz_v4)_mm_cvtepi32_ps(w);
+    return (tz_v4)_mm_cvtepi32_ps(_mm_unpacklo_epi16(_mm_unpacklo_epi8(_mm_cvtsi32_si128(u), z), z));
 #else
     tz_u8x4 u;
     memcpy(&u, p, sizeof u);
@@ -97,12 +100,14 @@ static inline tz_v4 tz_load4(const uint8_t *p) {
 #endif
 }
 
-/* Columns [0, n) of a row, 3- or 4-byte pixels with contiguous bytes: all four lanes at once. */
-HOT_LOOP static void tz_interp_vec(float *buf, const uint8_t *r0, const uint8_t *r1, float fy, const int64_t *off,
-                                   const float *w, int64_t n) {
-    for (int64_t x = 0; x < n; ++x) {
+/* Columns [from, n) of a row, 3- or 4-byte pixels with contiguous bytes: the four
+ * lanes of a pixel at once.  w4 holds each column's weight four times. */
+static void tz_interp_vec(float *buf, const uint8_t *r0, const uint8_t *r1, float fy, const int64_t *off,
+                          const float *w4, int64_t from, int64_t n) {
+    for (int64_t x = from; x < n; ++x) {
         const int64_t o0 = off[2 * x], o1 = off[2 * x + 1];
-        const float fx = w[x];
+        tz_v4 fx;
+        memcpy(&fx, w4 + 4 * x, sizeof fx);
         tz_v4 a = tz_load4(r0 + o0), b = tz_load4(r0 + o1), c = tz_load4(r1 + o0), d = tz_load4(r1 + o1);
         tz_v4 top = a + fx * (b - a), bottom = c + fx * (d - c);
         tz_v4 v = top + fy * (bottom - top);
@@ -110,12 +115,46 @@ HOT_LOOP static void tz_interp_vec(float *buf, const uint8_t *r0, const uint8_t 
     }
 }
 
+#if defined(__x86_64__) && defined(__GNUC__)
+/* The bytes of two pixels as eight floats. */
+__attribute__((target("avx2,fma"))) static inline __m256 tz_load8(const uint8_t *p, const uint8_t *q) {
+    int32_t u, v;
+    memcpy(&u, p, sizeof u);
+    memcpy(&v, q, sizeof v);
+    return _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_insert_epi32(_mm_cvtsi32_si128(u), v, 1)));
+}
+
+/* tz_interp_vec two columns at a time. */
+__attribute__((target("avx2,fma"))) static void tz_interp_avx2(float *buf, const uint8_t *r0, const uint8_t *r1,
+                                                               float fy, const int64_t *off, const float *w4,
+                                                               int64_t from, int64_t n) {
+    const __m256 vy = _mm256_set1_ps(fy);
+    int64_t x = from;
+    for (; x + 2 <= n; x += 2) {
+        const int64_t *o = off + 2 * x;  /* o[0], o[1]: taps of column x; o[2], o[3]: of x + 1 */
+        const __m256 fx = _mm256_loadu_ps(w4 + 4 * x);
+        __m256 a = tz_load8(r0 + o[0], r0 + o[2]), b = tz_load8(r0 + o[1], r0 + o[3]);
+        __m256 c = tz_load8(r1 + o[0], r1 + o[2]), d = tz_load8(r1 + o[1], r1 + o[3]);
+        __m256 top = _mm256_fmadd_ps(fx, _mm256_sub_ps(b, a), a);
+        __m256 bottom = _mm256_fmadd_ps(fx, _mm256_sub_ps(d, c), c);
+        _mm256_storeu_ps(buf + 4 * x, _mm256_fmadd_ps(vy, _mm256_sub_ps(bottom, top), top));
+    }
+    tz_interp_vec(buf, r0, r1, fy, off, w4, x, n);
+}
+
+static tz_interp_fn tz_pick_interp(void) {
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") ? tz_interp_avx2 : tz_interp_vec;
+}
+#else
+static tz_interp_fn tz_pick_interp(void) { return tz_interp_vec; }
+#endif
+
 /* Columns [from, n) of a row, one byte at a time (gray pixels, strided bytes, the last columns of 3-byte pixels). */
 static void tz_interp_scalar(float *buf, const uint8_t *r0, const uint8_t *r1, float fy, const int64_t *off,
-                             const float *w, int64_t from, int64_t n, int32_t bpp, int64_t cs) {
+                             const float *w4, int64_t from, int64_t n, int32_t bpp, int64_t cs) {
     for (int64_t x = from; x < n; ++x) {
         const int64_t o0 = off[2 * x], o1 = off[2 * x + 1];
-        const float fx = w[x];
+        const float fx = w4[4 * x];
         for (int32_t k = 0; k < bpp; ++k) {
             const int64_t ko = k * cs;
             float a = r0[o0 + ko], b = r0[o1 + ko], c = r1[o0 + ko], d = r1[o1 + ko];
@@ -184,8 +223,8 @@ static void tz_rows(void *arg, int64_t begin, int64_t end) {
         if (i1 > j->crop_h - 1) i1 = j->crop_h - 1;
         if (i0 == i1) fy = 0;
         const uint8_t *r0 = j->src + i0 * j->row_stride, *r1 = j->src + i1 * j->row_stride;
-        tz_interp_vec(buf, r0, r1, fy, j->col_off, j->col_w, j->vec_cols);
-        tz_interp_scalar(buf, r0, r1, fy, j->col_off, j->col_w, j->vec_cols, W, j->bpp, j->ch_stride);
+        j->interp(buf, r0, r1, fy, j->col_off, j->col_w4, 0, j->vec_cols);
+        tz_interp_scalar(buf, r0, r1, fy, j->col_off, j->col_w4, j->vec_cols, W, j->bpp, j->ch_stride);
         for (int64_t c = 0; c < C; ++c) {
             /* NCHW: plane c, row y, step 1; NHWC: row y, channel c, step C */
             int64_t first = j->nhwc ? y * W * C + c : (c * H + y) * W;
@@ -271,10 +310,10 @@ static int k_tensorize(const mlrt_context *ctx, const mlrt_tensor *in, int32_t n
     }
 
     int64_t *col_off = malloc((size_t)W * 2 * sizeof *col_off);
-    float *col_w = malloc((size_t)W * sizeof *col_w);
-    if (!col_off || !col_w) {
+    float *col_w4 = malloc((size_t)W * 4 * sizeof *col_w4);
+    if (!col_off || !col_w4) {
         free(col_off);
-        free(col_w);
+        free(col_w4);
         return mlrt_fail(MLRT_ERR_OUT_OF_MEMORY, "Tensorize: cannot allocate the column taps");
     }
     /* 4-byte loads are safe while the second tap is not the image's last column (its
@@ -283,16 +322,19 @@ static int k_tensorize(const mlrt_context *ctx, const mlrt_tensor *in, int32_t n
     j.vec_cols = vec ? W : 0;
     for (int64_t c = 0; c < W; ++c) {
         int64_t t0, t1;
-        tz_taps(c, W, p->crop_width, &t0, &t1, &col_w[c]);
+        float w;
+        tz_taps(c, W, p->crop_width, &t0, &t1, &w);
+        for (int32_t k = 0; k < 4; ++k) col_w4[4 * c + k] = w;
         col_off[2 * c] = t0 * x->strides[1];
         col_off[2 * c + 1] = t1 * x->strides[1];
         if (vec && l.bpp == 3 && p->crop_x + t1 >= Ws - 1 && j.vec_cols == W) j.vec_cols = c;
     }
     j.col_off = col_off;
-    j.col_w = col_w;
+    j.col_w4 = col_w4;
+    j.interp = tz_pick_interp();
     mlrt_parallel_for(ctx, H, 1 + 16384 / (W * (C + 4)), tz_rows, &j);
     free(col_off);
-    free(col_w);
+    free(col_w4);
     if (atomic_load(&j.failed)) return mlrt_fail(MLRT_ERR_OUT_OF_MEMORY, "Tensorize: cannot allocate a row buffer");
     return MLRT_OK;
 }

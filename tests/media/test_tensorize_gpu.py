@@ -332,6 +332,18 @@ def test_cpu_and_gpu_agree(device):
         gpu = run_tensorize(device, img, fmt, crop, hw, c, True, nhwc, dtype, alpha, beta, n=2, index=1)
         assert_close(image_of(gpu, 1, nhwc), image_of(cpu, 1, nhwc).astype(np.float64), alpha, dtype,
                      f"{fmt.name} -> {c} channels {np.dtype(dtype).name}")
+    for fmt, c, dtype, nhwc in [(PF.BGRA8, 3, np.float32, False), (PF.GRAY8, 3, np.float16, True),
+                                (PF.RGB8, 1, np.uint8, False)]:
+        tensor = rng.uniform(-10, 265, (2, 13, 127, c)).astype(dtype)
+        if not nhwc:
+            tensor = np.ascontiguousarray(tensor.transpose(0, 3, 1, 2))
+        alpha, beta = [1.0, 0.5, 2.0][:c], [0.0, 20.0, -100.0][:c]
+        cpu = np.zeros((13, 127, fmt.channels), np.uint8)
+        _cpu.detensorize(tensor, 1, rgb=False, nhwc=nhwc, alpha=alpha, beta=beta, out=cpu, pixel_format=fmt)
+        gpu = empty_tensor(device, cpu.shape, np.uint8)
+        _gpu.detensorize(device.upload(tensor), 1, rgb=False, nhwc=nhwc, alpha=alpha, beta=beta, out=gpu,
+                         pixel_format=fmt)
+        assert np.abs(gpu.numpy().astype(int) - cpu).max() <= 1, f"detensorize {c} channels -> {fmt.name}"
 
 
 # -- the OpenCL partition reads the tensor where it is -----------------------------------------------
