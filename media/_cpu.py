@@ -26,7 +26,6 @@ TENSOR_TYPES = (np.dtype(np.float32), np.dtype(np.float16), np.dtype(np.uint8))
 
 _native = None  # (ffi, lib, Tensorize kernel, Detensorize kernel, pool), made on first use
 _native_lock = threading.Lock()
-_FORMAT_CODES = {f: f.value for f in BitmapPixelFormat if f is not BitmapPixelFormat.NV12}
 
 
 def _load():
@@ -45,9 +44,8 @@ def _load():
 
 
 def _format_code(pixel_format) -> int:
-    code = _FORMAT_CODES.get(pixel_format)
-    if code is not None:
-        return code
+    if isinstance(pixel_format, BitmapPixelFormat) and pixel_format is not BitmapPixelFormat.NV12:
+        return pixel_format.value
     if isinstance(pixel_format, (int, np.integer)) and not isinstance(pixel_format, bool):
         try:
             fmt = BitmapPixelFormat(int(pixel_format))
