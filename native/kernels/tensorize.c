@@ -21,7 +21,14 @@
 
 #include "internal.h"
 #include "tensorize.h"
-#include "fastmath.h"
+
+/* Per-ISA clones of the loops that vectorise well.  Nothing is contracted into fused
+ * multiply-adds, so every path (vector, scalar, any ISA) gives the same bits. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define TZ_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#else
+#define TZ_CLONES
+#endif
 
 #if defined(__SSE2__)
 #include <immintrin.h>
@@ -117,7 +124,7 @@ static void tz_interp_vec(float *buf, const uint8_t *r0, const uint8_t *r1, floa
 
 #if defined(__x86_64__) && defined(__GNUC__)
 /* The bytes of two pixels as eight floats. */
-__attribute__((target("avx2,fma"))) static inline __m256 tz_load8(const uint8_t *p, const uint8_t *q) {
+__attribute__((target("avx2"))) static inline __m256 tz_load8(const uint8_t *p, const uint8_t *q) {
     int32_t u, v;
     memcpy(&u, p, sizeof u);
     memcpy(&v, q, sizeof v);
@@ -125,7 +132,7 @@ __attribute__((target("avx2,fma"))) static inline __m256 tz_load8(const uint8_t 
 }
 
 /* tz_interp_vec two columns at a time. */
-__attribute__((target("avx2,fma"))) static void tz_interp_avx2(float *buf, const uint8_t *r0, const uint8_t *r1,
+__attribute__((target("avx2"))) static void tz_interp_avx2(float *buf, const uint8_t *r0, const uint8_t *r1,
                                                                float fy, const int64_t *off, const float *w4,
                                                                int64_t from, int64_t n) {
     const __m256 vy = _mm256_set1_ps(fy);
@@ -135,15 +142,15 @@ __attribute__((target("avx2,fma"))) static void tz_interp_avx2(float *buf, const
         const __m256 fx = _mm256_loadu_ps(w4 + 4 * x);
         __m256 a = tz_load8(r0 + o[0], r0 + o[2]), b = tz_load8(r0 + o[1], r0 + o[3]);
         __m256 c = tz_load8(r1 + o[0], r1 + o[2]), d = tz_load8(r1 + o[1], r1 + o[3]);
-        __m256 top = _mm256_fmadd_ps(fx, _mm256_sub_ps(b, a), a);
-        __m256 bottom = _mm256_fmadd_ps(fx, _mm256_sub_ps(d, c), c);
-        _mm256_storeu_ps(buf + 4 * x, _mm256_fmadd_ps(vy, _mm256_sub_ps(bottom, top), top));
+        __m256 top = _mm256_add_ps(a, _mm256_mul_ps(fx, _mm256_sub_ps(b, a)));
+        __m256 bottom = _mm256_add_ps(c, _mm256_mul_ps(fx, _mm256_sub_ps(d, c)));
+        _mm256_storeu_ps(buf + 4 * x, _mm256_add_ps(top, _mm256_mul_ps(vy, _mm256_sub_ps(bottom, top))));
     }
     tz_interp_vec(buf, r0, r1, fy, off, w4, x, n);
 }
 
 static tz_interp_fn tz_pick_interp(void) {
-    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") ? tz_interp_avx2 : tz_interp_vec;
+    return __builtin_cpu_supports("avx2") ? tz_interp_avx2 : tz_interp_vec;
 }
 #else
 static tz_interp_fn tz_pick_interp(void) { return tz_interp_vec; }
@@ -186,7 +193,7 @@ static void tz_interp_scalar(float *buf, const uint8_t *r0, const uint8_t *r1, f
 
 static inline float tz_st_f32(float v) { return v; }
 
-HOT_LOOP static void tz_emit_f32(const tz_job *j, const float *buf, void *out, int64_t step, int32_t kind,
+TZ_CLONES static void tz_emit_f32(const tz_job *j, const float *buf, void *out, int64_t step, int32_t kind,
                                  int32_t lane, float a, float b) {
     const int64_t W = j->W;
     TZ_EMIT(float, tz_st_f32);
