@@ -39,7 +39,6 @@
 #define TZ_LUMA_B 0.0722f
 
 typedef float tz_v4 __attribute__((vector_size(16)));
-typedef uint8_t tz_u8x4 __attribute__((vector_size(4)));
 
 enum { TZ_BYTE, TZ_LUMA, TZ_OPAQUE };  /* where a tensor channel's value comes from */
 
@@ -59,10 +58,11 @@ static bool tz_layout_of(int64_t format, tz_layout *l) {
     }
 }
 
-/* Round half away from zero and clamp to 0..255 (NaN gives 0). */
+/* Round half away from zero and clamp to 0..255 (NaN gives 0); branch-free, so that
+ * loops of it vectorise. */
 static inline uint8_t tz_to_u8(float v) {
-    if (!(v > 0)) return 0;
-    if (v >= 255) return 255;
+    v = v > 0 ? v : 0;
+    v = v < 255 ? v : 255;
     int32_t i = (int32_t)v;
     return (uint8_t)(i + (v - (float)i >= 0.5f));
 }
@@ -78,7 +78,6 @@ typedef struct tz_job {
     const uint8_t *src;       /* source pixel (crop_x, crop_y) */
     int64_t row_stride, ch_stride;  /* source strides in bytes (the column stride is in col_off) */
     int64_t crop_h, H, W, C;
-    double scale_y;           /* crop_h / H */
     int32_t bpp;
     int64_t vec_cols;         /* leading output columns whose taps may be loaded as 4 bytes */
     const int64_t *col_off;   /* per output column: byte offsets of its two taps from the crop's left edge */
@@ -101,6 +100,7 @@ static inline tz_v4 tz_load4(const uint8_t *p) {
     const __m128i z = _mm_setzero_si128();
     return (tz_v4)_mm_cvtepi32_ps(_mm_unpacklo_epi16(_mm_unpacklo_epi8(_mm_cvtsi32_si128(u), z), z));
 #else
+    typedef uint8_t tz_u8x4 __attribute__((vector_size(4)));
     tz_u8x4 u;
     memcpy(&u, p, sizeof u);
     return __builtin_convertvector(u, tz_v4);
@@ -172,23 +172,32 @@ static void tz_interp_scalar(float *buf, const uint8_t *r0, const uint8_t *r1, f
     }
 }
 
-/* One tensor channel of a row from the lanes: o[x * step] = STORE(value * a + b). */
-#define TZ_EMIT(T, STORE)                                                                            \
+/* One tensor channel of a row from the lanes: o[x * step] = STORE(value * a + b)
+ * (NCHW rows, step 1, have a loop of their own, which vectorises). */
+#define TZ_EMIT_LOOP(STEP, STORE)                                                                         \
     do {                                                                                           \
-        T *o = (T *)out;                                                                           \
         if (kind == TZ_BYTE) {                                                                     \
             const float *l = buf + lane;                                                           \
-            for (int64_t x = 0; x < W; ++x) o[x * step] = STORE(l[4 * x] * a + b);                \
+            for (int64_t x = 0; x < W; ++x) o[x * (STEP)] = STORE(l[4 * x] * a + b);              \
         } else if (kind == TZ_LUMA) {                                                              \
             const float w0 = j->luma[0], w1 = j->luma[1], w2 = j->luma[2];                         \
             for (int64_t x = 0; x < W; ++x) {                                                      \
                 const float *p = buf + 4 * x;                                                      \
-                o[x * step] = STORE((w0 * p[0] + w1 * p[1] + w2 * p[2]) * a + b);                  \
+                o[x * (STEP)] = STORE((w0 * p[0] + w1 * p[1] + w2 * p[2]) * a + b);                \
             }                                                                                      \
         } else {                                                                                   \
-            const T v = STORE(255.0f * a + b);                                                     \
-            for (int64_t x = 0; x < W; ++x) o[x * step] = v;                                       \
+            const __typeof__(*o) v = STORE(255.0f * a + b);                                        \
+            for (int64_t x = 0; x < W; ++x) o[x * (STEP)] = v;                                     \
         }                                                                                          \
+    } while (0)
+
+#define TZ_EMIT(T, STORE)                                                                            \
+    do {                                                                                           \
+        T *o = (T *)out;                                                                           \
+        if (step == 1)                                                                             \
+            TZ_EMIT_LOOP(1, STORE);                                                                     \
+        else                                                                                       \
+            TZ_EMIT_LOOP(step, STORE);                                                                  \
     } while (0)
 
 static inline float tz_st_f32(float v) { return v; }
@@ -205,10 +214,25 @@ static void tz_emit_f16(const tz_job *j, const float *buf, void *out, int64_t st
     TZ_EMIT(uint16_t, mlrt_f32_to_f16);
 }
 
-static void tz_emit_u8(const tz_job *j, const float *buf, void *out, int64_t step, int32_t kind, int32_t lane,
+TZ_CLONES static void tz_emit_u8(const tz_job *j, const float *buf, void *out, int64_t step, int32_t kind, int32_t lane,
                        float a, float b) {
     const int64_t W = j->W;
     TZ_EMIT(uint8_t, tz_to_u8);
+}
+
+/* Source tap of output position o along an axis of n output and `in` source positions:
+ * half-pixel centres, both taps clamped into [0, in), weight 0 when they coincide. */
+static void tz_taps(int64_t o, int64_t n, int64_t in, int64_t *t0, int64_t *t1, float *w) {
+    double s = ((double)o + 0.5) * (double)in / (double)n - 0.5, fl = floor(s);
+    int64_t i0 = (int64_t)fl, i1 = i0 + 1;
+    *w = (float)(s - fl);
+    if (i0 < 0) i0 = 0;
+    if (i1 < 0) i1 = 0;
+    if (i0 > in - 1) i0 = in - 1;
+    if (i1 > in - 1) i1 = in - 1;
+    if (i0 == i1) *w = 0;
+    *t0 = i0;
+    *t1 = i1;
 }
 
 static void tz_rows(void *arg, int64_t begin, int64_t end) {
@@ -221,14 +245,9 @@ static void tz_rows(void *arg, int64_t begin, int64_t end) {
     }
     const size_t es = mlrt_dtype_size(j->dtype);
     for (int64_t y = begin; y < end; ++y) {
-        double sy = ((double)y + 0.5) * j->scale_y - 0.5, fl = floor(sy);
-        int64_t i0 = (int64_t)fl, i1 = i0 + 1;
-        float fy = (float)(sy - fl);
-        if (i0 < 0) i0 = 0;
-        if (i1 < 0) i1 = 0;
-        if (i0 > j->crop_h - 1) i0 = j->crop_h - 1;
-        if (i1 > j->crop_h - 1) i1 = j->crop_h - 1;
-        if (i0 == i1) fy = 0;
+        int64_t i0, i1;
+        float fy;
+        tz_taps(y, H, j->crop_h, &i0, &i1, &fy);
         const uint8_t *r0 = j->src + i0 * j->row_stride, *r1 = j->src + i1 * j->row_stride;
         j->interp(buf, r0, r1, fy, j->col_off, j->col_w4, 0, j->vec_cols);
         tz_interp_scalar(buf, r0, r1, fy, j->col_off, j->col_w4, j->vec_cols, W, j->bpp, j->ch_stride);
@@ -245,21 +264,6 @@ static void tz_rows(void *arg, int64_t begin, int64_t end) {
         }
     }
     free(buf);
-}
-
-/* Source tap of output position o along an axis of n output and `in` source positions:
- * half-pixel centres, both taps clamped into [0, in), weight 0 when they coincide. */
-static void tz_taps(int64_t o, int64_t n, int64_t in, int64_t *t0, int64_t *t1, float *w) {
-    double s = ((double)o + 0.5) * (double)in / (double)n - 0.5, fl = floor(s);
-    int64_t i0 = (int64_t)fl, i1 = i0 + 1;
-    *w = (float)(s - fl);
-    if (i0 < 0) i0 = 0;
-    if (i1 < 0) i1 = 0;
-    if (i0 > in - 1) i0 = in - 1;
-    if (i1 > in - 1) i1 = in - 1;
-    if (i0 == i1) *w = 0;
-    *t0 = i0;
-    *t1 = i1;
 }
 
 static int k_tensorize(const mlrt_context *ctx, const mlrt_tensor *in, int32_t n_in, mlrt_tensor *out, int32_t n_out,
@@ -293,8 +297,7 @@ static int k_tensorize(const mlrt_context *ctx, const mlrt_tensor *in, int32_t n
     if (H == 0 || W == 0) return MLRT_OK;
 
     tz_job j = {.row_stride = x->strides[0], .ch_stride = x->strides[2], .crop_h = p->crop_height, .H = H, .W = W,
-                .C = C, .scale_y = (double)p->crop_height / (double)H, .bpp = l.bpp, .dtype = y->dtype,
-                .nhwc = p->nhwc != 0};
+                .C = C, .bpp = l.bpp, .dtype = y->dtype, .nhwc = p->nhwc != 0};
     j.src = (const uint8_t *)x->data + p->crop_y * x->strides[0] + p->crop_x * x->strides[1];
     j.dst = (char *)y->data + (size_t)(p->batch_index * C * H * W) * mlrt_dtype_size(y->dtype);
     atomic_init(&j.failed, 0);
