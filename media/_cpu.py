@@ -17,7 +17,7 @@ import threading
 
 import numpy as np
 
-from .._errors import InvalidArgument
+from .._errors import InvalidArgument, NotImplemented
 from ..native import _lib
 from ..native.launch import ThreadPool
 from ._formats import BitmapPixelFormat
@@ -36,7 +36,8 @@ def _load():
             for op, dtype in (("Tensorize", np.uint8), ("Detensorize", np.float32)):
                 k = _lib.find_kernel("mlrt.media", op, 1, dtype)
                 if k < 0:
-                    raise InvalidArgument(f"the native runtime has no mlrt.media {op} kernel; rebuild it")
+                    raise NotImplemented(f"the native runtime has no mlrt.media {op} kernel (an older runtime? "
+                                         "rebuild it with `python native/_build.py`)")
                 kernels.append(k)
             pool = ThreadPool(os.cpu_count() or 1)
             _native = (_lib.ffi(), _lib.lib(), kernels[0], kernels[1], pool)
@@ -71,12 +72,16 @@ def _element_strides(a: np.ndarray, what: str) -> tuple:
     return tuple(s // size for s in a.strides) if size != 1 else a.strides
 
 
-def _channels(a: np.ndarray, nhwc: bool, what: str) -> int:
+def _channels(a: np.ndarray, nhwc: bool, allowed: tuple, what: str) -> int:
     if a.ndim != 4:
         raise InvalidArgument(f"{what} must be rank 4 ({'NHWC' if nhwc else 'NCHW'}), got shape {list(a.shape)}")
     if a.dtype not in TENSOR_TYPES:
         raise InvalidArgument(f"{what}: image tensors are float32, float16 or uint8, not {a.dtype.name}")
-    return a.shape[3] if nhwc else a.shape[1]
+    c = a.shape[3] if nhwc else a.shape[1]
+    if c not in allowed:
+        raise InvalidArgument(f"{what}: {c} channels ({'NHWC' if nhwc else 'NCHW'} shape {list(a.shape)}); "
+                              f"images have {' or '.join(map(str, allowed))}")
+    return c
 
 
 def _per_channel(values, c: int, what: str) -> tuple:
@@ -157,7 +162,7 @@ def tensorize(pixels: np.ndarray, pixel_format, crop, out: np.ndarray, index: in
     native = _native or _load()
     fmt = _format_code(pixel_format)
     _array(pixels, "pixels")
-    c = _channels(_array(out, "out"), nhwc, "out")
+    c = _channels(_array(out, "out"), nhwc, (1, 3, 4), "out")
     if pixels.dtype != np.uint8:
         raise InvalidArgument(f"pixels must be uint8 [height, width, bytes per pixel], got {pixels.dtype.name}")
     try:
@@ -182,7 +187,7 @@ def detensorize(tensor: np.ndarray, index: int, *, rgb: bool, nhwc: bool, alpha,
     giving gray its Rec.709 luma, alpha 255."""
     native = _native or _load()
     fmt = _format_code(pixel_format)
-    c = _channels(_array(tensor, "tensor"), nhwc, "tensor")
+    c = _channels(_array(tensor, "tensor"), nhwc, (1, 3), "tensor")
     if _array(out, "out").dtype != np.uint8:
         raise InvalidArgument(f"out must be uint8 [height, width, bytes per pixel], got {out.dtype.name}")
     if not out.flags.writeable:

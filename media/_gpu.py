@@ -32,9 +32,10 @@ TENSORIZE_PARAMS = np.dtype([(n, _F8) for n in ("src_format", "crop_x", "crop_y"
 DETENSORIZE_PARAMS = np.dtype([(n, _F8) for n in ("dst_format", "src_order", "nhwc", "batch_index")]
                               + [("alpha", _F4, (4,)), ("beta", _F4, (4,))])
 # the kernels' arguments after the two buffers (tensorize.cl); typed, so pyopencl packs them without probing
-_ARGS = {"mlrt_tensorize": [TENSORIZE_PARAMS] + [np.int64] * 5, "mlrt_detensorize": [DETENSORIZE_PARAMS] + [np.int64] * 4}
+_ARGS = {"mlrt_tensorize": [TENSORIZE_PARAMS] + [np.int64] * 5,
+         "mlrt_detensorize": [DETENSORIZE_PARAMS] + [np.int64] * 4}
 
-_kernels: dict = {}  # (device, dtype, kernel name) -> (kernel, lock): kernel objects keep their arguments
+_kernels: dict = {}  # (device, dtype, kernel name) -> (kernel, local size, lock): kernels keep their arguments
 _kernels_lock = threading.Lock()
 
 
@@ -173,6 +174,7 @@ def _same_device(a: DeviceTensor, b: DeviceTensor) -> None:
 
 # -- launching ---------------------------------------------------------------------------------------
 def _kernel(device, dtype, name: str):
+    """(kernel, its work-group size, lock), made once per device, element type and name."""
     key = (device, dtype, name)
     found = _kernels.get(key)
     if found is None:
@@ -181,7 +183,9 @@ def _kernel(device, dtype, name: str):
             if found is None:
                 kernel = device.kernel("tensorize", dtype, name)
                 kernel.set_scalar_arg_dtypes([None, None] + _ARGS[name])
-                found = _kernels[key] = (kernel, threading.Lock())
+                most = kernel.get_work_group_info(cl.kernel_work_group_info.WORK_GROUP_SIZE, device.cl_device)
+                local = 1 << (min(LOCAL, int(most)).bit_length() - 1)  # a power of two the kernel can run
+                found = _kernels[key] = (kernel, local, threading.Lock())
     return found
 
 
@@ -191,9 +195,8 @@ def _launch(tensor: DeviceTensor, name: str, rows: int, cols: int, *args) -> Non
     device = tensor.device
     chunk = 1 if device.is_gpu else min(cols, CPU_CHUNK)
     items = rows * -(-cols // chunk)
-    local = min(LOCAL, device.max_work_group_size)
-    kernel, lock = _kernel(device, tensor.dtype, name)
     try:
+        kernel, local, lock = _kernel(device, tensor.dtype, name)
         with lock:
             kernel.set_args(*args, cols, chunk, rows)
             cl.enqueue_nd_range_kernel(device.queue, kernel, (round_up(items, local),), (local,))

@@ -156,7 +156,8 @@ static tz_interp_fn tz_pick_interp(void) {
 static tz_interp_fn tz_pick_interp(void) { return tz_interp_vec; }
 #endif
 
-/* Columns [from, n) of a row, one byte at a time (gray pixels, strided bytes, the last columns of 3-byte pixels). */
+/* Columns [from, n) of a row, one byte at a time (gray pixels, strided bytes, the
+ * last columns of 3-byte pixels). */
 static void tz_interp_scalar(float *buf, const uint8_t *r0, const uint8_t *r1, float fy, const int64_t *off,
                              const float *w4, int64_t from, int64_t n, int32_t bpp, int64_t cs) {
     for (int64_t x = from; x < n; ++x) {
@@ -172,52 +173,54 @@ static void tz_interp_scalar(float *buf, const uint8_t *r0, const uint8_t *r1, f
     }
 }
 
-/* One tensor channel of a row from the lanes: o[x * step] = STORE(value * a + b)
- * (NCHW rows, step 1, have a loop of their own, which vectorises). */
-#define TZ_EMIT_LOOP(STEP, STORE)                                                                         \
+/* One tensor channel of a row from the lanes: o[x * step] = value * a + b (NCHW rows,
+ * step 1, have a loop of their own, which vectorises). */
+#define TZ_EMIT(STEP)                                                                                \
     do {                                                                                           \
         if (kind == TZ_BYTE) {                                                                     \
             const float *l = buf + lane;                                                           \
-            for (int64_t x = 0; x < W; ++x) o[x * (STEP)] = STORE(l[4 * x] * a + b);              \
+            for (int64_t x = 0; x < W; ++x) o[x * (STEP)] = l[4 * x] * a + b;                     \
         } else if (kind == TZ_LUMA) {                                                              \
-            const float w0 = j->luma[0], w1 = j->luma[1], w2 = j->luma[2];                         \
             for (int64_t x = 0; x < W; ++x) {                                                      \
                 const float *p = buf + 4 * x;                                                      \
-                o[x * (STEP)] = STORE((w0 * p[0] + w1 * p[1] + w2 * p[2]) * a + b);                \
+                o[x * (STEP)] = (w0 * p[0] + w1 * p[1] + w2 * p[2]) * a + b;                       \
             }                                                                                      \
         } else {                                                                                   \
-            const __typeof__(*o) v = STORE(255.0f * a + b);                                        \
-            for (int64_t x = 0; x < W; ++x) o[x * (STEP)] = v;                                     \
+            for (int64_t x = 0; x < W; ++x) o[x * (STEP)] = 255.0f * a + b;                        \
         }                                                                                          \
     } while (0)
 
-#define TZ_EMIT(T, STORE)                                                                            \
-    do {                                                                                           \
-        T *o = (T *)out;                                                                           \
-        if (step == 1)                                                                             \
-            TZ_EMIT_LOOP(1, STORE);                                                                     \
-        else                                                                                       \
-            TZ_EMIT_LOOP(step, STORE);                                                                  \
-    } while (0)
-
-static inline float tz_st_f32(float v) { return v; }
-
-TZ_CLONES static void tz_emit_f32(const tz_job *j, const float *buf, void *out, int64_t step, int32_t kind,
-                                 int32_t lane, float a, float b) {
+TZ_CLONES static void tz_emit_f32(const tz_job *j, const float *buf, float *o, int64_t step, int32_t kind,
+                                  int32_t lane, float a, float b) {
     const int64_t W = j->W;
-    TZ_EMIT(float, tz_st_f32);
+    const float w0 = j->luma[0], w1 = j->luma[1], w2 = j->luma[2];
+    if (step == 1)
+        TZ_EMIT(1);
+    else
+        TZ_EMIT(step);
 }
 
-static void tz_emit_f16(const tz_job *j, const float *buf, void *out, int64_t step, int32_t kind, int32_t lane,
-                        float a, float b) {
-    const int64_t W = j->W;
-    TZ_EMIT(uint16_t, mlrt_f32_to_f16);
-}
-
-TZ_CLONES static void tz_emit_u8(const tz_job *j, const float *buf, void *out, int64_t step, int32_t kind, int32_t lane,
-                       float a, float b) {
-    const int64_t W = j->W;
-    TZ_EMIT(uint8_t, tz_to_u8);
+/* o[x * step] = the float v[x] as uint8, x < n (tz_to_u8 four at a time). */
+static void tz_store_u8(uint8_t *o, int64_t step, const float *v, int64_t n) {
+    int64_t x = 0;
+#if defined(__SSE2__)
+    const __m128 lo = _mm_setzero_ps(), hi = _mm_set1_ps(255.0f), half = _mm_set1_ps(0.5f);
+    for (; x + 4 <= n; x += 4) {
+        __m128 f = _mm_min_ps(_mm_max_ps(_mm_loadu_ps(v + x), lo), hi);  /* max(NaN, 0) is 0 */
+        __m128i i = _mm_cvttps_epi32(f);
+        __m128i up = _mm_castps_si128(_mm_cmpge_ps(_mm_sub_ps(f, _mm_cvtepi32_ps(i)), half));
+        i = _mm_sub_epi32(i, up);  /* up is -1 where the fraction is at least one half */
+        if (step == 1) {
+            int32_t packed = _mm_cvtsi128_si32(_mm_packus_epi16(_mm_packs_epi32(i, i), i));
+            memcpy(o + x, &packed, sizeof packed);
+        } else {
+            int32_t lanes[4];
+            _mm_storeu_si128((__m128i *)lanes, i);
+            for (int32_t k = 0; k < 4; ++k) o[(x + k) * step] = (uint8_t)lanes[k];
+        }
+    }
+#endif
+    for (; x < n; ++x) o[x * step] = tz_to_u8(v[x]);
 }
 
 /* Source tap of output position o along an axis of n output and `in` source positions:
@@ -238,11 +241,12 @@ static void tz_taps(int64_t o, int64_t n, int64_t in, int64_t *t0, int64_t *t1, 
 static void tz_rows(void *arg, int64_t begin, int64_t end) {
     tz_job *j = arg;
     const int64_t W = j->W, H = j->H, C = j->C;
-    float *buf = malloc((size_t)W * 4 * sizeof *buf);
+    float *buf = malloc((size_t)W * 5 * sizeof *buf);  /* four lanes per pixel, then one channel's values */
     if (!buf) {
         atomic_store(&j->failed, 1);
         return;
     }
+    float *values = buf + 4 * W;
     const size_t es = mlrt_dtype_size(j->dtype);
     for (int64_t y = begin; y < end; ++y) {
         int64_t i0, i1;
@@ -256,10 +260,16 @@ static void tz_rows(void *arg, int64_t begin, int64_t end) {
             int64_t first = j->nhwc ? y * W * C + c : (c * H + y) * W;
             void *out = j->dst + (size_t)first * es;
             int64_t step = j->nhwc ? C : 1;
-            switch (j->dtype) {
-            case MLRT_FLOAT: tz_emit_f32(j, buf, out, step, j->kind[c], j->lane[c], j->alpha[c], j->beta[c]); break;
-            case MLRT_FLOAT16: tz_emit_f16(j, buf, out, step, j->kind[c], j->lane[c], j->alpha[c], j->beta[c]); break;
-            default: tz_emit_u8(j, buf, out, step, j->kind[c], j->lane[c], j->alpha[c], j->beta[c]); break;
+            if (j->dtype == MLRT_FLOAT) {
+                tz_emit_f32(j, buf, out, step, j->kind[c], j->lane[c], j->alpha[c], j->beta[c]);
+                continue;
+            }
+            tz_emit_f32(j, buf, values, 1, j->kind[c], j->lane[c], j->alpha[c], j->beta[c]);
+            if (j->dtype == MLRT_UINT8) {
+                tz_store_u8(out, step, values, W);
+            } else {
+                uint16_t *o = out;
+                for (int64_t x = 0; x < W; ++x) o[x * step] = mlrt_f32_to_f16(values[x]);
             }
         }
     }
@@ -275,7 +285,8 @@ static int k_tensorize(const mlrt_context *ctx, const mlrt_tensor *in, int32_t n
     mlrt_tensor *y = &out[0];
     tz_layout l;
     MLRT_CHECK(tz_layout_of(p->src_format, &l), "Tensorize: unknown pixel format %lld", (long long)p->src_format);
-    MLRT_CHECK(x->dtype == MLRT_UINT8 && x->rank == 3, "Tensorize: pixels must be uint8 [height, width, bytes per pixel]");
+    MLRT_CHECK(x->dtype == MLRT_UINT8 && x->rank == 3,
+               "Tensorize: pixels must be uint8 [height, width, bytes per pixel]");
     MLRT_CHECK(x->shape[2] == l.bpp, "Tensorize: the pixel format has %d bytes per pixel, the pixels %lld", l.bpp,
                (long long)x->shape[2]);
     MLRT_CHECK(y->dtype == MLRT_FLOAT || y->dtype == MLRT_FLOAT16 || y->dtype == MLRT_UINT8,
@@ -351,67 +362,74 @@ static int k_tensorize(const mlrt_context *ctx, const mlrt_tensor *in, int32_t n
 
 /* ---- Detensorize ---------------------------------------------------------------------------- */
 
+enum { DT_LUMA = 3, DT_OPAQUE = 4 };  /* sources of a pixel byte besides tensor channels 0..2 */
+
 typedef struct dt_job {
     const char *src;           /* image batch_index of the tensor */
     int64_t cs, ys, xs;        /* its channel, row and column strides, in elements */
     int64_t W, C;
     int32_t dtype;
     float alpha[3], beta[3];
-    int32_t rgb_lane[3];       /* tensor channel of R, G, B (C == 3) */
-    tz_layout l;
+    int32_t rgb[3];            /* tensor channels of R, G, B (C == 3) */
+    int32_t bpp, from[4];      /* per pixel byte: a tensor channel, DT_LUMA or DT_OPAQUE */
+    bool luma;                 /* some byte is the luma */
     uint8_t *dst;
     int64_t row_stride, col_stride, ch_stride;  /* of the pixels, in bytes */
     atomic_int failed;
 } dt_job;
 
+/* o[x] = clamp(x[x * xs] * a + b, 0, 255) */
+TZ_CLONES static void dt_scale_f32(float *o, const float *x, int64_t xs, int64_t n, float a, float b) {
+    if (xs == 1)
+        for (int64_t i = 0; i < n; ++i) o[i] = tz_clamp255(x[i] * a + b);
+    else
+        for (int64_t i = 0; i < n; ++i) o[i] = tz_clamp255(x[i * xs] * a + b);
+}
+
+TZ_CLONES static void dt_scale_u8(float *o, const uint8_t *x, int64_t xs, int64_t n, float a, float b) {
+    for (int64_t i = 0; i < n; ++i) o[i] = tz_clamp255((float)x[i * xs] * a + b);
+}
+
+static void dt_scale_f16(float *o, const uint16_t *x, int64_t xs, int64_t n, float a, float b) {
+    for (int64_t i = 0; i < n; ++i) o[i] = tz_clamp255(mlrt_f16_to_f32(x[i * xs]) * a + b);
+}
+
+TZ_CLONES static void dt_luma(float *o, const float *r, const float *g, const float *b, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) o[i] = TZ_LUMA_R * r[i] + TZ_LUMA_G * g[i] + TZ_LUMA_B * b[i];
+}
+
+/* Rows of the frame: each tensor channel of the row scaled and clamped into a float
+ * row (rows[c]), the luma in rows[DT_LUMA] where wanted, then every pixel byte
+ * rounded from its row. */
 static void dt_rows(void *arg, int64_t begin, int64_t end) {
     dt_job *j = arg;
     const int64_t W = j->W, C = j->C;
-    const size_t es = mlrt_dtype_size(j->dtype);
-    float *buf = malloc((size_t)W * 3 * sizeof *buf);
+    const int64_t es = (int64_t)mlrt_dtype_size(j->dtype);
+    float *buf = malloc((size_t)W * 4 * sizeof *buf);
     if (!buf) {
         atomic_store(&j->failed, 1);
         return;
     }
+    const float *rows[4] = {buf, buf + W, buf + 2 * W, buf + 3 * W};
     for (int64_t y = begin; y < end; ++y) {
-        for (int64_t c = 0; c < C; ++c) {  /* buf[3x + c] = clamp(v * alpha + beta) */
-            const char *row = j->src + (c * j->cs + y * j->ys) * (int64_t)es;
-            const float a = j->alpha[c], b = j->beta[c];
-            float *o = buf + c;
+        for (int64_t c = 0; c < C; ++c) {
+            const char *row = j->src + (c * j->cs + y * j->ys) * es;
+            float *o = buf + c * W;
             switch (j->dtype) {
-            case MLRT_FLOAT:
-                for (int64_t x = 0; x < W; ++x) o[3 * x] = tz_clamp255(((const float *)row)[x * j->xs] * a + b);
-                break;
-            case MLRT_FLOAT16:
-                for (int64_t x = 0; x < W; ++x)
-                    o[3 * x] = tz_clamp255(mlrt_f16_to_f32(((const uint16_t *)row)[x * j->xs]) * a + b);
-                break;
-            default:
-                for (int64_t x = 0; x < W; ++x) o[3 * x] = tz_clamp255((float)((const uint8_t *)row)[x * j->xs] * a + b);
-                break;
+            case MLRT_FLOAT: dt_scale_f32(o, (const float *)row, j->xs, W, j->alpha[c], j->beta[c]); break;
+            case MLRT_FLOAT16: dt_scale_f16(o, (const uint16_t *)row, j->xs, W, j->alpha[c], j->beta[c]); break;
+            default: dt_scale_u8(o, (const uint8_t *)row, j->xs, W, j->alpha[c], j->beta[c]); break;
             }
         }
+        if (j->luma) dt_luma(buf + 3 * W, rows[j->rgb[0]], rows[j->rgb[1]], rows[j->rgb[2]], W);
         uint8_t *prow = j->dst + y * j->row_stride;
-        const int64_t ps = j->col_stride, bs = j->ch_stride;
-        const tz_layout l = j->l;
-        for (int64_t x = 0; x < W; ++x) {
-            const float *v = buf + 3 * x;
-            uint8_t *px = prow + x * ps;
-            if (l.bpp == 1) {
-                px[0] = tz_to_u8(C == 1 ? v[0]
-                                        : TZ_LUMA_R * v[j->rgb_lane[0]] + TZ_LUMA_G * v[j->rgb_lane[1]] +
-                                              TZ_LUMA_B * v[j->rgb_lane[2]]);
-                continue;
-            }
-            if (C == 1) {
-                const uint8_t g = tz_to_u8(v[0]);
-                px[l.r * bs] = px[l.g * bs] = px[l.b * bs] = g;
+        for (int32_t k = 0; k < j->bpp; ++k) {
+            uint8_t *o = prow + k * j->ch_stride;
+            if (j->from[k] == DT_OPAQUE) {
+                for (int64_t x = 0; x < W; ++x) o[x * j->col_stride] = 255;
             } else {
-                px[l.r * bs] = tz_to_u8(v[j->rgb_lane[0]]);
-                px[l.g * bs] = tz_to_u8(v[j->rgb_lane[1]]);
-                px[l.b * bs] = tz_to_u8(v[j->rgb_lane[2]]);
+                tz_store_u8(o, j->col_stride, rows[j->from[k]], W);
             }
-            if (l.a >= 0) px[l.a * bs] = 255;
         }
     }
     free(buf);
@@ -429,7 +447,8 @@ static int k_detensorize(const mlrt_context *ctx, const mlrt_tensor *in, int32_t
     MLRT_CHECK(x->dtype == MLRT_FLOAT || x->dtype == MLRT_FLOAT16 || x->dtype == MLRT_UINT8,
                "Detensorize: the tensor must be float32, float16 or uint8 (element type %d)", x->dtype);
     MLRT_CHECK(x->rank == 4, "Detensorize: the tensor must be a 4-D batch");
-    MLRT_CHECK(y->dtype == MLRT_UINT8 && y->rank == 3, "Detensorize: pixels must be uint8 [height, width, bytes per pixel]");
+    MLRT_CHECK(y->dtype == MLRT_UINT8 && y->rank == 3,
+               "Detensorize: pixels must be uint8 [height, width, bytes per pixel]");
     MLRT_CHECK(y->shape[2] == l.bpp, "Detensorize: the pixel format has %d bytes per pixel, the pixels %lld", l.bpp,
                (long long)y->shape[2]);
     MLRT_CHECK(p->nhwc == 0 || p->nhwc == 1, "Detensorize: nhwc must be 0 or 1");
@@ -444,16 +463,25 @@ static int k_detensorize(const mlrt_context *ctx, const mlrt_tensor *in, int32_t
                (long long)y->shape[1], (long long)y->shape[0]);
     if (H == 0 || W == 0) return MLRT_OK;
     dt_job j = {.cs = x->strides[cd], .ys = x->strides[hd], .xs = x->strides[wd], .W = W, .C = C, .dtype = x->dtype,
-                .l = l, .dst = y->data, .row_stride = y->strides[0], .col_stride = y->strides[1],
+                .bpp = l.bpp, .dst = y->data, .row_stride = y->strides[0], .col_stride = y->strides[1],
                 .ch_stride = y->strides[2]};
     j.src = (const char *)x->data + p->batch_index * x->strides[0] * (int64_t)mlrt_dtype_size(x->dtype);
     for (int32_t c = 0; c < C; ++c) {
         j.alpha[c] = p->alpha[c];
         j.beta[c] = p->beta[c];
     }
-    j.rgb_lane[0] = p->src_order ? 0 : 2;  /* R */
-    j.rgb_lane[1] = 1;
-    j.rgb_lane[2] = p->src_order ? 2 : 0;  /* B */
+    j.rgb[0] = p->src_order ? 0 : 2;
+    j.rgb[1] = 1;
+    j.rgb[2] = p->src_order ? 2 : 0;
+    if (l.bpp == 1) {
+        j.from[0] = C == 1 ? 0 : DT_LUMA;
+        j.luma = C == 3;
+    } else {
+        j.from[l.r] = C == 1 ? 0 : j.rgb[0];
+        j.from[l.g] = C == 1 ? 0 : j.rgb[1];
+        j.from[l.b] = C == 1 ? 0 : j.rgb[2];
+        if (l.a >= 0) j.from[l.a] = DT_OPAQUE;
+    }
     atomic_init(&j.failed, 0);
     mlrt_parallel_for(ctx, H, 1 + 16384 / (W * 4), dt_rows, &j);
     if (atomic_load(&j.failed)) return mlrt_fail(MLRT_ERR_OUT_OF_MEMORY, "Detensorize: cannot allocate a row buffer");

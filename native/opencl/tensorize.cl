@@ -78,17 +78,28 @@ inline void mlrt_taps(long x0, long rem, long den, long n_in, long *a, long *b, 
     }
 }
 
-/* floor(((2o + 1) * n_in - n_out) / (2 n_out)) and its remainder. */
+/* floor(num / den) (den > 0) and its remainder: estimated in float, corrected in
+ * integers (no integer division, which GPUs emulate and CPUs cannot vectorize). */
+inline long mlrt_floor_div(long num, long den, long *rem)
+{
+    long q = (long)floor((float)num / (float)den);
+    long r = num - q * den;
+    if (r < 0) {
+        --q;
+        r += den;
+    } else if (r >= den) {
+        ++q;
+        r -= den;
+    }
+    *rem = r;
+    return q;
+}
+
+/* Source sample of output position o of n_out over n_in samples: floor of
+ * ((2o + 1) n_in - n_out) / (2 n_out), and the remainder. */
 inline long mlrt_source(long o, long n_in, long n_out, long *rem)
 {
-    long num = (2 * o + 1) * n_in - n_out, den = 2 * n_out;
-    if (num < 0) {  /* num > -den: the position left of sample 0 */
-        *rem = num + den;
-        return -1;
-    }
-    long q = num / den;
-    *rem = num - q * den;
-    return q;
+    return mlrt_floor_div((2 * o + 1) * n_in - n_out, 2 * n_out, rem);
 }
 
 #if defined(T_IS_FLOAT)
@@ -115,8 +126,8 @@ __kernel void mlrt_tensorize(__global const uchar *src, __global T *dst, mlrt_te
     __global const uchar *row1 = src + ((p.crop_y + y1) * src_width + p.crop_x) * bytes;
 
     /* the column taps step along the run: +step_q samples and +step_r / den per pixel */
-    const long den = 2 * cols, step_q = 2 * cw / den, step_r = 2 * cw - step_q * den;
-    long sx = mlrt_source(c0, cw, cols, &rem);
+    const long den = 2 * cols;
+    long step_r, step_q = mlrt_floor_div(2 * cw, den, &step_r), sx = mlrt_source(c0, cw, cols, &rem);
 
     const long plane = rows * cols;
     const long image = p.batch_index * channels * plane;

@@ -290,7 +290,8 @@ def test_tensorize_errors(device):
     small = DeviceTensor(device.allocate(16), np.float32, (2, 3, 4, 4), device)
     bad("smaller than its shape", tensor=small)
     other = Device(device.cl_device)  # the same hardware, another context
-    bad("different OpenCL devices", tensor=DeviceTensor(other.allocate(2 * 3 * 16 * 4), np.float32, (2, 3, 4, 4), other))
+    elsewhere = DeviceTensor(other.allocate(2 * 3 * 16 * 4), np.float32, (2, 3, 4, 4), other)
+    bad("different OpenCL devices", tensor=elsewhere)
 
 
 def test_detensorize_errors(device):
@@ -352,10 +353,11 @@ def test_session_reads_the_device_tensor(device, monkeypatch):
     partition without being read back to the host, and gives what the host-tensorized
     reference input gives."""
     w = (rng.standard_normal((4, 3, 3, 3)) * 0.2).astype(np.float32)
-    nodes = [h.make_node("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1], name="conv"),
-             h.make_node("Relu", ["c"], ["y"], name="relu")]
-    graph = h.make_graph(nodes, "g", [h.make_tensor_value_info("x", TP.FLOAT, [1, 3, 32, 32])],
-                         [h.make_tensor_value_info("y", TP.FLOAT, [1, 4, 32, 32])], [numpy_helper.from_array(w, "w")])
+    b = rng.standard_normal(4).astype(np.float32)
+    node = h.make_node("Conv", ["x", "w", "b"], ["y"], pads=[1, 1, 1, 1], name="conv")
+    graph = h.make_graph([node], "g", [h.make_tensor_value_info("x", TP.FLOAT, [1, 3, 32, 32])],
+                         [h.make_tensor_value_info("y", TP.FLOAT, [1, 4, 32, 32])],
+                         [numpy_helper.from_array(w, "w"), numpy_helper.from_array(b, "b")])
     model = h.make_model(graph, opset_imports=[h.make_opsetid("", 17)]).SerializeToString()
     sess = ml.InferenceSession(model, providers=["OpenCLExecutionProvider", "CPUExecutionProvider"])
     assert {p for _, _, p in sess.get_node_assignment()} == {"OpenCLExecutionProvider"}
