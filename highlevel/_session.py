@@ -98,6 +98,9 @@ class LearningModelSession:
         self.options = options if options is not None else LearningModelSessionOptions()
         self._session = lowlevel.InferenceSession(model.source(), self.options._lowlevel(),
                                                   providers=self.device.providers)
+        # the CPU provider's thread pool: frames are tensorized on the model's threads, so
+        # two pools never wait on each other for the same cores
+        self._pool = getattr(self._session._providers[-1], "pool", None)
         shapes = {a.name: a.shape for a in self._session.get_inputs() + self._session.get_outputs()}
         self._features: dict[str, Feature] = {}
         for descriptors, is_input in ((model.input_features, True), (model.output_features, False)):
@@ -230,8 +233,7 @@ class LearningModelSession:
             outputs[name] = self._deliver(binding, name, value)
         return outputs
 
-    @staticmethod
-    def _deliver(binding: LearningModelBinding, name: str, value: lowlevel.OrtValue):
+    def _deliver(self, binding: LearningModelBinding, name: str, value: lowlevel.OrtValue):
         """The output as evaluate() returns it: written into what was bound, else new."""
         image = binding._images.get(name)
         tensor = value._value
@@ -242,7 +244,7 @@ class LearningModelSession:
                 raise InvalidArgument(f"output '{name}' holds {n} image(s) of shape {list(tensor.shape)}, "
                                       f"{len(frames)} frame(s) are bound to it")
             for i, frame in enumerate(frames):
-                detensorize(tensor, i, target, frame)
+                detensorize(tensor, i, target, frame, self._pool)
             return binding._bound[name]
         if isinstance(tensor, DeviceTensor):
             tensor = tensor.numpy()

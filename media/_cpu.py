@@ -137,8 +137,8 @@ def _packed(struct: str, names: tuple, values: tuple):
 
 
 def _run(native, kernel: int, x: np.ndarray, x_strides, y: np.ndarray, y_strides, struct: str, names: tuple,
-         values: tuple, what: str) -> None:
-    ffi, lib, pool = native[0], native[1], native[4]
+         values: tuple, what: str, pool) -> None:
+    ffi, lib, pool = native[0], native[1], pool or native[4]
     try:
         ins, outs = _descriptor(ffi, "in", x, x_strides), _descriptor(ffi, "out", y, y_strides)
         _, pptr, psize = _packed(struct, names, values)
@@ -153,7 +153,7 @@ _DETENSORIZE_FIELDS = ("dst_format", "src_order", "nhwc", "batch_index", "alpha"
 
 
 def tensorize(pixels: np.ndarray, pixel_format, crop, out: np.ndarray, index: int, *, rgb: bool, nhwc: bool,
-              alpha, beta) -> None:
+              alpha, beta, pool=None) -> None:
     """Write image `index` of `out` (float32/float16/uint8 [N, C, H, W], or [N, H, W, C]
     with nhwc; C 1, 3 or 4; contiguous) from the rectangle `crop` (x, y, width, height)
     of `pixels` (uint8 [height, width, bytes per pixel] in `pixel_format`, any strides):
@@ -175,11 +175,11 @@ def tensorize(pixels: np.ndarray, pixel_format, crop, out: np.ndarray, index: in
               _per_channel(alpha, c, "alpha"), _per_channel(beta, c, "beta"))
     out_strides = None if out.flags.c_contiguous else _element_strides(out, "out")
     _run(native, native[2], pixels, pixels.strides, out, out_strides, "mlrt_tensorize_params", _TENSORIZE_FIELDS,
-         values, "tensorize")
+         values, "tensorize", pool)
 
 
 def detensorize(tensor: np.ndarray, index: int, *, rgb: bool, nhwc: bool, alpha, beta, out: np.ndarray,
-                pixel_format) -> None:
+                pixel_format, pool=None) -> None:
     """Write the frame `out` (uint8 [H, W, bytes per pixel] in `pixel_format`, any
     strides) from image `index` of `tensor` (float32/float16/uint8 [N, C, H, W], or
     [N, H, W, C] with nhwc; C 1 or 3, channels B, G, R or R, G, B with rgb):
@@ -195,4 +195,4 @@ def detensorize(tensor: np.ndarray, index: int, *, rgb: bool, nhwc: bool, alpha,
     values = (fmt, 1 if rgb else 0, 1 if nhwc else 0, _index(index), _per_channel(alpha, c, "alpha"),
               _per_channel(beta, c, "beta"))
     _run(native, native[3], tensor, _element_strides(tensor, "tensor"), out, out.strides, "mlrt_detensorize_params",
-         _DETENSORIZE_FIELDS, values, "detensorize")
+         _DETENSORIZE_FIELDS, values, "detensorize", pool)

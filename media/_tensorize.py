@@ -110,10 +110,11 @@ def tensor_shape(target: ImageTarget, n: int, h: int, w: int) -> tuple:
 
 
 def tensorize(frames: list[VideoFrame], target: ImageTarget, bounds: list | None = None, *, gpu: bool = False,
-              out=None) -> tuple[object, list[BitmapBounds]]:
+              out=None, pool=None) -> tuple[object, list[BitmapBounds]]:
     """Frames -> one tensor (a numpy array, or a DeviceTensor when `gpu`), and the
     rectangle of each frame that was used (its applied bounds).  `out` (an array or
-    DeviceTensor of the right shape and type) is written instead of a new tensor."""
+    DeviceTensor of the right shape and type) is written instead of a new tensor;
+    `pool` is the native thread pool the C kernel runs on (a session's)."""
     (h, w), regions = plan(frames, target, bounds)
     shape = tensor_shape(target, len(frames), h, w)
     alpha, beta = target.coefficients()
@@ -133,11 +134,12 @@ def tensorize(frames: list[VideoFrame], target: ImageTarget, bounds: list | None
         fmt, pixels = frame.packed()
         if isinstance(pixels, DeviceTensor):
             pixels = pixels.numpy()
-        _cpu.tensorize(pixels, fmt, tuple(region), out, i, rgb=target.rgb, nhwc=target.nhwc, alpha=alpha, beta=beta)
+        _cpu.tensorize(pixels, fmt, tuple(region), out, i, rgb=target.rgb, nhwc=target.nhwc, alpha=alpha, beta=beta,
+                       pool=pool)
     return out, regions
 
 
-def detensorize(tensor, index: int, target: ImageTarget, frame: VideoFrame) -> None:
+def detensorize(tensor, index: int, target: ImageTarget, frame: VideoFrame, pool=None) -> None:
     """Image `index` of an image-shaped tensor (array or DeviceTensor) into `frame`:
     pixel = (value + shift) * scale (mean/std undone first), rounded and clamped,
     alpha 255.  A frame of another size gets the image scaled onto it."""
@@ -153,7 +155,11 @@ def detensorize(tensor, index: int, target: ImageTarget, frame: VideoFrame) -> N
         dest = frame
     else:
         dest = VideoFrame.empty(w, h, fmt, gpu=on_gpu)
-    kernel = _gpu.detensorize if on_gpu else _cpu.detensorize
-    kernel(tensor, index, rgb=target.rgb, nhwc=target.nhwc, alpha=alpha, beta=beta, out=dest._pixels, pixel_format=fmt)
+    if on_gpu:
+        _gpu.detensorize(tensor, index, rgb=target.rgb, nhwc=target.nhwc, alpha=alpha, beta=beta, out=dest._pixels,
+                         pixel_format=fmt)
+    else:
+        _cpu.detensorize(tensor, index, rgb=target.rgb, nhwc=target.nhwc, alpha=alpha, beta=beta, out=dest._pixels,
+                         pixel_format=fmt, pool=pool)
     if dest is not frame:
         dest.copy_to(frame)
