@@ -26,7 +26,6 @@ import time
 
 import cv2
 import numpy as np
-import onnx
 from onnx import TensorProto, helper
 
 from mlrt.highlevel import (LearningModel, LearningModelBinding, LearningModelDevice, LearningModelDeviceKind,

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._errors import InvalidArgument
+from ..lowlevel._ortvalue import _shape  # shapes are checked as OrtValue checks them
 from ..media import VideoFrame
 from ._model import TensorKind
 
@@ -60,16 +61,6 @@ class Tensor:
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(shape={list(self.shape)})"
-
-
-def _shape(shape, where: str) -> tuple:
-    try:
-        dims = tuple(int(d) for d in shape)
-    except (TypeError, ValueError):
-        raise InvalidArgument(f"{where}: shape {shape!r} is not a list of integers") from None
-    if any(d < 0 for d in dims):
-        raise InvalidArgument(f"{where}: shape {list(dims)} has a negative dimension")
-    return dims
 
 
 def _tensor_class(name: str, kind: TensorKind, dtype) -> type:

@@ -20,7 +20,7 @@ import numpy as np
 from .._errors import InvalidArgument, NotImplemented
 from ..native import _lib
 from ..native.launch import ThreadPool
-from ._formats import BitmapPixelFormat
+from ._formats import batch_index, kernel_format, per_channel
 
 TENSOR_TYPES = (np.dtype(np.float32), np.dtype(np.float16), np.dtype(np.uint8))
 
@@ -42,21 +42,6 @@ def _load():
             pool = ThreadPool(os.cpu_count() or 1)
             _native = (_lib.ffi(), _lib.lib(), kernels[0], kernels[1], pool)
     return _native
-
-
-def _format_code(pixel_format) -> int:
-    if isinstance(pixel_format, BitmapPixelFormat) and pixel_format is not BitmapPixelFormat.NV12:
-        return pixel_format.value
-    if isinstance(pixel_format, (int, np.integer)) and not isinstance(pixel_format, bool):
-        try:
-            fmt = BitmapPixelFormat(int(pixel_format))
-        except ValueError:
-            raise InvalidArgument(f"unknown pixel format code {pixel_format}") from None
-    else:
-        fmt = BitmapPixelFormat.parse(pixel_format)
-    if fmt is BitmapPixelFormat.NV12:
-        raise InvalidArgument("NV12 frames are converted to BGRA8 before they reach the image kernels")
-    return fmt.value
 
 
 def _array(a, what: str) -> np.ndarray:
@@ -82,25 +67,6 @@ def _channels(a: np.ndarray, nhwc: bool, allowed: tuple, what: str) -> int:
         raise InvalidArgument(f"{what}: {c} channels ({'NHWC' if nhwc else 'NCHW'} shape {list(a.shape)}); "
                               f"images have {' or '.join(map(str, allowed))}")
     return c
-
-
-def _per_channel(values, c: int, what: str) -> tuple:
-    try:
-        v = tuple(float(x) for x in values)
-    except (TypeError, ValueError):
-        raise InvalidArgument(f"{what} must be {c} numbers (one per tensor channel), got {values!r}") from None
-    if len(v) != c:
-        raise InvalidArgument(f"{what} must be {c} numbers (one per tensor channel), got {len(v)}")
-    return v
-
-
-def _index(index) -> int:
-    try:
-        if isinstance(index, bool):
-            raise TypeError
-        return operator.index(index)
-    except TypeError:
-        raise InvalidArgument(f"batch index must be an integer, got {index!r}") from None
 
 
 _local = threading.local()  # this thread's descriptors: (slot, dtype, shape, strides) -> mlrt_tensor[1]
@@ -160,7 +126,7 @@ def tensorize(pixels: np.ndarray, pixel_format, crop, out: np.ndarray, index: in
     bilinearly scaled to H x W, channels B, G, R (R, G, B with rgb, then alpha) or the
     gray luma, each written as v * alpha[c] + beta[c]."""
     native = _native or _load()
-    fmt = _format_code(pixel_format)
+    fmt = kernel_format(pixel_format).value
     _array(pixels, "pixels")
     c = _channels(_array(out, "out"), nhwc, (1, 3, 4), "out")
     if pixels.dtype != np.uint8:
@@ -171,8 +137,8 @@ def tensorize(pixels: np.ndarray, pixel_format, crop, out: np.ndarray, index: in
         raise InvalidArgument(f"crop must be (x, y, width, height) integers, got {crop!r}") from None
     if not out.flags.writeable:
         raise InvalidArgument("out is read-only")
-    values = (fmt, x0, y0, cw, ch, 1 if rgb else 0, 1 if nhwc else 0, _index(index),
-              _per_channel(alpha, c, "alpha"), _per_channel(beta, c, "beta"))
+    values = (fmt, x0, y0, cw, ch, 1 if rgb else 0, 1 if nhwc else 0, batch_index(index),
+              per_channel(alpha, c, "alpha"), per_channel(beta, c, "beta"))
     out_strides = None if out.flags.c_contiguous else _element_strides(out, "out")
     _run(native, native[2], pixels, pixels.strides, out, out_strides, "mlrt_tensorize_params", _TENSORIZE_FIELDS,
          values, "tensorize", pool)
@@ -186,13 +152,13 @@ def detensorize(tensor: np.ndarray, index: int, *, rgb: bool, nhwc: bool, alpha,
     round(v * alpha[c] + beta[c]) clamped to 0..255, gray filling every colour, colour
     giving gray its Rec.709 luma, alpha 255."""
     native = _native or _load()
-    fmt = _format_code(pixel_format)
+    fmt = kernel_format(pixel_format).value
     c = _channels(_array(tensor, "tensor"), nhwc, (1, 3), "tensor")
     if _array(out, "out").dtype != np.uint8:
         raise InvalidArgument(f"out must be uint8 [height, width, bytes per pixel], got {out.dtype.name}")
     if not out.flags.writeable:
         raise InvalidArgument("out is read-only")
-    values = (fmt, 1 if rgb else 0, 1 if nhwc else 0, _index(index), _per_channel(alpha, c, "alpha"),
-              _per_channel(beta, c, "beta"))
+    values = (fmt, 1 if rgb else 0, 1 if nhwc else 0, batch_index(index), per_channel(alpha, c, "alpha"),
+              per_channel(beta, c, "beta"))
     _run(native, native[3], tensor, _element_strides(tensor, "tensor"), out, out.strides, "mlrt_detensorize_params",
          _DETENSORIZE_FIELDS, values, "detensorize", pool)

@@ -4,7 +4,10 @@ BitmapAlphaMode, LearningModelPixelRange and BitmapBounds, spelled the Python wa
 from __future__ import annotations
 
 import enum
+import operator
 from typing import NamedTuple
+
+import numpy as np
 
 from .._errors import InvalidArgument
 
@@ -87,3 +90,39 @@ class BitmapBounds(NamedTuple):
     y: int
     width: int
     height: int
+
+
+# -- what the image kernels' wrappers (_cpu.py, _gpu.py) check alike -----------------------------------
+def kernel_format(pixel_format) -> BitmapPixelFormat:
+    """A packed format the image kernels read: a BitmapPixelFormat, its code or its name
+    (NV12 is converted to BGRA8 before a kernel sees it)."""
+    if isinstance(pixel_format, (int, np.integer)) and not isinstance(pixel_format, (bool, BitmapPixelFormat)):
+        try:
+            fmt = BitmapPixelFormat(int(pixel_format))
+        except ValueError:
+            raise InvalidArgument(f"unknown pixel format code {pixel_format}") from None
+    else:
+        fmt = BitmapPixelFormat.parse(pixel_format)
+    if fmt is BitmapPixelFormat.NV12:
+        raise InvalidArgument("NV12 frames are converted to BGRA8 before they reach the image kernels")
+    return fmt
+
+
+def per_channel(values, c: int, what: str) -> tuple:
+    """`values` as c floats, one per tensor channel."""
+    try:
+        v = tuple(float(x) for x in values)
+    except (TypeError, ValueError):
+        raise InvalidArgument(f"{what} must be {c} numbers (one per tensor channel), got {values!r}") from None
+    if len(v) != c:
+        raise InvalidArgument(f"{what} must be {c} numbers (one per tensor channel), got {len(v)}")
+    return v
+
+
+def batch_index(index) -> int:
+    try:
+        if isinstance(index, bool):
+            raise TypeError
+        return operator.index(index)
+    except TypeError:
+        raise InvalidArgument(f"batch index must be an integer, got {index!r}") from None

@@ -18,7 +18,7 @@ import numpy as np
 
 from .._errors import DeviceError, InvalidArgument
 from ..native.opencl._runtime import DeviceTensor, cl, round_up
-from ._formats import BitmapPixelFormat
+from ._formats import BitmapPixelFormat, batch_index, kernel_format, per_channel
 
 LOCAL = 256       # work-group size (globals are rounded up to it)
 CPU_CHUNK = 64    # pixels of a row one item handles on a CPU device (1 on GPUs)
@@ -45,7 +45,7 @@ def tensorize(pixels: DeviceTensor, pixel_format, crop, out: DeviceTensor, index
     with nhwc; C 1, 3 or 4) from the rectangle `crop` (x, y, width, height) of `pixels`
     (uint8 [height, width, bytes per pixel] in `pixel_format`): scaled to H x W,
     channels B, G, R (R, G, B with rgb) or gray, each written as v * alpha[c] + beta[c]."""
-    fmt = _format(pixel_format)
+    fmt = kernel_format(pixel_format)
     height, width = _pixels(pixels, fmt, "pixels")
     n, c, h, w = _tensor(out, nhwc, (1, 3, 4), "out")
     index = _index(index, n)
@@ -64,7 +64,7 @@ def detensorize(tensor: DeviceTensor, index: int, *, rgb: bool, nhwc: bool, alph
     C 1 or 3, channels B, G, R or R, G, B with rgb): round(v * alpha[c] + beta[c])
     clamped to 0..255, gray filling every colour, colour giving gray its Rec.709 luma,
     alpha 255."""
-    fmt = _format(pixel_format)
+    fmt = kernel_format(pixel_format)
     n, c, h, w = _tensor(tensor, nhwc, (1, 3), "tensor")
     index = _index(index, n)
     height, width = _pixels(out, fmt, "out")
@@ -79,21 +79,6 @@ def detensorize(tensor: DeviceTensor, index: int, *, rgb: bool, nhwc: bool, alph
 
 
 # -- checks ------------------------------------------------------------------------------------------
-def _format(pixel_format) -> BitmapPixelFormat:
-    if isinstance(pixel_format, BitmapPixelFormat):
-        fmt = pixel_format
-    elif isinstance(pixel_format, (int, np.integer)) and not isinstance(pixel_format, bool):
-        try:
-            fmt = BitmapPixelFormat(int(pixel_format))
-        except ValueError:
-            raise InvalidArgument(f"unknown pixel format code {pixel_format}") from None
-    else:
-        fmt = BitmapPixelFormat.parse(pixel_format)
-    if fmt is BitmapPixelFormat.NV12:
-        raise InvalidArgument("NV12 frames are converted to BGRA8 before they reach the image kernels")
-    return fmt
-
-
 def _device_tensor(t, what: str) -> DeviceTensor:
     if not isinstance(t, DeviceTensor):
         raise InvalidArgument(f"{what} must be an OpenCL DeviceTensor, got {type(t).__name__}")
@@ -131,12 +116,7 @@ def _tensor(t, nhwc: bool, channels: tuple, what: str) -> tuple:
 
 
 def _index(index, n: int) -> int:
-    try:
-        if isinstance(index, bool):
-            raise TypeError
-        index = operator.index(index)
-    except TypeError:
-        raise InvalidArgument(f"batch index must be an integer, got {index!r}") from None
+    index = batch_index(index)
     if not 0 <= index < n:
         raise InvalidArgument(f"batch index {index} is outside the tensor's batch of {n}")
     return index
@@ -157,13 +137,7 @@ def _crop(crop, width: int, height: int) -> tuple[int, int, int, int]:
 
 def _per_channel(values, c: int, what: str) -> tuple:
     """c floats, padded to the parameter block's 4."""
-    try:
-        v = [float(x) for x in values]
-    except (TypeError, ValueError):
-        raise InvalidArgument(f"{what} must be {c} numbers (one per tensor channel), got {values!r}") from None
-    if len(v) != c:
-        raise InvalidArgument(f"{what} must be {c} numbers (one per tensor channel), got {len(v)}")
-    return (*v, *(0.0,) * (4 - c))
+    return (*per_channel(values, c, what), *(0.0,) * (4 - c))
 
 
 def _same_device(a: DeviceTensor, b: DeviceTensor) -> None:

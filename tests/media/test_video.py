@@ -4,7 +4,6 @@ and a session evaluates every frame, in order, with decoding overlapped."""
 
 import cv2
 import numpy as np
-import onnx
 import pytest
 from onnx import TensorProto as TP
 from onnx import helper
