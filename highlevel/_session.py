@@ -169,20 +169,23 @@ class LearningModelSession:
         stop = threading.Event()
         done = object()
 
+        def offer(item) -> bool:  # False once the consumer has gone
+            while not stop.is_set():
+                try:
+                    frames.put(item, timeout=0.1)
+                    return True
+                except queue.Full:
+                    continue
+            return False
+
         def decode():
             try:
                 for frame in source:
-                    while not stop.is_set():
-                        try:
-                            frames.put(frame, timeout=0.1)
-                            break
-                        except queue.Full:
-                            continue
-                    if stop.is_set():
+                    if not offer(frame):
                         return
-                frames.put(done)
+                offer(done)
             except BaseException as exc:  # handed to the consumer
-                frames.put(exc)
+                offer(exc)
 
         def one(frame):
             binding = LearningModelBinding(self)
