@@ -192,6 +192,8 @@ class VideoFrame:
             raise InvalidArgument("copy_to: NV12 frames cannot be written to; copy into a BGRA8 frame")
         src = check_bounds(self, source_bounds, "copy_to source_bounds")
         dst = check_bounds(frame, destination_bounds, "copy_to destination_bounds")
+        if _overlap(self._pixels, frame._pixels):  # reading and writing the same pixels: read a copy
+            return self.copy().copy_to(frame, src, dst)
         fmt, pixels = self.packed()
         c = frame._format.channels
         alpha, beta = (1.0,) * c, (0.0,) * c
@@ -218,6 +220,12 @@ class VideoFrame:
         region[...] = tmp[0]
         if frame.is_gpu:
             out.write(host)
+
+
+def _overlap(a, b) -> bool:
+    if isinstance(a, DeviceTensor) or isinstance(b, DeviceTensor):
+        return isinstance(a, DeviceTensor) and isinstance(b, DeviceTensor) and a.buffer == b.buffer
+    return np.may_share_memory(a, b)
 
 
 def check_bounds(frame: VideoFrame, bounds, what: str) -> BitmapBounds:

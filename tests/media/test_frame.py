@@ -105,6 +105,10 @@ def test_copy_to_scales_converts_and_keeps_outside_pixels():
     whole = VideoFrame.empty(60, 40, PF.BGR8)
     src.copy_to(whole)
     np.testing.assert_array_equal(whole.to_numpy(), bgr)  # same size: exact
+    own = VideoFrame.from_numpy(bgr.copy(), PF.BGR8)  # onto itself: the source is read before it is written
+    own.copy_to(own, source_bounds=(0, 0, 30, 20), destination_bounds=(0, 0, 60, 40))
+    want = cv2.resize(bgr[0:20, 0:30], (60, 40), interpolation=cv2.INTER_LINEAR)
+    assert np.abs(own.to_numpy().astype(int) - want).max() <= 1
     with pytest.raises(mlrt.InvalidArgument, match="inside the 60x40 frame"):
         src.copy_to(whole, source_bounds=(50, 0, 20, 10))
     with pytest.raises(mlrt.InvalidArgument, match="expected a VideoFrame"):
