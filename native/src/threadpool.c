@@ -8,7 +8,15 @@
  * Between loops a worker spins briefly (SPIN pauses, some tens of microseconds)
  * before it sleeps, and so does the caller waiting for the last worker: the loops of
  * one model run follow each other closely, and a wake-up through the kernel costs
- * more than many small loops take. */
+ * more than many small loops take.
+ *
+ * The caller waits only for workers that joined the loop.  A worker joins by counting
+ * itself in `active` and then finding the loop still `open`; the caller closes it once
+ * every chunk is taken and waits for `active` to drain.  (Both steps are sequentially
+ * consistent, so a worker is either seen by the caller or sees the loop closed.)  So
+ * a worker the scheduler has not run yet -- the cores taken by another process, or by
+ * another runtime's spinning threads -- costs the loop nothing: the caller does its
+ * share and returns. */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -29,7 +37,8 @@ struct mlrt_threadpool {
     void *arg;
     int64_t n, chunk;
     atomic_int_fast64_t next;
-    atomic_int active;         /* workers still inside the current loop */
+    atomic_bool open;          /* workers may still join the current loop */
+    atomic_int active;         /* workers that joined it and have not left */
 };
 
 #define SPIN 2000
@@ -61,7 +70,8 @@ static void *worker_main(void *arg) {
         }
         if (atomic_load(&p->stop)) break;
         seen = atomic_load(&p->generation);
-        run_chunks(p);
+        atomic_fetch_add(&p->active, 1);
+        if (atomic_load(&p->open)) run_chunks(p);
         if (atomic_fetch_sub(&p->active, 1) == 1) {
             pthread_mutex_lock(&p->lock);
             pthread_cond_signal(&p->done);
@@ -123,11 +133,12 @@ void mlrt_parallel_for(const mlrt_context *ctx, int64_t n, int64_t grain, mlrt_r
     p->n = n;
     p->chunk = chunk;
     atomic_store(&p->next, 0);
-    atomic_store(&p->active, p->n_threads - 1);
+    atomic_store(&p->open, true);
     atomic_fetch_add(&p->generation, 1);
     pthread_cond_broadcast(&p->wake);
     pthread_mutex_unlock(&p->lock);
     run_chunks(p);
+    atomic_store(&p->open, false);  /* every chunk is taken: wait only for those who joined */
     for (int i = 0; i < SPIN && atomic_load(&p->active) > 0; ++i) cpu_relax();
     if (atomic_load(&p->active) > 0) {
         pthread_mutex_lock(&p->lock);
