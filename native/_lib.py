@@ -12,9 +12,12 @@ import numpy as np
 from onnx import TensorProto, helper
 
 from .. import distribution
-from .._errors import InvalidArgument, MlrtError, NotImplemented, ResourceExhausted
+from .._errors import InvalidArgument, MlrtError, NotImplemented, ResourceExhausted, RuntimeLoadError
 from .ops._base import contiguous_strides
 
+# The largest tensor rank the C core and the OpenCL kernels take: MLRT_MAX_RANK of
+# include/mlrt.h, checked against the loaded runtime in runtime(); the OpenCL programs
+# get it as a build option and ops refuse larger ranks with it.
 MAX_RANK = 8
 
 # numpy dtype <-> ONNX element type (the C ABI uses the ONNX numbers)
@@ -39,7 +42,12 @@ def np_type(onnx_elem_type: int) -> np.dtype:
 
 @functools.cache
 def runtime():
-    return distribution.current_runtime()
+    rt = distribution.current_runtime()
+    rank = int(getattr(rt.lib, "MLRT_MAX_RANK", MAX_RANK))
+    if rank != MAX_RANK:
+        raise RuntimeLoadError(f"the runtime at {rt.path} takes tensors of rank <= {rank}, this mlrt is built for "
+                               f"{MAX_RANK}: use a runtime of this mlrt version")
+    return rt
 
 
 def ffi():

@@ -9,8 +9,6 @@ only from inside the model's own folder.
 from __future__ import annotations
 
 import os
-import struct
-import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -18,6 +16,7 @@ import onnx
 from onnx import external_data_helper, numpy_helper
 
 from .._errors import InvalidModel
+from .checker import check_and_infer, check_isolated
 
 DEFAULT_OPSET_FLOOR = 7
 
@@ -46,7 +45,6 @@ class Graph:
     outer: list = field(default_factory=list)  # names read from enclosing graphs (subgraphs only)
 
     def opset(self, domain: str) -> int:
-        domain = "" if domain == "ai.onnx" else domain
         return self.opsets.get(domain, 1)
 
     def consumers(self) -> dict[str, list[int]]:
@@ -201,166 +199,48 @@ def _toposort(nodes, known: set[str]) -> list:
     return [nodes[i] for i in order]
 
 
-def _check_and_infer(model: onnx.ModelProto) -> tuple[str | None, list]:
-    """Run onnx's checker and shape inference: (checker error or None, inferred value infos)."""
-    checked = model
-
-    def declared_fully(o) -> bool:
-        kind = o.type.WhichOneof("value")
-        return kind is not None and (kind != "tensor_type" or o.type.tensor_type.HasField("shape"))
-
-    if not all(declared_fully(o) for o in model.graph.output):
-        # onnxruntime accepts outputs declared without a type or shape; the checker may not
-        checked = onnx.ModelProto()
-        checked.CopyFrom(model)
-        keep = [o for o in checked.graph.output if declared_fully(o)]
-        del checked.graph.output[:]
-        checked.graph.output.extend(keep)
-    try:
-        onnx.checker.check_model(checked)
-    except Exception as exc:
-        return f"the model fails the ONNX checker: {str(exc).strip().splitlines()[0]}", []
-    try:
-        inferred = onnx.shape_inference.infer_shapes(model, strict_mode=False)
-        return None, list(inferred.graph.value_info) + list(inferred.graph.output)
-    except Exception:
-        return None, []  # shape inference is advisory; the planner computes exact shapes per run
-
-
-def _encode(err, infos) -> bytes:
-    import pickle
-    return pickle.dumps((err, [vi.SerializeToString() for vi in infos]))
-
-
-def _decode(data: bytes) -> tuple[str | None, list]:
-    import pickle
-    err, blobs = pickle.loads(data)
-    infos = []
-    for blob in blobs:
-        vi = onnx.ValueInfoProto()
-        vi.ParseFromString(blob)
-        infos.append(vi)
-    return err, infos
-
-
-class _Checker:
-    """onnx's checker and shape inference, run in a helper process.
-
-    onnx's C++ checker and shape inference can abort the whole process on some
-    malformed models (failed assertions).  Run in a child, such a model costs only the
-    child -- the caller gets InvalidModel and the next model gets a new child.  Small
-    models go to one long-lived child over a pipe; a large one (where copying its
-    bytes costs more than a fork) is checked in a child forked for it alone."""
-
-    LARGE = 64 << 20
-
-    def __init__(self):
-        self.lock = threading.Lock()
-        self.pid = None
-
-    @staticmethod
-    def _read(f, n: int) -> bytes:
-        data = f.read(n)
-        if data is None or len(data) < n:
-            raise EOFError
-        return data
-
-    def _serve(self, rx, tx) -> None:
-        while True:
-            try:
-                (n,) = struct.unpack("<Q", self._read(rx, 8))
-                model = onnx.ModelProto()
-                model.ParseFromString(self._read(rx, n))
-            except EOFError:
-                return
-            payload = _encode(*_check_and_infer(model))
-            tx.write(struct.pack("<Q", len(payload)) + payload)
-            tx.flush()
-
-    def _start(self) -> None:
-        to_child, from_parent = os.pipe()[::-1]
-        from_child, to_parent = os.pipe()
-        pid = os.fork()
-        if pid == 0:
-            try:
-                os.close(to_child), os.close(from_child)
-                self._serve(os.fdopen(from_parent, "rb"), os.fdopen(to_parent, "wb"))
-            finally:
-                os._exit(0)
-        os.close(from_parent), os.close(to_parent)
-        self.pid, self.tx, self.rx = pid, os.fdopen(to_child, "wb"), os.fdopen(from_child, "rb")
-
-    def _stop(self) -> str:
-        for f in (self.tx, self.rx):
-            try:
-                f.close()
-            except OSError:
-                pass
-        _, status = os.waitpid(self.pid, 0)
-        self.pid = None
-        return f"signal {os.WTERMSIG(status)}" if os.WIFSIGNALED(status) else f"exit {os.WEXITSTATUS(status)}"
-
-    def check(self, model: onnx.ModelProto) -> tuple[str | None, list]:
-        data = model.SerializeToString()
-        if len(data) > self.LARGE:
-            return self._check_forked(model)
-        with self.lock:
-            if self.pid is None:
-                self._start()
-            try:
-                self.tx.write(struct.pack("<Q", len(data)) + data)
-                self.tx.flush()
-                (n,) = struct.unpack("<Q", self._read(self.rx, 8))
-                return _decode(self._read(self.rx, n))
-            except (EOFError, OSError):
-                how = self._stop()
-        raise InvalidModel(f"onnx's checker or shape inference crashed on this model ({how}): it is "
-                           "malformed in a way onnx itself does not report")
-
-    @staticmethod
-    def _check_forked(model: onnx.ModelProto) -> tuple[str | None, list]:
-        read_fd, write_fd = os.pipe()
-        pid = os.fork()
-        if pid == 0:
-            try:
-                os.close(read_fd)
-                with os.fdopen(write_fd, "wb") as out:
-                    out.write(_encode(*_check_and_infer(model)))
-            finally:
-                os._exit(0)
-        os.close(write_fd)
-        with os.fdopen(read_fd, "rb") as pipe:
-            data = pipe.read()
-        _, status = os.waitpid(pid, 0)
-        if os.WIFSIGNALED(status) or not data:
-            raise InvalidModel("onnx's checker or shape inference crashed on this model: it is malformed "
-                               "in a way onnx itself does not report")
-        return _decode(data)
-
-
-_checker = _Checker()
-
-
-def _check_isolated(model: onnx.ModelProto) -> tuple[str | None, list]:
-    if not hasattr(os, "fork"):
-        return _check_and_infer(model)
-    return _checker.check(model)
-
-
 def load(source, dims: dict | None = None) -> Graph:
     """Read, check and order a model from a path, bytes or ModelProto.  `dims` fixes
     free input dimensions first (see `fix_dimensions`)."""
     model, base = _read_model(source)
+    default_domain(model)
     if dims:
         fix_dimensions(model, **dims)
     _load_external(model, base)
-    err, inferred = _check_isolated(model)
+    err, inferred = check_isolated(model)
     if err is not None:
         raise InvalidModel(err)
     graph = from_model(model, infer=False)
     for vi in inferred:
         graph.value_types[vi.name] = value_type(vi)
     return graph
+
+
+def default_domain(model: onnx.ModelProto) -> None:
+    """Spell the default domain one way, "", in the opset imports and every node
+    (subgraphs included): ONNX allows "ai.onnx" too (onnxruntime takes both, onnx's
+    checker only ""), and nothing past loading has to know."""
+    imports = {}
+    for o in model.opset_import:
+        domain = "" if o.domain == "ai.onnx" else o.domain
+        imports[domain] = max(imports.get(domain, 0), o.version)
+    if len(imports) != len(model.opset_import) or any(o.domain == "ai.onnx" for o in model.opset_import):
+        del model.opset_import[:]
+        model.opset_import.extend(onnx.helper.make_opsetid(d, v) for d, v in imports.items())
+
+    def nodes(graph: onnx.GraphProto) -> None:
+        for n in graph.node:
+            if n.domain == "ai.onnx":
+                n.domain = ""
+            for a in n.attribute:
+                for sub in ([a.g] if a.HasField("g") else []) + list(a.graphs):
+                    nodes(sub)
+
+    nodes(model.graph)
+    for f in model.functions:
+        for n in f.node:
+            if n.domain == "ai.onnx":
+                n.domain = ""
 
 
 def fix_dimensions(model: onnx.ModelProto, by_name: dict | None = None, by_denotation: dict | None = None) -> None:
@@ -393,11 +273,12 @@ def fix_dimensions(model: onnx.ModelProto, by_name: dict | None = None, by_denot
 
 def from_model(model: onnx.ModelProto, infer: bool = True) -> Graph:
     """A Graph from an already checked model (`infer`: run onnx shape inference here)."""
-    opsets = {("" if o.domain == "ai.onnx" else o.domain): o.version for o in model.opset_import}
+    default_domain(model)
+    opsets = {o.domain: o.version for o in model.opset_import}
     graph = from_graph_proto(model.graph, opsets, ir_version=model.ir_version)
     graph.model = model
     if infer:
-        for vi in _check_and_infer(model)[1]:
+        for vi in check_and_infer(model)[1]:
             graph.value_types[vi.name] = value_type(vi)
     return graph
 

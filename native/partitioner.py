@@ -53,10 +53,6 @@ class Piece:
         return getattr(self.provider, "device", "cpu") == "cpu"
 
 
-def _domain(node) -> str:
-    return "" if node.domain == "ai.onnx" else node.domain
-
-
 def shape_nodes(graph: Graph) -> set[int]:
     """Nodes that belong on the host: Shape/Size and what is computed only from them and
     constants, and every node whose results are read only as values -- the shape,
@@ -66,7 +62,7 @@ def shape_nodes(graph: Graph) -> set[int]:
     found: set[int] = set()
     for i, node in enumerate(graph.nodes):
         reads = node_reads(node)
-        if (_domain(node), node.op_type) in _SHAPE_SOURCES:
+        if (node.domain, node.op_type) in _SHAPE_SOURCES:
             found.add(i)
         elif reads and any(n in made_by_shape for n in reads) and \
                 all(n in made_by_shape or n in graph.initializers for n in reads):
@@ -251,10 +247,10 @@ class Placement:
                     if name:
                         (value_reads if k in cls_value_inputs else other_reads).add(name)
                 other_reads.update(set(node_reads(n)) - set(n.input))
-            shape_readers = {name for n in nodes if (_domain(n), n.op_type) in _SHAPE_SOURCES for name in n.input}
+            shape_readers = {name for n in nodes if (n.domain, n.op_type) in _SHAPE_SOURCES for name in n.input}
             piece.host_inputs = value_reads - other_reads
             piece.shape_only = {n for n in piece.inputs if n in shape_readers and n not in
-                                {x for m in nodes if (_domain(m), m.op_type) not in _SHAPE_SOURCES
+                                {x for m in nodes if (m.domain, m.op_type) not in _SHAPE_SOURCES
                                  for x in node_reads(m)}}
             for name in piece.inputs:
                 src = made_by.get(name)

@@ -1,4 +1,4 @@
-"""Arrows point down only (DESIGN.md): highlevel -> media -> lowlevel -> native ->
+"""Arrows point down only (docs/layout.md): highlevel -> media -> lowlevel -> native ->
 distribution, and the runtime never imports onnxruntime."""
 
 import ast

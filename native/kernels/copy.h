@@ -22,15 +22,4 @@ typedef struct mlrt_dropout_params {
     int64_t mask_bits;
 } mlrt_dropout_params;
 
-/* Trilu: keep the upper (1) or lower (0) triangle; k comes from input 1 at run time. */
-typedef struct mlrt_trilu_params {
-    int64_t upper;
-} mlrt_trilu_params;
-
-/* ReverseSequence: batch and time axes, normalised to {0, 1}. */
-typedef struct mlrt_reverse_sequence_params {
-    int64_t batch_axis;
-    int64_t time_axis;
-} mlrt_reverse_sequence_params;
-
 #endif

@@ -30,7 +30,7 @@ typedef uchar T;
 #endif
 
 /* A strided view as kernels receive it: rank, shape and element strides. */
-#define MLRT_MAX_RANK 8
+/* MLRT_MAX_RANK comes from the build options (native/_lib.py MAX_RANK). */
 typedef struct { int rank; int pad; long shape[MLRT_MAX_RANK]; long strides[MLRT_MAX_RANK]; } mlrt_view;
 
 /* Element offset, in a view, of the i-th element of a contiguous tensor of the view's shape. */

@@ -16,12 +16,14 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..._errors import DeviceError, InvalidArgument, MlrtError, ResourceExhausted
+from .._lib import MAX_RANK
 from ..launch import MEMORY_LIMIT, fold, make_op
 from ..ops import Info
 from ._runtime import DeviceTensor, cl, find_launcher
 
 _MAX_PLANS = 16
-_VIEW_DTYPE = np.dtype([("rank", np.int32), ("pad", np.int32), ("shape", np.int64, 8), ("strides", np.int64, 8)])
+_VIEW_DTYPE = np.dtype([("rank", np.int32), ("pad", np.int32), ("shape", np.int64, MAX_RANK),
+                        ("strides", np.int64, MAX_RANK)])  # mlrt_view in _common.cl
 
 
 @dataclass(frozen=True)

@@ -37,6 +37,7 @@ from pathlib import Path
 import numpy as np
 
 from ..._errors import DeviceError
+from .._lib import MAX_RANK
 from . import _compiler, _drivers
 
 try:  # the provider reports itself unavailable when pyopencl cannot load
@@ -321,7 +322,7 @@ class Device:
             source = (folder / "_common.cl").read_text() + "\n" + (folder / f"{family}.cl").read_text()
         except OSError as exc:
             raise DeviceError(f"OpenCL kernels for '{family}' cannot be read: {exc}") from None
-        return _job(self.identity, f"{family}:{tname}", source, f"-DMLRT_{tname}=1")
+        return _job(self.identity, f"{family}:{tname}", source, f"-DMLRT_{tname}=1 -DMLRT_MAX_RANK={MAX_RANK}")
 
     def _program_for(self, job: "_compiler.Job") -> object:
         """The job's program from the cache, built in a child process first if the cache
@@ -525,4 +526,4 @@ def find_launcher(domain: str, op_type: str) -> Launcher | None:
             if not info.name.startswith("_"):
                 importlib.import_module(f"{__package__}.{info.name}")
         _scanned = True
-    return _launchers.get(("" if domain == "ai.onnx" else domain, op_type))
+    return _launchers.get((domain, op_type))

@@ -15,13 +15,13 @@ from __future__ import annotations
 import numpy as np
 
 from ..._errors import DeviceError
+from .._lib import MAX_RANK
 from ..ops._base import View, contiguous_strides
 from ._runtime import launcher
 from .movement import bits_dtype
 
 WG = 64   # work-items per work-group
 VEC = 8   # elements per work-item of the float kernels (VEC in the .cl files)
-MAX_RANK = 8  # MLRT_MAX_RANK in _common.cl
 
 _KERNELS = {"Add": "add", "Sub": "sub", "Mul": "mul", "Div": "div", "Max": "max", "Min": "min",
             "Sum": "add", "Mean": "add", "PRelu": "prelu", "Pow": "pow",

@@ -1,4 +1,4 @@
-"""Operator semantics, one file per operator, found by file name.
+"""Operator semantics, one file per operator, found by class name.
 
 `lookup(domain, op_type, opset)` returns the operator class for a node: the class
 named `op_type` or `op_type_<since>` with the largest `since` not above `opset`.
@@ -39,7 +39,7 @@ def registry() -> dict[tuple[str, str], list[tuple[int, type]]]:
 
 
 def lookup(domain: str, op_type: str, opset: int) -> type | None:
-    domain = "" if domain == "ai.onnx" else domain
+    """The operator class for a node ("" is the default domain, as graph.py loads it)."""
     best = None
     for since, cls in registry().get((domain, op_type), []):
         if since <= opset:

@@ -14,6 +14,7 @@ import math
 
 import numpy as np
 
+from .._lib import MAX_RANK
 from ._base import Info, Op
 from ._shape import bits_of, ints
 
@@ -135,8 +136,8 @@ class _Resize(Op):
 
     def infer(self, inputs):
         x, out, _ = self.resolve(inputs)
-        if x.rank > 8:
-            raise self.fail(f"rank {x.rank} is over the supported 8")
+        if x.rank > MAX_RANK:
+            raise self.fail(f"rank {x.rank} is over the supported {MAX_RANK}")
         return [Info(x.dtype, out)]
 
     def pack(self, inputs, outputs):

@@ -2,6 +2,7 @@
 centred (an odd difference puts the extra element at the end).  Runs on the Pad
 kernel: per axis, the run of input kept and the padding before it."""
 
+from .._lib import MAX_RANK
 from ._base import Info, Op
 from ._shape import ints, normalize_axes
 
@@ -20,8 +21,8 @@ class CenterCropPad(Op):
             raise self.fail(f"shape {shape} has {len(shape)} values for {len(axes)} axes")
         if any(s < 0 for s in shape):
             raise self.fail(f"shape {shape} must not be negative")
-        if x.rank > 8:
-            raise self.fail(f"rank {x.rank} is over the supported 8")
+        if x.rank > MAX_RANK:
+            raise self.fail(f"rank {x.rank} is over the supported {MAX_RANK}")
         out = list(x.shape)
         start, keep, before = [0] * x.rank, list(x.shape), [0] * x.rank
         for a, s in zip(axes, shape):

@@ -20,7 +20,7 @@ def apply(graph, context) -> int:
     consts = {k for k in graph.initializers if k not in overridable}
     folded = 0
     for node in list(graph.nodes):
-        if node.op_type in _NEVER or node.domain not in ("", "ai.onnx") or not node.output:
+        if node.op_type in _NEVER or node.domain != "" or not node.output:
             continue
         names = [n for n in node.input if n]
         if any(n not in consts or n in inputs for n in names):

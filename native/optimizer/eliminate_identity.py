@@ -16,7 +16,7 @@ def _removable(node, graph_outputs, read) -> bool:
             return False
     else:
         return False
-    return node.domain in ("", "ai.onnx") and node.output[0] not in graph_outputs
+    return node.domain == "" and node.output[0] not in graph_outputs
 
 
 def apply(graph, context) -> int:

@@ -21,7 +21,7 @@ def apply(graph, context) -> int:
     consumers = graph.consumers()
     fused = 0
     for node in list(graph.nodes):
-        if node.op_type not in ("Mul", "Add") or node.domain not in ("", "ai.onnx") or len(node.input) != 2:
+        if node.op_type not in ("Mul", "Add") or node.domain != "" or len(node.input) != 2:
             continue
         for k in (0, 1):
             bn = producer.get(node.input[k])
@@ -31,7 +31,7 @@ def apply(graph, context) -> int:
                 break
         else:
             continue
-        if (bn.domain not in ("", "ai.onnx") or len([o for o in bn.output if o]) != 1 or len(bn.input) != 5
+        if (bn.domain != "" or len([o for o in bn.output if o]) != 1 or len(bn.input) != 5
                 or bn.output[0] in outputs or len(consumers.get(bn.output[0], [])) != 1
                 or any(a.name == "training_mode" and a.i for a in bn.attribute)):
             continue

@@ -17,7 +17,7 @@ _WITH_PARAMS = {"LeakyRelu": ("alpha",), "HardSigmoid": ("alpha", "beta")}
 
 def _activation(node, graph):
     """(name, params) FusedConv understands for this node, or None."""
-    if node.domain not in ("", "ai.onnx"):
+    if node.domain != "":
         return None
     if node.op_type in _PLAIN:
         return node.op_type, []
@@ -55,14 +55,14 @@ def apply(graph, context) -> int:
         consumers = graph.consumers()
         by_index = graph.nodes
         for conv in list(graph.nodes):
-            if conv.op_type != "Conv" or conv.domain not in ("", "ai.onnx"):
+            if conv.op_type != "Conv" or conv.domain != "":
                 continue
             out = conv.output[0]
             if not _single_use(out, consumers, outputs):
                 continue
             nxt = by_index[consumers[out][0]]
             z, tail = "", nxt
-            if nxt.op_type in ("Add", "Sum") and nxt.domain in ("", "ai.onnx") and len(nxt.input) == 2:
+            if nxt.op_type in ("Add", "Sum") and nxt.domain == "" and len(nxt.input) == 2:
                 other = nxt.input[1] if nxt.input[0] == out else nxt.input[0]
                 shapes = graph.value_types
                 same = (other in shapes and out in shapes and shapes[other].shape is not None

@@ -21,7 +21,7 @@ def apply(graph, context) -> int:
     producer = {o: n for n in graph.nodes for o in n.output}
     fused = 0
     for node in list(graph.nodes):
-        if node.op_type not in ("Mul", "Add") or node.domain not in ("", "ai.onnx") or len(node.input) != 2:
+        if node.op_type not in ("Mul", "Add") or node.domain != "" or len(node.input) != 2:
             continue
         for k in (0, 1):
             conv = producer.get(node.input[k])
@@ -30,7 +30,7 @@ def apply(graph, context) -> int:
                 break
         else:
             continue
-        if conv.output[0] in outputs or len(consumers.get(conv.output[0], [])) != 1 or conv.domain not in ("", "ai.onnx"):
+        if conv.output[0] in outputs or len(consumers.get(conv.output[0], [])) != 1 or conv.domain != "":
             continue
         w_name = conv.input[1]
         b_name = conv.input[2] if len(conv.input) > 2 else ""

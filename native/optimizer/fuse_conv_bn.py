@@ -20,14 +20,14 @@ def apply(graph, context) -> int:
     producer = {o: n for n in graph.nodes for o in n.output}
     fused = 0
     for bn in list(graph.nodes):
-        if bn.op_type != "BatchNormalization" or bn.domain not in ("", "ai.onnx"):
+        if bn.op_type != "BatchNormalization" or bn.domain != "":
             continue
         if len([o for o in bn.output if o]) != 1 or len(bn.input) != 5:
             continue
         if any(a.name == "training_mode" and a.i for a in bn.attribute):
             continue
         conv = producer.get(bn.input[0])
-        if conv is None or conv.op_type != "Conv" or conv.domain not in ("", "ai.onnx"):
+        if conv is None or conv.op_type != "Conv" or conv.domain != "":
             continue
         if conv.output[0] in outputs or len(consumers.get(conv.output[0], [])) != 1:
             continue

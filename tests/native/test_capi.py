@@ -137,3 +137,10 @@ def test_threadpool_many_sizes(capi):
         pool = lib.mlrt_threadpool_create(n)
         assert lib.mlrt_threadpool_size(pool) == max(n, 1)
         lib.mlrt_threadpool_destroy(pool)
+
+
+def test_one_maximum_rank():
+    """MAX_RANK (Python, and the OpenCL programs' build option) is the C header's MLRT_MAX_RANK."""
+    from mlrt.native import _lib
+    assert _lib.MAX_RANK == _lib.lib().MLRT_MAX_RANK
+    assert _lib.ffi().sizeof("mlrt_tensor") >= 2 * 8 * _lib.MAX_RANK
