@@ -7,7 +7,7 @@ import functools
 import platform
 
 from .._errors import DeviceError, InvalidArgument
-from ..native.opencl._runtime import default_device
+from ..native.providers import _base as providers
 
 
 class LearningModelDeviceKind(enum.Enum):
@@ -42,10 +42,13 @@ class LearningModelDevice:
         if not isinstance(kind, LearningModelDeviceKind):
             raise InvalidArgument(f"LearningModelDevice: expected a LearningModelDeviceKind, got {kind!r}")
         self.kind = kind
-        self._opencl = None
+        self._gpu = None  # the GPU provider (the OpenCL one), for the GPU kinds
         if self.is_gpu:
+            self._gpu = providers.for_device("gpu")
             try:
-                self._opencl = default_device()
+                if self._gpu is None:
+                    raise DeviceError("no GPU execution provider is installed")
+                self._name = self._gpu.device_name
             except DeviceError as exc:
                 raise DeviceError(f"LearningModelDevice({kind.name}): no OpenCL device works here ({exc}); "
                                   "`python -m mlrt` lists the devices tried") from None
@@ -57,12 +60,12 @@ class LearningModelDevice:
 
     @property
     def device_name(self) -> str:
-        return self._opencl.name if self._opencl is not None else _cpu_name()
+        return self._name if self._gpu is not None else _cpu_name()
 
     @property
     def providers(self) -> list[str]:
         """The execution providers a session on this device asks for, in order."""
-        return ["OpenCLExecutionProvider", "CPUExecutionProvider"] if self.is_gpu else ["CPUExecutionProvider"]
+        return [self._gpu.name, "CPUExecutionProvider"] if self.is_gpu else ["CPUExecutionProvider"]
 
     def __repr__(self) -> str:
         return f"LearningModelDevice({self.kind.name}: {self.device_name})"

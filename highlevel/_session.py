@@ -14,7 +14,6 @@ import numpy as np
 from .. import lowlevel
 from .._errors import InvalidArgument, MlrtError
 from ..media import VideoFrame, detensorize
-from ..native.opencl._runtime import DeviceTensor
 from ._binding import Feature, LearningModelBinding
 from ._device import LearningModelDevice
 from ._model import LearningModel
@@ -100,7 +99,7 @@ class LearningModelSession:
                                                   providers=self.device.providers)
         # the CPU provider's thread pool: frames are tensorized on the model's threads, so
         # two pools never wait on each other for the same cores
-        self._pool = getattr(self._session._providers[-1], "pool", None)
+        self._pool = self._session._providers[-1].pool
         shapes = {a.name: a.shape for a in self._session.get_inputs() + self._session.get_outputs()}
         self._features: dict[str, Feature] = {}
         for descriptors, is_input in ((model.input_features, True), (model.output_features, False)):
@@ -249,8 +248,7 @@ class LearningModelSession:
             for i, frame in enumerate(frames):
                 detensorize(tensor, i, target, frame, self._pool)
             return binding._bound[name]
-        if isinstance(tensor, DeviceTensor):
-            tensor = tensor.numpy()
+        tensor = value.numpy()  # host results as they are, device ones read back
         bound = binding._bound.get(name)
         if bound is not None:
             target = bound.numpy() if isinstance(bound, Tensor) else bound

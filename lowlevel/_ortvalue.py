@@ -1,9 +1,10 @@
 """OrtValue and IOBinding: tensors that live on a device, and runs bound to them.
 
-An OrtValue holds a host array ("cpu") or a tensor in OpenCL device memory
-("opencl"; "gpu" is accepted as its alias).  Binding device values as inputs and
-asking for device outputs lets a pipeline keep its data on the OpenCL device
-between runs: only what a CPU node needs is copied.
+An OrtValue holds a host array ("cpu") or a tensor in a device provider's memory
+(its `device` kind, e.g. "opencl"; "gpu" names the GPU provider).  Binding device
+values as inputs and asking for device outputs lets a pipeline keep its data on the
+device between runs: only what a CPU node needs is copied.  Devices are reached only
+through their provider's memory methods (allocate, to_device, to_host, owns).
 """
 
 from __future__ import annotations
@@ -12,27 +13,30 @@ import numpy as np
 from onnx import helper
 
 from .._errors import InvalidArgument, NotImplemented
-from ..native.opencl._runtime import DeviceTensor, default_device
-from ..native.providers.opencl import OpenCLExecutionProvider
-
-_DEVICES = {"cpu": "cpu", "opencl": "opencl", "gpu": "opencl"}
+from ..native.providers import _base as providers
 
 
-def _device_kind(device_type: str) -> str:
-    kind = _DEVICES.get(str(device_type).lower())
-    if kind is None:
-        raise InvalidArgument(f"unknown device_type '{device_type}' (use 'cpu' or 'opencl')")
-    return kind
+def _provider(device_type: str):
+    """The provider whose memory `device_type` names (None for "cpu")."""
+    kind = str(device_type).lower()
+    if kind == "cpu":
+        return None
+    p = providers.for_device(kind)
+    if p is None:
+        raise InvalidArgument(f"unknown device_type '{device_type}' (use one of: {', '.join(providers.device_kinds())}"
+                              f"{', gpu' if any(c.gpu for c in providers.available().values()) else ''})")
+    return p
 
 
-def _device_dtype(dtype, where: str) -> np.dtype:
-    """A dtype the OpenCL device can hold: numbers and bool (not strings or objects)."""
+def _device_dtype(dtype, where: str, provider) -> np.dtype:
+    """A dtype a device can hold: numbers and bool (not strings or objects)."""
     try:
         dt = np.dtype(dtype)
     except TypeError as exc:
         raise InvalidArgument(f"{where}: {dtype!r} is not an element type ({exc})") from None
     if dt.kind not in "biufV" or dt.itemsize not in (1, 2, 4, 8):
-        raise InvalidArgument(f"{where}: {dt} tensors cannot live on the OpenCL device (numbers and bool can)")
+        device = provider.name.removesuffix("ExecutionProvider")
+        raise InvalidArgument(f"{where}: {dt} tensors cannot live on the {device} device (numbers and bool can)")
     return dt
 
 
@@ -52,32 +56,35 @@ def _type_string(dtype) -> str:
 
 
 class OrtValue:
-    """A tensor on the host or on the OpenCL device."""
+    """A tensor on the host or in a device provider's memory."""
 
-    def __init__(self, value):
+    def __init__(self, value, provider=None):
         self._value = value
+        self._provider = provider if provider is not None else providers.owner_of(value)
 
     @staticmethod
     def ortvalue_from_numpy(numpy_obj, device_type: str = "cpu", device_id: int = 0) -> "OrtValue":
         array = np.asarray(numpy_obj)
-        if _device_kind(device_type) == "opencl":
-            _device_dtype(array.dtype, "ortvalue_from_numpy")
-            return OrtValue(default_device().upload(array))
+        p = _provider(device_type)
+        if p is not None:
+            _device_dtype(array.dtype, "ortvalue_from_numpy", p)
+            return OrtValue(p.to_device(array), p)
         return OrtValue(array)
 
     @staticmethod
     def ortvalue_from_shape_and_type(shape, element_type, device_type: str = "cpu", device_id: int = 0) -> "OrtValue":
         shape = _shape(shape, "ortvalue_from_shape_and_type")
-        if _device_kind(device_type) == "opencl":
-            dtype = _device_dtype(element_type, "ortvalue_from_shape_and_type")
-            return OrtValue(OpenCLExecutionProvider().allocate(shape, dtype))
+        p = _provider(device_type)
+        if p is not None:
+            dtype = _device_dtype(element_type, "ortvalue_from_shape_and_type", p)
+            return OrtValue(p.allocate(shape, dtype), p)
         try:
             return OrtValue(np.zeros(shape, element_type))
         except TypeError as exc:
             raise InvalidArgument(f"ortvalue_from_shape_and_type: {element_type!r} is not an element type ({exc})") from None
 
     def device_name(self) -> str:
-        return "opencl" if isinstance(self._value, DeviceTensor) else "cpu"
+        return self._provider.device if self._provider is not None else "cpu"
 
     def shape(self) -> list:
         return list(self._value.shape)
@@ -96,16 +103,15 @@ class OrtValue:
 
     def numpy(self) -> np.ndarray:
         """The tensor as a host array (read back from the device if it lives there)."""
-        v = self._value
-        return v.numpy() if isinstance(v, DeviceTensor) else v
+        return self._provider.to_host(self._value) if self._provider is not None else self._value
 
     def update_inplace(self, np_arr) -> None:
         a = np.asarray(np_arr)
         v = self._value
         if tuple(a.shape) != tuple(v.shape) or a.dtype != v.dtype:
             raise InvalidArgument(f"update_inplace: got {a.dtype}{list(a.shape)}, the value is {v.dtype}{list(v.shape)}")
-        if isinstance(v, DeviceTensor):
-            v.write(a)
+        if self._provider is not None:
+            self._value = self._provider.to_device(a)  # the device copy replaces the old one
         else:
             v[...] = a
 
@@ -142,7 +148,8 @@ class IOBinding:
                     buffer_ptr=None) -> None:
         if buffer_ptr is not None:
             raise NotImplemented("bind_output with a raw buffer pointer is not supported; bind an OrtValue")
-        self._outputs[name] = _device_kind(device_type)
+        _provider(device_type)  # an unknown device is refused here
+        self._outputs[name] = str(device_type).lower()
 
     def bind_ortvalue_output(self, name: str, ortvalue: OrtValue) -> None:
         self._outputs[name] = _ortvalue(ortvalue, f"output '{name}'")
@@ -158,9 +165,8 @@ class IOBinding:
         pass  # uploads are queued before the kernels that read them
 
     def synchronize_outputs(self) -> None:
-        for v in self._results:
-            if isinstance(v._value, DeviceTensor):
-                v._value.device.queue.finish()
+        for p in {id(v._provider): v._provider for v in self._results if v._provider is not None}.values():
+            p.synchronize()
 
     def get_outputs_names(self) -> list[str]:
         return list(self._outputs)
@@ -174,23 +180,25 @@ class IOBinding:
     # used by InferenceSession.run_with_iobinding
     def _run(self, run) -> None:
         names = list(self._outputs) or [o.name for o in self._session.get_outputs()]
-        on_device = {n for n in names if self._outputs.get(n) == "opencl"
-                     or (isinstance(self._outputs.get(n), OrtValue) and self._outputs[n].device_name() == "opencl")}
-        results = run(names, dict(self._inputs), on_device)
+        wanted = {n: self._outputs[n]._provider if isinstance(self._outputs.get(n), OrtValue) else
+                  _provider(self._outputs.get(n, "cpu")) for n in names}
+        results = run(names, dict(self._inputs), {n for n, p in wanted.items() if p is not None})
         out = []
         for name, value in zip(names, results):
-            want = self._outputs.get(name, "cpu")
+            want, p = self._outputs.get(name), wanted[name]
+            src = providers.owner_of(value)
+            if src is not p:  # made in another memory than the one asked for: moved there
+                value = src.to_host(value) if src is not None else value
+                value = p.to_device(np.asarray(value)) if p is not None else value
             if isinstance(want, OrtValue):
                 if list(np.shape(value)) != want.shape() or np.dtype(value.dtype) != np.dtype(want.element_type()):
                     raise InvalidArgument(f"output '{name}' is {np.dtype(value.dtype)}{list(np.shape(value))}, the bound "
                                           f"OrtValue is {want.data_type()} {want.shape()}")
-                if want.device_name() == "cpu":
-                    want._value[...] = value.numpy() if isinstance(value, DeviceTensor) else value
+                if p is None:
+                    want._value[...] = value
                 else:
-                    want._value.write(value)
+                    want._value = value  # the bound device value now holds the result
                 out.append(want)
-            elif want == "opencl" and not isinstance(value, DeviceTensor):
-                out.append(OrtValue(default_device().upload(np.asarray(value))))
             else:
-                out.append(OrtValue(value))
+                out.append(OrtValue(value, p))
         self._results = out

@@ -14,7 +14,6 @@ from .._errors import InvalidArgument, MlrtError, NotImplemented
 from ..native import graph as graph_mod
 from ..native import optimizer, partitioner
 from ..native.providers import _base as providers_base
-from ..native.opencl._runtime import DeviceTensor
 from ._options import GraphOptimizationLevel, RunOptions, SessionOptions
 from ._ortvalue import IOBinding, OrtValue
 
@@ -115,7 +114,7 @@ class InferenceSession:
         cpu = self._providers[-1]
         level = int(self._options.graph_optimization_level)
         if level > 0:
-            optimizer.optimize(self._graph, level, optimizer.Context(pool=getattr(cpu, "pool", None)))
+            optimizer.optimize(self._graph, level, optimizer.Context(pool=cpu.pool))
         if self._options.optimized_model_filepath:
             self._save_optimized(self._options.optimized_model_filepath)
         self._assignment, self._runnable = self._place()
@@ -209,11 +208,12 @@ class InferenceSession:
             raise NotImplemented(f"input '{vt.name}': {vt.kind} inputs are not supported yet")
         if isinstance(value, OrtValue):
             value = value._value
-        if isinstance(value, DeviceTensor):
+        on_device = providers_base.owner_of(value) is not None
+        if on_device:
             arr = value  # stays on its device; dtype and shape are checked like an array's
         elif hasattr(value, "numpy") and not isinstance(value, np.ndarray):
             value = value.numpy()
-        if not isinstance(value, DeviceTensor):
+        if not on_device:
             try:
                 arr = np.asarray(value)
             except Exception as exc:

@@ -50,7 +50,7 @@ class Piece:
 
     @property
     def on_host(self) -> bool:
-        return getattr(self.provider, "device", "cpu") == "cpu"
+        return self.provider.on_host
 
 
 def shape_nodes(graph: Graph) -> set[int]:
@@ -96,10 +96,10 @@ def assign(graph: Graph, providers: list) -> tuple[list, set[int]]:
             for i in group:
                 if owner[i] is None:
                     owner[i] = p
-    cpu = next((p for p in providers if getattr(p, "device", "cpu") == "cpu"), None)
+    cpu = next((p for p in providers if p.on_host), None)
     kept = shape_nodes(graph) if cpu is not None else set()
     for i in kept:
-        if owner[i] is not None and owner[i] is not cpu and cpu.supports(graph.nodes[i], graph.opset(graph.nodes[i].domain)):
+        if owner[i] is not None and owner[i] is not cpu and cpu.supports(graph.nodes[i], graph):
             owner[i] = cpu
     missing = [graph.nodes[i] for i, p in enumerate(owner) if p is None]
     if missing:
@@ -145,7 +145,7 @@ class Placement:
     def __init__(self, graph: Graph, providers: list, config: dict | None = None):
         self.graph = graph
         self.providers = providers
-        self.cpu = next((p for p in providers if getattr(p, "device", "cpu") == "cpu"), providers[-1])
+        self.cpu = next((p for p in providers if p.on_host), providers[-1])
         owner, kept = assign(graph, providers)
         self.kept = kept
         self.no_fallback = str((config or {}).get(DISABLE_CPU_FALLBACK, "0")).strip() in ("1", "true", "True")
@@ -166,7 +166,7 @@ class Placement:
     def _check_fallback(self, owner, kept) -> None:
         if not self.no_fallback:
             return
-        if all(getattr(p, "device", "cpu") == "cpu" for p in self.providers):
+        if all(p.on_host for p in self.providers):
             return
         on_cpu = [self.graph.nodes[i] for i, p in enumerate(owner) if p is self.cpu and i not in kept]
         if on_cpu:
@@ -277,7 +277,7 @@ class Placement:
 
     def _summarize(self) -> None:
         total = len(self.graph.nodes)
-        asked = [p for p in self.providers if getattr(p, "device", "cpu") != "cpu"]
+        asked = [p for p in self.providers if not p.on_host]
         if not asked:
             return
         on_cpu = Counter(op for _, op, prov in self.assignment[:total] if prov == self.cpu.name)
@@ -287,7 +287,7 @@ class Placement:
                                           if n_cpu else "") + f"; {len(self.memcpys)} memcpy node(s)")
         fell_back = sum(1 for i, (_, _, prov) in enumerate(self.assignment[:total])
                         if prov == self.cpu.name and i not in self.kept)  # shape work belongs on the CPU
-        log.log(logging.WARNING if fell_back and any(getattr(p, "wants_device", False) for p in asked)
+        log.log(logging.WARNING if fell_back and any(p.wants_device for p in asked)
                 else logging.INFO, message)
         self.summary = message
 

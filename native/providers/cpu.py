@@ -17,7 +17,8 @@ class CPUExecutionProvider(ExecutionProvider):
         n = intra_op_num_threads or os.cpu_count() or 1
         self.pool = ThreadPool(n)
 
-    def supports(self, node, opset: int) -> bool:
+    def supports(self, node, graph) -> bool:
+        opset = graph.opset(node.domain)
         cls = lookup(node.domain, node.op_type, opset)
         if cls is None:
             return False
@@ -25,9 +26,6 @@ class CPUExecutionProvider(ExecutionProvider):
             return True
         kernel = cls.kernel or node.op_type
         return _lib.find_kernel(cls.domain, kernel, opset, None) >= 0
-
-    def get_capability(self, graph) -> list[list[int]]:
-        return [[i for i, n in enumerate(graph.nodes) if self.supports(n, graph.opset(n.domain))]]
 
     def compile(self, graph):
         return Program(graph, self.pool)

@@ -15,7 +15,7 @@ import warnings
 
 import numpy as np
 
-from ..._errors import DeviceError
+from ..._errors import DeviceError, MlrtError
 from ..launch import make_op
 from ..ops import Info
 from ..opencl import _plan
@@ -44,6 +44,7 @@ class OpenCLExecutionProvider(ExecutionProvider):
     name = "OpenCLExecutionProvider"
     device = "opencl"
     wants_device = True  # asked for a GPU: falling back to the CPU is worth a warning
+    gpu = True  # what Windows ML's GPU device kinds run on
 
     def __init__(self, options=None, *, intra_op_num_threads: int = 0):
         super().__init__(options, intra_op_num_threads=intra_op_num_threads)
@@ -56,43 +57,53 @@ class OpenCLExecutionProvider(ExecutionProvider):
             self._device = default_device()
         return self._device
 
-    def get_capability(self, graph) -> list[list[int]]:
+    @property
+    def device_name(self) -> str:
+        return self.cl_device.name
+
+    def _program(self, node, graph):
+        """(family, element type) of the program a node needs (None: none); False when
+        the node has no OpenCL launcher for what it is."""
+        launcher = find_launcher(node.domain, node.op_type)
+        if launcher is None:
+            return False
+        dtype = None
+        if launcher.dtypes is not None:
+            names = list(node.input)
+            ti = launcher.type_input
+            name = names[ti] if ti < len(names) and names[ti] else next((n for n in names if n), None)
+            dtype = _plan.value_dtype(graph, name) if name else None
+            if dtype is None or np.dtype(dtype).name not in launcher.dtypes:
+                return False
+        if launcher.supports is not None:
+            try:
+                if not launcher.accepts(make_op(node, graph), _static_inputs(graph, node)):
+                    return False
+            except MlrtError:  # a node its operator refuses: the CPU provider reports it
+                return False
+        if launcher.family and dtype is not None:
+            try:
+                return launcher.family, launcher.program_for(dtype).name
+            except DeviceError:
+                return False  # no program for this element type
+        return None
+
+    def supports(self, node, graph) -> bool:
+        return self._program(node, graph) is not False
+
+    def prepare(self, graph, indexes: list[int]) -> list[int]:
+        """The programs the claimed nodes need, built together (in child processes) where
+        the cache lacks them; a node whose program does not build on this device stays
+        on the CPU alone.  None at all when there is no OpenCL device."""
         try:
-            self.cl_device
+            device = self.cl_device
         except DeviceError as exc:
             warnings.warn(f"{self.name} is unavailable, its nodes run on the next provider: {exc}",
-                          RuntimeWarning, stacklevel=2)
-            return [[]]
-        wanted = {}  # node -> (family, element type) of the program it needs, or None
-        for i, node in enumerate(graph.nodes):
-            launcher = find_launcher(node.domain, node.op_type)
-            if launcher is None:
-                continue
-            dtype = None
-            if launcher.dtypes is not None:
-                names = list(node.input)
-                ti = launcher.type_input
-                name = names[ti] if ti < len(names) and names[ti] else next((n for n in names if n), None)
-                dtype = _plan.value_dtype(graph, name) if name else None
-                if dtype is None or np.dtype(dtype).name not in launcher.dtypes:
-                    continue
-            if launcher.supports is not None:
-                try:
-                    if not launcher.accepts(make_op(node, graph), _static_inputs(graph, node)):
-                        continue
-                except Exception:
-                    continue
-            if launcher.family and dtype is not None:
-                try:
-                    wanted[i] = (launcher.family, launcher.program_for(dtype).name)
-                except DeviceError:
-                    continue  # no program for this element type
-            else:
-                wanted[i] = None
-        # the programs those nodes need, built together (in a child process) where the cache
-        # lacks them; a node whose program does not build on this device stays on the CPU alone
-        broken = self.cl_device.prepare(sorted({w for w in wanted.values() if w is not None}))
-        return [[i for i, w in wanted.items() if w is None or f"{w[0]}:{w[1]}" not in broken]]
+                          RuntimeWarning, stacklevel=3)
+            return []
+        wanted = {i: self._program(graph.nodes[i], graph) for i in indexes}
+        broken = device.prepare(sorted({w for w in wanted.values() if w}))
+        return [i for i, w in wanted.items() if not w or f"{w[0]}:{w[1]}" not in broken]
 
     def compile(self, graph):
         return _plan.Partition(graph, self.cl_device)
@@ -109,3 +120,10 @@ class OpenCLExecutionProvider(ExecutionProvider):
 
     def to_host(self, value):
         return value.numpy() if isinstance(value, DeviceTensor) else value
+
+    def owns(self, value) -> bool:
+        return isinstance(value, DeviceTensor)
+
+    def synchronize(self) -> None:
+        if self._device is not None:
+            self._device.queue.finish()

@@ -1,6 +1,8 @@
 """The partitioner: providers in the user's order, CPU last, memcpy at boundaries,
 shape computations on the CPU, the fallback switch and summary, and a provider
-defined outside the package (a toy that runs only Relu) registering and being used."""
+defined outside the package, in this file alone (a toy with its own device memory
+that runs only Relu), registering and being used: by sessions, and by OrtValue and
+IOBinding through its memory methods."""
 
 import logging
 
@@ -31,8 +33,8 @@ class ToyReluProvider(providers_base.ExecutionProvider):
     device = "toy"
     runs = 0
 
-    def get_capability(self, graph):
-        return [[i for i, n in enumerate(graph.nodes) if n.op_type == "Relu"]]
+    def supports(self, node, graph):
+        return node.op_type == "Relu"
 
     def compile(self, graph):
         outer = self
@@ -49,11 +51,17 @@ class ToyReluProvider(providers_base.ExecutionProvider):
 
         return Runnable()
 
+    def allocate(self, shape, dtype):
+        return ToyTensor(np.empty(shape, dtype))
+
     def to_device(self, array):
         return ToyTensor(array)
 
     def to_host(self, value):
         return value.a
+
+    def owns(self, value):
+        return isinstance(value, ToyTensor)
 
 
 @pytest.fixture
@@ -61,7 +69,7 @@ def toy():
     providers_base.register(ToyReluProvider)
     ToyReluProvider.runs = 0
     yield ToyReluProvider
-    providers_base._registered.pop(ToyReluProvider.name, None)
+    providers_base.unregister(ToyReluProvider.name)
 
 
 def model(nodes, inputs, outputs, inits=(), opset=17):
@@ -90,6 +98,38 @@ def test_outside_provider_registers_and_runs_its_nodes(toy):
     assert sess.get_providers() == [toy.name, "CPUExecutionProvider"]
 
 
+def test_outside_provider_memory_serves_ortvalue_and_iobinding(toy):
+    """OrtValues live on the toy device, a session split across it and the CPU takes
+    them as inputs and leaves its output there, all through the provider's memory
+    methods: nothing outside this file knows the toy."""
+    x = np.array([[1, -2, 3], [-4, 5, -6]], np.float32)
+    v = ml.OrtValue.ortvalue_from_numpy(x, "toy", 0)
+    assert v.device_name() == "toy" and isinstance(v._value, ToyTensor)
+    np.testing.assert_array_equal(v.numpy(), x)
+    v.update_inplace(-x)
+    np.testing.assert_array_equal(v.numpy(), -x)
+    empty = ml.OrtValue.ortvalue_from_shape_and_type([2, 3], np.float32, "toy")
+    assert empty.device_name() == "toy" and empty.shape() == [2, 3]
+
+    relu_first = model([h.make_node("Relu", ["x"], ["a"], name="relu"), h.make_node("Neg", ["a"], ["b"], name="neg"),
+                        h.make_node("Relu", ["b"], ["y"], name="relu2")],
+                       [h.make_tensor_value_info("x", TP.FLOAT, [2, 3])], [h.make_tensor_value_info("y", TP.FLOAT, [2, 3])])
+    sess = ml.InferenceSession(relu_first, providers=[toy.name, "CPUExecutionProvider"])
+    assert [p for _, op, p in sess.get_node_assignment() if not op.startswith("Memcpy")] == \
+        [toy.name, "CPUExecutionProvider", toy.name]
+    binding = sess.io_binding()
+    binding.bind_ortvalue_input("x", ml.OrtValue.ortvalue_from_numpy(x, "toy"))
+    binding.bind_output("y", "toy")
+    sess.run_with_iobinding(binding)
+    (out,) = binding.get_outputs()
+    assert out.device_name() == "toy" and isinstance(out._value, ToyTensor)  # left on the device
+    np.testing.assert_array_equal(out.numpy(), np.maximum(-np.maximum(x, 0), 0))
+    (y,) = sess.run(None, {"x": ml.OrtValue.ortvalue_from_numpy(x, "toy")})  # plain run: a host result
+    assert isinstance(y, np.ndarray) and toy.runs == 4
+    with pytest.raises(mlrt.InvalidArgument, match="unknown device_type 'tpu'.*toy"):
+        ml.OrtValue.ortvalue_from_numpy(x, "tpu")
+
+
 def test_provider_order_decides(toy):
     sess = ml.InferenceSession(_relu_sandwich(), providers=["CPUExecutionProvider", toy.name])
     assert all(p == "CPUExecutionProvider" for _, _, p in sess.get_node_assignment())
@@ -103,9 +143,10 @@ def test_shape_computation_stays_on_cpu(toy):
 
     class Greedy(ToyReluProvider):
         name = "GreedyExecutionProvider"
+        device = "greedy"
 
-        def get_capability(self, graph):
-            return [list(range(len(graph.nodes)))]
+        def supports(self, node, graph):
+            return True
 
         def compile(self, graph):
             assert [n.op_type for n in graph.nodes] == ["Reshape"], [n.op_type for n in graph.nodes]
