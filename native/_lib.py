@@ -58,22 +58,37 @@ def lib():
     return runtime().lib
 
 
+@functools.cache
+def enum_value(name: str) -> int:
+    """The value of the C enum constant `name` (include/mlrt.h, kernels/*.h) in the
+    loaded runtime.  The numbers live only in the headers: Python names the constant
+    (an operator maps its ONNX attribute strings to constant names) and reads the
+    number here, when a kernel is launched -- never at import, which comes before
+    the runtime is loaded."""
+    try:
+        return int(getattr(lib(), name))
+    except AttributeError:
+        raise RuntimeLoadError(f"the runtime at {runtime().path} has no constant {name}: "
+                               "use a runtime of this mlrt version") from None
+
+
 def last_error() -> str:
     return ffi().string(lib().mlrt_last_error()).decode(errors="replace")
 
 
 def raise_status(status: int, where: str = "") -> None:
-    """Turn a non-zero C status into the matching MlrtError."""
-    if status == 0:
+    """Turn a non-zero C status (enum mlrt_status) into the matching MlrtError."""
+    if status == 0:  # MLRT_OK
         return
     msg = last_error() or "unknown native error"
     if where:
         msg = f"{where}: {msg}"
-    if status == 1:
+    L = lib()
+    if status == L.MLRT_ERR_INVALID_ARGUMENT:
         raise InvalidArgument(msg)
-    if status == 2:
+    if status == L.MLRT_ERR_NOT_IMPLEMENTED:
         raise NotImplemented(msg)
-    if status == 3:
+    if status == L.MLRT_ERR_OUT_OF_MEMORY:
         raise ResourceExhausted(msg)
     raise MlrtError(msg)
 

@@ -59,7 +59,7 @@ class ThreadPool:
         ffi, lib = _lib.ffi(), _lib.lib()
         pool = lib.mlrt_threadpool_create(int(n_threads))
         if pool == ffi.NULL:
-            _lib.raise_status(3, "thread pool")
+            _lib.raise_status(lib.MLRT_ERR_OUT_OF_MEMORY, "thread pool")
         self.handle = ffi.gc(pool, lib.mlrt_threadpool_destroy)
         self.size = lib.mlrt_threadpool_size(pool)
 

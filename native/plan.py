@@ -87,7 +87,7 @@ class StaticPlan:
             r.params, r.params_size, r.name = pptr, psize, cname
         plan = lib.mlrt_plan_create(records, len(steps), self.n_external, arena)
         if plan == ffi.NULL:
-            _lib.raise_status(4, "plan")
+            _lib.raise_status(lib.MLRT_ERR_INTERNAL, "plan")
         self.handle = ffi.gc(plan, lib.mlrt_plan_destroy)
         self.arena_bytes = arena
         self.pool = pool

@@ -110,12 +110,12 @@ ACT_OP(thresholdedrelu, "ThresholdedRelu", x > a ? x : 0.0f, x > a ? x : 0.0)
 /* x * tanh(softplus(x)) */
 ACT_OP(mish, "Mish", x * tanhf((x > 0 ? x : 0.0f) + log1pf(expf(-fabsf(x)))),
        x * tanh((x > 0 ? x : 0.0) + log1p(exp(-fabs(x)))))
-/* mode 0: x/2 (1 + erf(x / sqrt 2)); mode 1: x/2 (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) */
+/* none: x/2 (1 + erf(x / sqrt 2)); tanh: x/2 (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) */
 ACT_OP(gelu, "Gelu",
-       mode ? 0.5f * x * (1.0f + tanhf(0.7978845608028654f * (x + 0.044715f * x * x * x)))
-            : 0.5f * x * (1.0f + erff(x * 0.7071067811865476f)),
-       mode ? 0.5 * x * (1.0 + tanh(0.7978845608028654 * (x + 0.044715 * x * x * x)))
-            : 0.5 * x * (1.0 + erf(x * 0.7071067811865476)))
+       mode == MLRT_GELU_TANH ? 0.5f * x * (1.0f + tanhf(0.7978845608028654f * (x + 0.044715f * x * x * x)))
+                              : 0.5f * x * (1.0f + erff(x * 0.7071067811865476f)),
+       mode == MLRT_GELU_TANH ? 0.5 * x * (1.0 + tanh(0.7978845608028654 * (x + 0.044715 * x * x * x)))
+                              : 0.5 * x * (1.0 + erf(x * 0.7071067811865476)))
 
 /* -- PRelu: y = x > 0 ? x : x * slope, slope a view of y's shape -------------------------------- */
 

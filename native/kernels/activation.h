@@ -4,8 +4,15 @@
 
 #include <stdint.h>
 
+/* Gelu's approximate */
+enum mlrt_gelu_approximate {
+    MLRT_GELU_NONE = 0,
+    MLRT_GELU_TANH = 1
+};
+
 /* LeakyRelu, Elu, Selu, Celu, HardSigmoid, ThresholdedRelu, Gelu: the attributes
- * each one uses (unused fields are ignored); mode is Gelu's approximate (0 none, 1 tanh). */
+ * each one uses (unused fields are ignored); mode is Gelu's approximate
+ * (enum mlrt_gelu_approximate). */
 typedef struct mlrt_activation_params {
     double alpha;
     double beta;

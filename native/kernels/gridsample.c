@@ -18,8 +18,6 @@
 #include "gridsample.h"
 #include "internal.h"
 
-enum { GS_LINEAR, GS_NEAREST, GS_CUBIC };
-enum { GS_ZEROS, GS_BORDER, GS_REFLECTION };
 #define GS_MAX_SPATIAL 6
 
 typedef struct gs_job {
@@ -60,8 +58,8 @@ static void gs_cubic(double t, double *w) {
 /* Tap i along an axis of length len: its index, or -1 when it reads zero padding. */
 static int64_t gs_tap(int64_t i, int64_t len, int64_t pad, double lo, double hi) {
     if (i >= 0 && i < len) return i;
-    if (pad == GS_ZEROS) return -1;
-    if (pad == GS_REFLECTION) i = (int64_t)gs_reflect((double)i, lo, hi);
+    if (pad == MLRT_GRIDSAMPLE_ZEROS) return -1;
+    if (pad == MLRT_GRIDSAMPLE_REFLECTION) i = (int64_t)gs_reflect((double)i, lo, hi);
     return i < 0 ? 0 : i >= len ? len - 1 : i;
 }
 
@@ -78,23 +76,24 @@ static int64_t gs_position(const gs_job *j, const double *g, int64_t *off, doubl
         if (j->grid_dtype == MLRT_FLOAT) x = (float)x;
         double lo = p->align_corners ? 0 : -0.5, hi = p->align_corners ? (double)(len - 1) : (double)len - 0.5;
         if (x != x) x = -8;
-        if (p->mode == GS_NEAREST) x = nearbyint(x);
+        if (p->mode == MLRT_GRIDSAMPLE_NEAREST) x = nearbyint(x);
         if (x < lo || x > hi) {
-            if (p->padding_mode == GS_BORDER) x = x < 0 ? 0 : x > (double)(len - 1) ? (double)(len - 1) : x;
-            else if (p->padding_mode == GS_REFLECTION) x = gs_reflect(x, lo, hi);
+            if (p->padding_mode == MLRT_GRIDSAMPLE_BORDER)
+                x = x < 0 ? 0 : x > (double)(len - 1) ? (double)(len - 1) : x;
+            else if (p->padding_mode == MLRT_GRIDSAMPLE_REFLECTION) x = gs_reflect(x, lo, hi);
         }
         if (x < -8) x = -8;  /* far outside: every tap is padding either way */
         if (x > (double)len + 8) x = (double)len + 8;
         int64_t idx[4], n = 0;
         double wt[4];
-        if (p->mode == GS_NEAREST) {
+        if (p->mode == MLRT_GRIDSAMPLE_NEAREST) {
             idx[0] = gs_tap((int64_t)x, len, p->padding_mode, lo, hi);
             wt[0] = 1;
             n = 1;
         } else {
             double f = floor(x), t = x - f;
             int64_t base = (int64_t)f;
-            if (p->mode == GS_LINEAR) {
+            if (p->mode == MLRT_GRIDSAMPLE_LINEAR) {
                 idx[0] = gs_tap(base, len, p->padding_mode, lo, hi);
                 idx[1] = gs_tap(base + 1, len, p->padding_mode, lo, hi);
                 wt[0] = 1 - t;
@@ -176,7 +175,7 @@ static void gs_blocks(void *arg, int64_t begin, int64_t end) {
             gs_load_grid(j, n * j->positions + p0 + q, g);
             cnt[q] = gs_position(j, g, off + q * T, w + q * T);
         }
-        if (j->p->mode == GS_NEAREST) {
+        if (j->p->mode == MLRT_GRIDSAMPLE_NEAREST) {
             switch (j->es) {
             case 1: GS_COPY(uint8_t); break;
             case 2: GS_COPY(uint16_t); break;
@@ -206,13 +205,14 @@ static int k_gridsample(const mlrt_context *ctx, const mlrt_tensor *in, int32_t 
                "expects X, grid and an output");
     const mlrt_tensor *x = &in[0], *grid = &in[1];
     mlrt_tensor *y = &out[0];
-    MLRT_CHECK(p->mode >= GS_LINEAR && p->mode <= GS_CUBIC, "unknown mode %lld", (long long)p->mode);
-    MLRT_CHECK(p->padding_mode >= GS_ZEROS && p->padding_mode <= GS_REFLECTION, "unknown padding mode %lld",
-               (long long)p->padding_mode);
+    MLRT_CHECK(p->mode >= MLRT_GRIDSAMPLE_LINEAR && p->mode <= MLRT_GRIDSAMPLE_CUBIC, "unknown mode %lld",
+               (long long)p->mode);
+    MLRT_CHECK(p->padding_mode >= MLRT_GRIDSAMPLE_ZEROS && p->padding_mode <= MLRT_GRIDSAMPLE_REFLECTION,
+               "unknown padding mode %lld", (long long)p->padding_mode);
     const size_t es = mlrt_dtype_size(x->dtype);
     if (!es) return mlrt_fail(MLRT_ERR_NOT_IMPLEMENTED, "element type %d not supported", x->dtype);
-    if (p->mode != GS_NEAREST && x->dtype != MLRT_FLOAT && x->dtype != MLRT_DOUBLE && x->dtype != MLRT_FLOAT16 &&
-        x->dtype != MLRT_BFLOAT16)
+    if (p->mode != MLRT_GRIDSAMPLE_NEAREST && x->dtype != MLRT_FLOAT && x->dtype != MLRT_DOUBLE &&
+        x->dtype != MLRT_FLOAT16 && x->dtype != MLRT_BFLOAT16)
         return mlrt_fail(MLRT_ERR_NOT_IMPLEMENTED, "linear and cubic GridSample take floating-point X, not type %d",
                          x->dtype);
     if (grid->dtype != MLRT_FLOAT && grid->dtype != MLRT_DOUBLE)
@@ -230,7 +230,8 @@ static int k_gridsample(const mlrt_context *ctx, const mlrt_tensor *in, int32_t 
     gs_job job = {.p = p, .nd = nd, .grid_dtype = grid->dtype, .dtype = x->dtype, .es = es, .n = x->shape[0],
                   .c = x->shape[1], .x = x->data, .grid = grid->data, .y = y->data};
     atomic_init(&job.failed, 0);
-    int64_t plane = 1, positions = 1, taps = 1, per = p->mode == GS_NEAREST ? 1 : p->mode == GS_LINEAR ? 2 : 4;
+    int64_t plane = 1, positions = 1, taps = 1;
+    int64_t per = p->mode == MLRT_GRIDSAMPLE_NEAREST ? 1 : p->mode == MLRT_GRIDSAMPLE_LINEAR ? 2 : 4;
     for (int32_t d = nd - 1; d >= 0; --d) {
         job.dims[d] = x->shape[d + 2];
         job.strides[d] = plane;
@@ -239,7 +240,8 @@ static int k_gridsample(const mlrt_context *ctx, const mlrt_tensor *in, int32_t 
         taps *= per;
     }
     if (plane == 0) {  /* nothing to sample: every tap is padding (zeros) or has no edge to clamp to */
-        MLRT_CHECK(p->padding_mode == GS_ZEROS, "cannot sample an empty X with border or reflection padding");
+        MLRT_CHECK(p->padding_mode == MLRT_GRIDSAMPLE_ZEROS,
+                   "cannot sample an empty X with border or reflection padding");
         memset(y->data, 0, (size_t)mlrt_numel(y) * es);
         return MLRT_OK;
     }

@@ -3,8 +3,22 @@
 #define MLRT_KERNELS_GRIDSAMPLE_H
 #include <stdint.h>
 
-/* mode: 0 linear (bilinear, trilinear, ...), 1 nearest, 2 cubic.
- * padding_mode: 0 zeros, 1 border, 2 reflection.
+/* mode (linear is bilinear, trilinear, ...; native/ops/gridsample.py maps the ONNX
+ * names onto these) */
+enum mlrt_gridsample_mode {
+    MLRT_GRIDSAMPLE_LINEAR = 0,
+    MLRT_GRIDSAMPLE_NEAREST = 1,
+    MLRT_GRIDSAMPLE_CUBIC = 2
+};
+
+/* padding_mode */
+enum mlrt_gridsample_padding {
+    MLRT_GRIDSAMPLE_ZEROS = 0,
+    MLRT_GRIDSAMPLE_BORDER = 1,
+    MLRT_GRIDSAMPLE_REFLECTION = 2
+};
+
+/* mode, padding_mode: the enums above.
  * align_corners: 1 maps -1 and 1 to the centres of the corner pixels, 0 to their edges. */
 typedef struct mlrt_gridsample_params {
     int64_t mode;

@@ -65,7 +65,7 @@ static void loss_blocks(void *arg, int64_t begin, int64_t end) {
                 double v = load(j->x, base + t * d, j->dtype) - lse;
                 loss = -v * w;
             }
-            if (p->reduction == 0) store(j->y, l, j->dtype, loss);
+            if (p->reduction == MLRT_LOSS_NONE) store(j->y, l, j->dtype, loss);
             loss_sum += loss;
             weight_sum += w;
         }
@@ -86,7 +86,9 @@ static int run_loss(const mlrt_context *ctx, const mlrt_tensor *in, int32_t n_in
     mlrt_tensor *y = &out[0], *lp = n_out > 1 && mlrt_present(&out[1]) ? &out[1] : NULL;
     if (!is_float_type(x->dtype)) return mlrt_fail(MLRT_ERR_NOT_IMPLEMENTED, "element type %d not supported", x->dtype);
     MLRT_CHECK(t->dtype == MLRT_INT32 || t->dtype == MLRT_INT64, "target must be int32 or int64");
-    MLRT_CHECK(p->n >= 0 && p->classes >= 0 && p->d >= 0 && p->reduction >= 0 && p->reduction <= 2, "bad parameters");
+    MLRT_CHECK(p->n >= 0 && p->classes >= 0 && p->d >= 0 && p->reduction >= MLRT_LOSS_NONE &&
+                   p->reduction <= MLRT_LOSS_MEAN,
+               "bad parameters");
     int64_t nc, ncd, nd;
     MLRT_CHECK(!__builtin_mul_overflow(p->n, p->classes, &nc) && !__builtin_mul_overflow(nc, p->d, &ncd) &&
                    !__builtin_mul_overflow(p->n, p->d, &nd),
@@ -95,7 +97,8 @@ static int run_loss(const mlrt_context *ctx, const mlrt_tensor *in, int32_t n_in
     MLRT_CHECK(mlrt_is_contiguous(t) && mlrt_numel(t) == nd, "target must be a contiguous [n, d] block");
     MLRT_CHECK(!w || (w->dtype == x->dtype && w->rank == 1 && w->shape[0] == p->classes && mlrt_is_contiguous(w)),
                "weight must be a [C] vector of the scores' type");
-    MLRT_CHECK(y->dtype == x->dtype && mlrt_is_contiguous(y) && mlrt_numel(y) == (p->reduction ? 1 : nd),
+    MLRT_CHECK(y->dtype == x->dtype && mlrt_is_contiguous(y) &&
+                   mlrt_numel(y) == (p->reduction != MLRT_LOSS_NONE ? 1 : nd),
                "loss output does not match");
     MLRT_CHECK(!lp || (lp->dtype == x->dtype && mlrt_is_contiguous(lp) && mlrt_numel(lp) == ncd),
                "log_prob output does not match");
@@ -112,8 +115,8 @@ static int run_loss(const mlrt_context *ctx, const mlrt_tensor *in, int32_t n_in
     }
     free(sums);
     if (job.bad) return mlrt_fail(MLRT_ERR_INVALID_ARGUMENT, "a target is outside [0, %lld)", (long long)p->classes);
-    if (p->reduction == 1) store(y->data, 0, y->dtype, loss);
-    if (p->reduction == 2) store(y->data, 0, y->dtype, loss / weight);
+    if (p->reduction == MLRT_LOSS_SUM) store(y->data, 0, y->dtype, loss);
+    if (p->reduction == MLRT_LOSS_MEAN) store(y->data, 0, y->dtype, loss / weight);
     return MLRT_OK;
 }
 

@@ -18,14 +18,12 @@
 #include "gemm.h"
 #include "internal.h"
 #include "ml_linear.h"
+#include "ml_misc.h"
 
 /* from ml_misc.c */
 void mlrt_ml_transform(double *v, int64_t n, int32_t kind);
 double mlrt_ml_probit(double v);
 double mlrt_ml_get(const void *p, int32_t dtype, int64_t i);
-
-enum { ML_NONE = 0, ML_LOGISTIC = 1, ML_SOFTMAX = 2, ML_SOFTMAX_ZERO = 3, ML_PROBIT = 4 };
-enum { K_LINEAR = 0, K_POLY = 1, K_RBF = 2, K_SIGMOID = 3 };
 
 #define ML_FEATURE_TYPES (MLRT_BIT(MLRT_FLOAT) | MLRT_BIT(MLRT_DOUBLE) | MLRT_BIT(MLRT_INT32) | MLRT_BIT(MLRT_INT64))
 
@@ -87,7 +85,8 @@ static int linear_regressor_run(const mlrt_context *ctx, const mlrt_tensor *in, 
     int64_t t = in[1].shape[0], f = in[1].shape[1], n = 0, fx = 0;
     MLRT_CHECK(in[2].shape[0] == t || in[2].shape[0] == 0, "%lld intercepts for %lld targets",
                (long long)in[2].shape[0], (long long)t);
-    MLRT_CHECK(p->post_transform >= 0 && p->post_transform <= 4, "bad post_transform %lld", (long long)p->post_transform);
+    MLRT_CHECK(p->post_transform >= MLRT_ML_TRANSFORM_NONE && p->post_transform <= MLRT_ML_TRANSFORM_PROBIT,
+               "bad post_transform %lld", (long long)p->post_transform);
     int rc;
     double *x = ml_load_x(&in[0], &n, &fx, &rc);
     if (!x) return rc;
@@ -162,7 +161,7 @@ static int linear_classifier_run(const mlrt_context *ctx, const mlrt_tensor *in,
             int pos = row[0] > 0;
             y[r] = c == 2 ? labels[pos] : pos;
             double v = row[0];  /* one score: only the elementwise transforms apply */
-            if (p->post_transform == ML_PROBIT || p->post_transform == ML_LOGISTIC)
+            if (p->post_transform == MLRT_ML_TRANSFORM_PROBIT || p->post_transform == MLRT_ML_TRANSFORM_LOGISTIC)
                 mlrt_ml_transform(&v, 1, (int32_t)p->post_transform);
             if (second) {
                 z[r * 2] = (float)(1.0 - v);
@@ -198,7 +197,7 @@ typedef struct svm_kernel {
 static int svm_kernels(const mlrt_context *ctx, const svm_kernel *kp, const double *x, int64_t n, int64_t f,
                        const double *sv, int64_t v, double *k) {
     if (n == 0 || v == 0) return MLRT_OK;
-    if (kp->type == K_RBF) {
+    if (kp->type == MLRT_ML_SVM_RBF) {
         for (int64_t r = 0; r < n; ++r)
             for (int64_t j = 0; j < v; ++j) {
                 double d2 = 0.0;
@@ -212,9 +211,9 @@ static int svm_kernels(const mlrt_context *ctx, const svm_kernel *kp, const doub
     }
     int rc = ml_affine(ctx, x, n, f, sv, v, NULL, k);
     if (rc) return rc;
-    if (kp->type == K_POLY)
+    if (kp->type == MLRT_ML_SVM_POLY)
         for (int64_t i = 0; i < n * v; ++i) k[i] = pow(kp->gamma * k[i] + kp->coef0, kp->degree);
-    else if (kp->type == K_SIGMOID)
+    else if (kp->type == MLRT_ML_SVM_SIGMOID)
         for (int64_t i = 0; i < n * v; ++i) k[i] = tanh(kp->gamma * k[i] + kp->coef0);
     return MLRT_OK;
 }
@@ -228,7 +227,8 @@ static int svm_regressor_run(const mlrt_context *ctx, const mlrt_tensor *in, int
     TRY(ml_table(&in[1], MLRT_DOUBLE, 2, "support vectors"));
     TRY(ml_table(&in[2], MLRT_DOUBLE, 1, "coefficients"));
     TRY(ml_table(&in[3], MLRT_DOUBLE, 1, "rho"));
-    MLRT_CHECK(p->kernel_type >= 0 && p->kernel_type <= 3, "bad kernel type %lld", (long long)p->kernel_type);
+    MLRT_CHECK(p->kernel_type >= MLRT_ML_SVM_LINEAR && p->kernel_type <= MLRT_ML_SVM_SIGMOID, "bad kernel type %lld",
+               (long long)p->kernel_type);
     MLRT_CHECK(in[3].shape[0] >= 1, "rho needs one value");
     int64_t v = in[1].shape[0], f = in[1].shape[1], nc = in[2].shape[0], n = 0, fx = 0;
     int linear = v == 0;
@@ -264,7 +264,7 @@ static int svm_regressor_run(const mlrt_context *ctx, const mlrt_tensor *in, int
         }
         s += rho;
         if (p->one_class) s = s > 0 ? 1.0 : -1.0;
-        if (p->post_transform == ML_PROBIT) s = mlrt_ml_probit(s);
+        if (p->post_transform == MLRT_ML_TRANSFORM_PROBIT) s = mlrt_ml_probit(s);
         y[r] = (float)s;
     }
     free(k);
@@ -332,7 +332,8 @@ static int svm_classifier_run(const mlrt_context *ctx, const mlrt_tensor *in, in
     TRY(ml_table(&in[5], MLRT_DOUBLE, 1, "prob_b"));
     TRY(ml_table(&in[6], MLRT_INT64, 1, "vectors_per_class"));
     TRY(ml_table(&in[7], MLRT_INT64, 1, "labels"));
-    MLRT_CHECK(p->kernel_type >= 0 && p->kernel_type <= 3, "bad kernel type %lld", (long long)p->kernel_type);
+    MLRT_CHECK(p->kernel_type >= MLRT_ML_SVM_LINEAR && p->kernel_type <= MLRT_ML_SVM_SIGMOID, "bad kernel type %lld",
+               (long long)p->kernel_type);
     int64_t v = in[1].shape[0], f = in[1].shape[1], ncoef = in[2].shape[0], nrho = in[3].shape[0];
     int64_t nprob = in[4].shape[0], c = in[7].shape[0], n = 0, fx = 0;
     const int64_t *per_class = in[6].data, *labels = in[7].data;
@@ -403,7 +404,7 @@ static int svm_classifier_run(const mlrt_context *ctx, const mlrt_tensor *in, in
             y[r] = labels[best];
             if (c > 1) {
                 mlrt_ml_transform(row, c, (int32_t)p->post_transform);
-            } else if (p->post_transform == ML_PROBIT) {
+            } else if (p->post_transform == MLRT_ML_TRANSFORM_PROBIT) {
                 row[0] = mlrt_ml_probit(row[0]);
             }
             for (int64_t j = 0; j < c; ++j) zr[j] = (float)row[j];
@@ -440,7 +441,7 @@ static int svm_classifier_run(const mlrt_context *ctx, const mlrt_tensor *in, in
             svm_couple(c, r2, q, qp, pr);
             if (c > 1) {
                 mlrt_ml_transform(pr, c, (int32_t)p->post_transform);
-            } else if (p->post_transform == ML_PROBIT) {
+            } else if (p->post_transform == MLRT_ML_TRANSFORM_PROBIT) {
                 pr[0] = mlrt_ml_probit(pr[0]);
             }
             for (int64_t j = 0; j < c; ++j) zr[j] = (float)pr[j];
@@ -450,13 +451,13 @@ static int svm_classifier_run(const mlrt_context *ctx, const mlrt_tensor *in, in
         } else if (pairs == 1) {  /* two classes, one score s: [-s, s] (NONE), [logistic(-s), logistic(s)]
                                     * (LOGISTIC), [1 - s, s] (SOFTMAX kinds), [probit(s), 0] */
             double s = sc[0];
-            if (p->post_transform == ML_PROBIT) {
+            if (p->post_transform == MLRT_ML_TRANSFORM_PROBIT) {
                 zr[0] = (float)mlrt_ml_probit(s);
                 zr[1] = 0.0f;
-            } else if (p->post_transform == ML_NONE) {
+            } else if (p->post_transform == MLRT_ML_TRANSFORM_NONE) {
                 zr[0] = (float)-s;
                 zr[1] = (float)s;
-            } else if (p->post_transform == ML_LOGISTIC) {
+            } else if (p->post_transform == MLRT_ML_TRANSFORM_LOGISTIC) {
                 zr[0] = (float)svm_logistic(-s);
                 zr[1] = (float)svm_logistic(s);
             } else {

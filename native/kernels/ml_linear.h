@@ -2,11 +2,19 @@
  *
  * Every kernel reads X ([N, F] or [F]) followed by constant tables the Python side
  * builds from the attributes (float64 weights, int64 labels); the tables' shapes
- * carry the counts.  post_transform: 0 NONE, 1 LOGISTIC, 2 SOFTMAX, 3 SOFTMAX_ZERO,
- * 4 PROBIT.  kernel_type: 0 LINEAR, 1 POLY, 2 RBF, 3 SIGMOID. */
+ * carry the counts.  post_transform: enum mlrt_ml_transform (ml_misc.h).
+ * kernel_type: enum mlrt_ml_svm_kernel. */
 #ifndef MLRT_ML_LINEAR_H
 #define MLRT_ML_LINEAR_H
 #include <stdint.h>
+
+/* kernel_type of the SVM kernels */
+enum mlrt_ml_svm_kernel {
+    MLRT_ML_SVM_LINEAR = 0,
+    MLRT_ML_SVM_POLY = 1,
+    MLRT_ML_SVM_RBF = 2,
+    MLRT_ML_SVM_SIGMOID = 3
+};
 
 /* LinearRegressor: X, coefficients [T, F], intercepts [T] -> Y [N, T]. */
 typedef struct mlrt_ml_linear_regressor_params {

@@ -12,8 +12,6 @@
 
 /* ---- shared: post transforms ----------------------------------------------------- */
 
-enum { ML_NONE = 0, ML_LOGISTIC = 1, ML_SOFTMAX = 2, ML_SOFTMAX_ZERO = 3, ML_PROBIT = 4 };
-
 static double ml_logistic(double v) {
     double e = 1.0 / (1.0 + exp(-fabs(v)));
     return v < 0 ? 1.0 - e : e;
@@ -39,20 +37,20 @@ double mlrt_ml_logistic(double v) { return ml_logistic(v); }
 void mlrt_ml_transform(double *v, int64_t n, int32_t kind) {
     if (n <= 0) return;
     switch (kind) {
-    case ML_LOGISTIC:
+    case MLRT_ML_TRANSFORM_LOGISTIC:
         for (int64_t i = 0; i < n; ++i) v[i] = ml_logistic(v[i]);
         break;
-    case ML_PROBIT:
+    case MLRT_ML_TRANSFORM_PROBIT:
         for (int64_t i = 0; i < n; ++i) v[i] = mlrt_ml_probit(v[i]);
         break;
-    case ML_SOFTMAX: {
+    case MLRT_ML_TRANSFORM_SOFTMAX: {
         double m = v[0], s = 0.0;
         for (int64_t i = 1; i < n; ++i) m = v[i] > m ? v[i] : m;
         for (int64_t i = 0; i < n; ++i) s += (v[i] = exp(v[i] - m));
         for (int64_t i = 0; i < n; ++i) v[i] /= s;
         break;
     }
-    case ML_SOFTMAX_ZERO: {  /* exact zeros (|v| <= 1e-7) stay (nearly) zero */
+    case MLRT_ML_TRANSFORM_SOFTMAX_ZERO: {  /* exact zeros (|v| <= 1e-7) stay (nearly) zero */
         double m = v[0], s = 0.0;
         for (int64_t i = 1; i < n; ++i) m = v[i] > m ? v[i] : m;
         double em = exp(-m);
@@ -107,7 +105,7 @@ static void normalizer_rows(void *arg, int64_t begin, int64_t end) {
     for (int64_t r = begin; r < end; ++r) {
         int64_t base = r * j->c;
         double d = 0.0;
-        if (j->norm == 0) {  /* MAX: the largest value (NaN skipped), not the largest magnitude */
+        if (j->norm == MLRT_ML_NORM_MAX) {  /* the largest value (NaN skipped), not the largest magnitude */
             d = -INFINITY;
             int any = 0;
             for (int64_t k = 0; k < j->c; ++k) {
@@ -115,7 +113,7 @@ static void normalizer_rows(void *arg, int64_t begin, int64_t end) {
                 if (v > d) d = v, any = 1;
             }
             if (!any) d = 0.0;
-        } else if (j->norm == 1) {
+        } else if (j->norm == MLRT_ML_NORM_L1) {
             for (int64_t k = 0; k < j->c; ++k) d += fabs(ml_get(j->x->data, j->x->dtype, base + k));
         } else {
             for (int64_t k = 0; k < j->c; ++k) {
@@ -139,7 +137,8 @@ static int normalizer_run(const mlrt_context *ctx, const mlrt_tensor *in, int32_
     int rc = ml_matrix(&in[0], "X", &n, &c);
     if (rc) return rc;
     MLRT_CHECK(out[0].dtype == MLRT_FLOAT && mlrt_numel(&out[0]) == n * c, "Y must be float32 with X's size");
-    MLRT_CHECK(p->norm >= 0 && p->norm <= 2, "norm %lld is not MAX (0), L1 (1) or L2 (2)", (long long)p->norm);
+    MLRT_CHECK(p->norm >= MLRT_ML_NORM_MAX && p->norm <= MLRT_ML_NORM_L2, "norm %lld is not MAX, L1 or L2",
+               (long long)p->norm);
     norm_job j = {&in[0], out[0].data, c, p->norm};
     mlrt_parallel_for(ctx, n, 1 + 4096 / (c + 1), normalizer_rows, &j);
     return MLRT_OK;

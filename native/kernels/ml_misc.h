@@ -4,7 +4,23 @@
 #define MLRT_ML_MISC_H
 #include <stdint.h>
 
-/* Normalizer over each row of an [N, C] input: norm 0 MAX, 1 L1, 2 L2. */
+/* post_transform of the linear, SVM and tree kernels (applied by ml_misc.c) */
+enum mlrt_ml_transform {
+    MLRT_ML_TRANSFORM_NONE = 0,
+    MLRT_ML_TRANSFORM_LOGISTIC = 1,
+    MLRT_ML_TRANSFORM_SOFTMAX = 2,
+    MLRT_ML_TRANSFORM_SOFTMAX_ZERO = 3,
+    MLRT_ML_TRANSFORM_PROBIT = 4
+};
+
+/* Normalizer's norm */
+enum mlrt_ml_norm {
+    MLRT_ML_NORM_MAX = 0,
+    MLRT_ML_NORM_L1 = 1,
+    MLRT_ML_NORM_L2 = 2
+};
+
+/* Normalizer over each row of an [N, C] input: norm is an enum mlrt_ml_norm. */
 typedef struct mlrt_ml_normalizer_params {
     int64_t norm;
 } mlrt_ml_normalizer_params;

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 
 #include "internal.h"
+#include "ml_misc.h"
 #include "ml_tree.h"
 
 /* from ml_misc.c */
@@ -27,10 +28,6 @@ double mlrt_ml_probit(double v);
 double mlrt_ml_logistic(double v);
 double mlrt_ml_get(const void *p, int32_t dtype, int64_t i);
 
-enum { T_LEQ = 0, T_LT, T_GTE, T_GT, T_EQ, T_NEQ, T_MEMBER, T_LEAF };
-enum { AGG_SUM = 0, AGG_AVERAGE, AGG_MIN, AGG_MAX };
-enum { ML_NONE = 0, ML_LOGISTIC = 1, ML_SOFTMAX = 2, ML_SOFTMAX_ZERO = 3, ML_PROBIT = 4 };
-#define MISSING_TRUE 16
 
 typedef struct tree_job {
     const mlrt_ml_tree_params *p;
@@ -69,23 +66,23 @@ static int64_t tree_leaf(const tree_job *j, const double *xr, int64_t node) {
     for (int64_t steps = 0; steps <= j->n_nodes; ++steps) {
         const int32_t *rec = j->nodes + node * 4;
         int32_t mode = rec[0] & 15;
-        if (mode == T_LEAF) return node;
+        if (mode == MLRT_ML_NODE_LEAF) return node;
         double v = xr[rec[1]], t = j->thresholds[node];
         int go;
         switch (mode) {
-        case T_LEQ: go = v <= t; break;
-        case T_LT: go = v < t; break;
-        case T_GTE: go = v >= t; break;
-        case T_GT: go = v > t; break;
-        case T_EQ: go = v == t; break;
-        case T_NEQ: go = v != t; break;
+        case MLRT_ML_NODE_LEQ: go = v <= t; break;
+        case MLRT_ML_NODE_LT: go = v < t; break;
+        case MLRT_ML_NODE_GTE: go = v >= t; break;
+        case MLRT_ML_NODE_GT: go = v > t; break;
+        case MLRT_ML_NODE_EQ: go = v == t; break;
+        case MLRT_ML_NODE_NEQ: go = v != t; break;
         default: {
             const double *set = j->members + (int64_t)t;
             go = member_of(set + 1, (int64_t)set[0], v);
             break;
         }
         }
-        if (!go && (rec[0] & MISSING_TRUE) && isnan(v)) go = 1;
+        if (!go && (rec[0] & MLRT_ML_NODE_MISSING_TRUE) && isnan(v)) go = 1;
         node = go ? rec[2] : rec[3];
     }
     return -1;
@@ -97,7 +94,7 @@ static int64_t tree_leaf(const tree_job *j, const double *xr, int64_t node) {
     static int64_t name(const tree_job *j, const double *xr, int64_t node) {            \
         for (int64_t steps = 0; steps <= j->n_nodes; ++steps) {                         \
             const int32_t *rec = j->nodes + node * 4;                                   \
-            if (rec[0] == T_LEAF) return node;                                          \
+            if (rec[0] == MLRT_ML_NODE_LEAF) return node;                               \
             node = (xr[rec[1]] CMP j->thresholds[node]) ? rec[2] : rec[3];              \
         }                                                                               \
         return -1;                                                                      \
@@ -113,12 +110,12 @@ typedef int64_t (*walk_fn)(const tree_job *j, const double *xr, int64_t node);
 
 static walk_fn pick_walk(int64_t same_mode) {
     switch (same_mode) {
-    case T_LEQ: return walk_leq;
-    case T_LT: return walk_lt;
-    case T_GTE: return walk_gte;
-    case T_GT: return walk_gt;
-    case T_EQ: return walk_eq;
-    case T_NEQ: return walk_neq;
+    case MLRT_ML_NODE_LEQ: return walk_leq;
+    case MLRT_ML_NODE_LT: return walk_lt;
+    case MLRT_ML_NODE_GTE: return walk_gte;
+    case MLRT_ML_NODE_GT: return walk_gt;
+    case MLRT_ML_NODE_EQ: return walk_eq;
+    case MLRT_ML_NODE_NEQ: return walk_neq;
     default: return tree_leaf;
     }
 }
@@ -171,15 +168,15 @@ static void classify(const tree_job *j, int64_t row, double *s, unsigned char *h
         return;
     }
     double v = has[0] ? s[0] : 0.0;
-    if (p->post_transform == ML_PROBIT) {
+    if (p->post_transform == MLRT_ML_TRANSFORM_PROBIT) {
         z[0] = (float)mlrt_ml_probit(v);
         z[1] = 0.0f;
     } else if (extra == 0 || extra == 1) {
-        if (p->post_transform == ML_LOGISTIC) v = mlrt_ml_logistic(v);
+        if (p->post_transform == MLRT_ML_TRANSFORM_LOGISTIC) v = mlrt_ml_logistic(v);
         z[0] = (float)(1.0 - v);
         z[1] = (float)v;
     } else if (extra == 2 || extra == 3) {
-        if (p->post_transform == ML_LOGISTIC) {
+        if (p->post_transform == MLRT_ML_TRANSFORM_LOGISTIC) {
             z[0] = (float)mlrt_ml_logistic(-v);
             z[1] = (float)mlrt_ml_logistic(v);
         } else {
@@ -197,13 +194,13 @@ static void regress(const tree_job *j, int64_t row, double *s, unsigned char *ha
     int64_t t = p->n_targets;
     for (int64_t k = 0; k < t; ++k) {
         double v = has[k] ? s[k] : 0.0;
-        if (p->aggregate == AGG_AVERAGE && j->n_trees > 0) v /= (double)j->n_trees;
+        if (p->aggregate == MLRT_ML_AGGREGATE_AVERAGE && j->n_trees > 0) v /= (double)j->n_trees;
         if (j->n_base) v += j->base[j->n_base == 1 ? 0 : k];
         s[k] = v;
     }
     if (t > 1)
         mlrt_ml_transform(s, t, (int32_t)p->post_transform);
-    else if (p->post_transform == ML_PROBIT)
+    else if (p->post_transform == MLRT_ML_TRANSFORM_PROBIT)
         s[0] = mlrt_ml_probit(s[0]);
     for (int64_t k = 0; k < t; ++k) put(j->y, j->y_dtype, row * t + k, s[k]);
 }
@@ -234,8 +231,8 @@ static void tree_rows(void *arg, int64_t begin, int64_t end) {
             for (int64_t w = rec[2]; w < (int64_t)rec[2] + rec[3]; ++w) {
                 int64_t k = j->targets[w];
                 double v = j->weights[w];
-                if (agg == AGG_MIN) s[k] = (!has[k] || v < s[k]) ? v : s[k];
-                else if (agg == AGG_MAX) s[k] = (!has[k] || v > s[k]) ? v : s[k];
+                if (agg == MLRT_ML_AGGREGATE_MIN) s[k] = (!has[k] || v < s[k]) ? v : s[k];
+                else if (agg == MLRT_ML_AGGREGATE_MAX) s[k] = (!has[k] || v > s[k]) ? v : s[k];
                 else s[k] += v;
                 has[k] = 1;
             }
@@ -273,10 +270,11 @@ static int tree_run(const mlrt_context *ctx, const mlrt_tensor *in, int32_t n_in
     int64_t rows = x->rank == 1 ? 1 : x->shape[0], f = x->shape[x->rank - 1];
     int64_t m = in[1].shape[0], nw = in[4].shape[0], ns = in[6].shape[0], nt = p->n_targets;
     MLRT_CHECK(in[1].shape[1] == 4 && in[2].shape[0] == m, "nodes must be [M, 4] with M thresholds");
-    MLRT_CHECK(p->same_mode >= -1 && p->same_mode <= T_NEQ, "bad same_mode %lld", (long long)p->same_mode);
+    MLRT_CHECK(p->same_mode >= -1 && p->same_mode <= MLRT_ML_NODE_NEQ, "bad same_mode %lld", (long long)p->same_mode);
     MLRT_CHECK(in[5].shape[0] == nw, "%lld weights for %lld targets", (long long)in[5].shape[0], (long long)nw);
     MLRT_CHECK(nt >= 1, "n_targets must be >= 1, got %lld", (long long)nt);
-    MLRT_CHECK(p->aggregate >= 0 && p->aggregate <= 3 && p->post_transform >= 0 && p->post_transform <= 4,
+    MLRT_CHECK(p->aggregate >= MLRT_ML_AGGREGATE_SUM && p->aggregate <= MLRT_ML_AGGREGATE_MAX &&
+                   p->post_transform >= MLRT_ML_TRANSFORM_NONE && p->post_transform <= MLRT_ML_TRANSFORM_PROBIT,
                "bad aggregate function or post transform");
     int64_t nb = in[7].shape[0];
     MLRT_CHECK(nb == 0 || nb == 1 || nb == nt, "%lld base values for %lld targets", (long long)nb, (long long)nt);
@@ -286,10 +284,11 @@ static int tree_run(const mlrt_context *ctx, const mlrt_tensor *in, int32_t n_in
     for (int64_t i = 0; i < m; ++i) {
         const int32_t *rec = nodes + i * 4;
         int32_t mode = rec[0] & 15;
-        MLRT_CHECK(rec[0] >= 0 && rec[0] < 32 && mode <= T_LEAF, "node %lld: bad kind %d", (long long)i, rec[0]);
-        MLRT_CHECK(p->same_mode < 0 || rec[0] == p->same_mode || rec[0] == T_LEAF,
+        MLRT_CHECK(rec[0] >= 0 && rec[0] < 32 && mode <= MLRT_ML_NODE_LEAF, "node %lld: bad kind %d", (long long)i,
+                   rec[0]);
+        MLRT_CHECK(p->same_mode < 0 || rec[0] == p->same_mode || rec[0] == MLRT_ML_NODE_LEAF,
                    "node %lld: kind %d, but same_mode is %lld", (long long)i, rec[0], (long long)p->same_mode);
-        if (mode == T_LEAF) {
+        if (mode == MLRT_ML_NODE_LEAF) {
             MLRT_CHECK(rec[2] >= 0 && rec[3] >= 0 && rec[2] <= nw && rec[3] <= nw - rec[2],
                        "leaf %lld: weights [%d, +%d) outside the %lld weights", (long long)i, rec[2], rec[3],
                        (long long)nw);
@@ -299,7 +298,7 @@ static int tree_run(const mlrt_context *ctx, const mlrt_tensor *in, int32_t n_in
                    (long long)f);
         MLRT_CHECK(rec[2] >= 0 && rec[2] < m && rec[3] >= 0 && rec[3] < m, "node %lld: a child is outside the tree",
                    (long long)i);
-        if (mode == T_MEMBER) {
+        if (mode == MLRT_ML_NODE_MEMBER) {
             double at = thresholds[i];
             MLRT_CHECK(at >= 0 && at < (double)ns && at == floor(at), "node %lld: no set at %g of %lld members",
                        (long long)i, at, (long long)ns);

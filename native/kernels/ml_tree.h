@@ -4,22 +4,44 @@
  * The kernel reads X ([N, F] or [F]) and eight tables the Python side flattens the
  * attributes into, whatever the operator's version:
  *   1 nodes       int32 [M, 4]: kind, feature, true child, false child (row indexes)
- *                 kind = mode | 16 if a missing (NaN) feature goes to the true child;
- *                 mode 0 x <= t, 1 x < t, 2 x >= t, 3 x > t, 4 x == t, 5 x != t,
- *                 6 x in a set, 7 leaf: its weights are [true, true + false)
- *   2 thresholds  float64 [M]  t; for mode 6 the index in members of the set's size
+ *                 kind = mode (enum mlrt_ml_node), | MLRT_ML_NODE_MISSING_TRUE if a
+ *                 missing (NaN) feature goes to the true child; a leaf's weights are
+ *                 [true, true + false)
+ *   2 thresholds  float64 [M]  t; for MEMBER the index in members of the set's size
  *   3 roots       int64 [T], one node per tree
  *   4 targets     int64 [W]   target (or class) of each leaf weight
  *   5 weights     float64 [W]
- *   6 members     float64 [S] the sets of the mode-6 nodes: size n, then n sorted members
+ *   6 members     float64 [S] the sets of the MEMBER nodes: size n, then n sorted members
  *   7 base values float64 [0, 1 or n_targets]
  *   8 labels      int64 [C] (classifier; class indexes for string labels)
- * aggregate: 0 SUM, 1 AVERAGE, 2 MIN, 3 MAX.  post_transform: 0 NONE, 1 LOGISTIC,
- * 2 SOFTMAX, 3 SOFTMAX_ZERO, 4 PROBIT.  same_mode: the mode (0..5) every branch node
- * has when none tracks missing values (a faster walk), else -1. */
+ * aggregate: enum mlrt_ml_aggregate.  post_transform: enum mlrt_ml_transform
+ * (ml_misc.h).  same_mode: the mode (LEQ..NEQ) every branch node has when none
+ * tracks missing values (a faster walk), else -1. */
 #ifndef MLRT_ML_TREE_H
 #define MLRT_ML_TREE_H
 #include <stdint.h>
+
+/* A node's mode (the numbers of TreeEnsemble's nodes_modes, plus LEAF); the flag
+ * MISSING_TRUE is or-ed into a node's kind. */
+enum mlrt_ml_node {
+    MLRT_ML_NODE_LEQ = 0,
+    MLRT_ML_NODE_LT = 1,
+    MLRT_ML_NODE_GTE = 2,
+    MLRT_ML_NODE_GT = 3,
+    MLRT_ML_NODE_EQ = 4,
+    MLRT_ML_NODE_NEQ = 5,
+    MLRT_ML_NODE_MEMBER = 6,
+    MLRT_ML_NODE_LEAF = 7,
+    MLRT_ML_NODE_MISSING_TRUE = 16
+};
+
+/* aggregate */
+enum mlrt_ml_aggregate {
+    MLRT_ML_AGGREGATE_SUM = 0,
+    MLRT_ML_AGGREGATE_AVERAGE = 1,
+    MLRT_ML_AGGREGATE_MIN = 2,
+    MLRT_ML_AGGREGATE_MAX = 3
+};
 
 typedef struct mlrt_ml_tree_params {
     int64_t n_targets;

@@ -8,8 +8,6 @@
 #include "internal.h"
 #include "pad.h"
 
-enum { PAD_CONSTANT, PAD_REFLECT, PAD_EDGE, PAD_WRAP };
-
 typedef struct pad_job {
     const mlrt_pad_params *p;
     const char *src;
@@ -24,9 +22,9 @@ static int64_t pad_map(const mlrt_pad_params *p, int32_t d, int64_t i) {
     int64_t len = p->src_len[d], j = i - p->pad_begin[d];
     if (j < 0 || j >= len) {
         switch (p->mode) {
-        case PAD_EDGE: j = j < 0 ? 0 : len - 1; break;
-        case PAD_WRAP: j = ((j % len) + len) % len; break;
-        case PAD_REFLECT:
+        case MLRT_PAD_EDGE: j = j < 0 ? 0 : len - 1; break;
+        case MLRT_PAD_WRAP: j = ((j % len) + len) % len; break;
+        case MLRT_PAD_REFLECT:
             if (len == 1) {
                 j = 0;
             } else {
@@ -94,7 +92,7 @@ static int k_pad(const mlrt_context *ctx, const mlrt_tensor *in, int32_t n_in, m
     if (!es) return mlrt_fail(MLRT_ERR_NOT_IMPLEMENTED, "element type %d not supported", x->dtype);
     MLRT_CHECK(x->dtype == y->dtype && x->rank == y->rank, "output must have the input's type and rank");
     MLRT_CHECK(mlrt_is_contiguous(x) && mlrt_is_contiguous(y), "needs contiguous tensors");
-    MLRT_CHECK(p->mode >= PAD_CONSTANT && p->mode <= PAD_WRAP, "unknown mode %lld", (long long)p->mode);
+    MLRT_CHECK(p->mode >= MLRT_PAD_CONSTANT && p->mode <= MLRT_PAD_WRAP, "unknown mode %lld", (long long)p->mode);
     pad_job job = {.p = p, .src = x->data, .dst = y->data, .es = (int64_t)es, .value = p->value_bits, .rank = x->rank};
     if (n_in >= 3 && mlrt_present(&in[2]) && mlrt_numel(&in[2]) > 0) {
         MLRT_CHECK(in[2].dtype == x->dtype && mlrt_numel(&in[2]) == 1, "constant_value must be one element of the input's type");
@@ -106,7 +104,7 @@ static int k_pad(const mlrt_context *ctx, const mlrt_tensor *in, int32_t n_in, m
         int64_t s = p->src_start[d], n = p->src_len[d], b = p->pad_begin[d];
         MLRT_CHECK(s >= 0 && n >= 0 && b >= 0 && s + n <= x->shape[d] && b + n <= y->shape[d],
                    "pads for axis %d do not fit input %lld and output %lld", d, (long long)x->shape[d], (long long)y->shape[d]);
-        MLRT_CHECK(n > 0 || p->mode == PAD_CONSTANT || y->shape[d] == 0,
+        MLRT_CHECK(n > 0 || p->mode == MLRT_PAD_CONSTANT || y->shape[d] == 0,
                    "axis %d keeps no input elements to pad from in this mode", d);
         job.oshape[d] = y->shape[d];
         job.istride[d] = acc;

@@ -19,11 +19,6 @@
 #include "internal.h"
 #include "resize.h"
 
-enum { RS_NEAREST, RS_LINEAR, RS_CUBIC };
-enum { RS_HALF_PIXEL, RS_HALF_PIXEL_SYMMETRIC, RS_PYTORCH_HALF_PIXEL, RS_ALIGN_CORNERS, RS_ASYMMETRIC,
-       RS_TF_CROP_AND_RESIZE, RS_TF_HALF_PIXEL_FOR_NN };
-enum { RS_ROUND_PREFER_FLOOR, RS_ROUND_PREFER_CEIL, RS_FLOOR, RS_CEIL, RS_SIMPLE };
-
 #define RS_STACK 64
 
 typedef struct rs_axis {
@@ -76,15 +71,15 @@ static void rs_cubic4(double r, double a, double *w) {  /* plain cubic: taps flo
 static double rs_coord(const mlrt_resize_params *p, int32_t d, int64_t o, int64_t in, int64_t out) {
     const double s = p->scales[d], len = s * (double)in, y = (double)o, last = (double)(in - 1);
     switch (p->coord_mode) {
-    case RS_HALF_PIXEL: return (y + 0.5) / s - 0.5;
-    case RS_HALF_PIXEL_SYMMETRIC: {
+    case MLRT_RESIZE_HALF_PIXEL: return (y + 0.5) / s - 0.5;
+    case MLRT_RESIZE_HALF_PIXEL_SYMMETRIC: {
         double offset = (double)in / 2 * (1 - (double)out / len);
         return offset + (y + 0.5) / s - 0.5;
     }
-    case RS_PYTORCH_HALF_PIXEL: return len == 1 ? -0.5 : (y + 0.5) / s - 0.5;
-    case RS_ALIGN_CORNERS: return len == 1 ? 0 : y * last / (len - 1);
-    case RS_ASYMMETRIC: return y / s;
-    case RS_TF_CROP_AND_RESIZE: {
+    case MLRT_RESIZE_PYTORCH_HALF_PIXEL: return len == 1 ? -0.5 : (y + 0.5) / s - 0.5;
+    case MLRT_RESIZE_ALIGN_CORNERS: return len == 1 ? 0 : y * last / (len - 1);
+    case MLRT_RESIZE_ASYMMETRIC: return y / s;
+    case MLRT_RESIZE_TF_CROP_AND_RESIZE: {
         double r0 = p->roi_start[d], r1 = p->roi_end[d];
         double x = len == 1 ? (r1 - r0) * last / 2 : y * (r1 - r0) * last / (len - 1);
         return x + r0 * last;
@@ -97,10 +92,10 @@ static int64_t rs_round(double x, int64_t mode, double scale) {
     double f = floor(x), r = x - f;
     if (r == 0) return (int64_t)f;
     switch (mode) {
-    case RS_ROUND_PREFER_FLOOR: return (int64_t)f + (r > 0.5);
-    case RS_ROUND_PREFER_CEIL: return (int64_t)f + (r >= 0.5);
-    case RS_FLOOR: return (int64_t)f;
-    case RS_CEIL: return (int64_t)f + 1;
+    case MLRT_RESIZE_ROUND_PREFER_FLOOR: return (int64_t)f + (r > 0.5);
+    case MLRT_RESIZE_ROUND_PREFER_CEIL: return (int64_t)f + (r >= 0.5);
+    case MLRT_RESIZE_FLOOR: return (int64_t)f;
+    case MLRT_RESIZE_CEIL: return (int64_t)f + 1;
     default: return (int64_t)f + (scale < 1);
     }
 }
@@ -110,7 +105,7 @@ static inline int64_t rs_clamp(int64_t i, int64_t n) { return i < 0 ? 0 : i >= n
 /* Tap window of linear/cubic: first offset (relative to floor(x)) and count. */
 static void rs_window(const mlrt_resize_params *p, double scale, double *s, int64_t *start, int64_t *n) {
     *s = p->antialias && scale < 1 ? scale : 1;
-    double reach = p->mode == RS_LINEAR ? 1 : 2;
+    double reach = p->mode == MLRT_RESIZE_LINEAR ? 1 : 2;
     *start = (int64_t)floor(-reach / *s) + 1;
     *n = 2 - 2 * *start;
 }
@@ -120,13 +115,13 @@ static int rs_axis_build(rs_axis *a, const mlrt_resize_params *p, int32_t d) {
     double s = 1;
     int64_t start = 0;
     a->taps = 1;
-    if (!a->identity && p->mode != RS_NEAREST) rs_window(p, p->scales[d], &s, &start, &a->taps);
+    if (!a->identity && p->mode != MLRT_RESIZE_NEAREST) rs_window(p, p->scales[d], &s, &start, &a->taps);
     const int64_t n = a->taps;
     a->idx = malloc((size_t)(out * n) * sizeof *a->idx);
     a->w = malloc((size_t)(out * n) * sizeof *a->w);
     a->wf = malloc((size_t)(out * n) * sizeof *a->wf);
-    if (p->coord_mode == RS_TF_CROP_AND_RESIZE && !a->identity) a->ext = calloc((size_t)out, 1);
-    if (!a->idx || !a->w || !a->wf || (p->coord_mode == RS_TF_CROP_AND_RESIZE && !a->identity && !a->ext))
+    if (p->coord_mode == MLRT_RESIZE_TF_CROP_AND_RESIZE && !a->identity) a->ext = calloc((size_t)out, 1);
+    if (!a->idx || !a->w || !a->wf || (p->coord_mode == MLRT_RESIZE_TF_CROP_AND_RESIZE && !a->identity && !a->ext))
         return mlrt_fail(MLRT_ERR_OUT_OF_MEMORY, "cannot allocate the tap table of axis %d", d);
     const double lim = (double)(in + n + 2);
     for (int64_t o = 0; o < out; ++o) {
@@ -143,7 +138,7 @@ static int rs_axis_build(rs_axis *a, const mlrt_resize_params *p, int32_t d) {
         if (x != x) x = 0;
         if (x < -lim) x = -lim;
         if (x > lim) x = lim;  /* far outside every tap clamps to the edge anyway */
-        if (p->mode == RS_NEAREST) {
+        if (p->mode == MLRT_RESIZE_NEAREST) {
             ix[0] = rs_clamp(rs_round(x, p->nearest_mode, p->scales[d]), in);
             w[0] = 1;
         } else {
@@ -153,7 +148,7 @@ static int rs_axis_build(rs_axis *a, const mlrt_resize_params *p, int32_t d) {
                 base -= 1;
                 ratio = 1;
             }
-            if (!p->antialias && p->mode == RS_LINEAR) {
+            if (!p->antialias && p->mode == MLRT_RESIZE_LINEAR) {
                 w[0] = 1 - ratio;
                 w[1] = ratio;
             } else if (!p->antialias) {
@@ -162,7 +157,7 @@ static int rs_axis_build(rs_axis *a, const mlrt_resize_params *p, int32_t d) {
                 double sum = 0;
                 for (int64_t t = 0; t < n; ++t) {
                     double arg = ((double)(start + t) - ratio) * s;
-                    w[t] = p->mode == RS_LINEAR ? rs_linear_w(arg) : rs_cubic_w(arg, p->cubic_coeff_a);
+                    w[t] = p->mode == MLRT_RESIZE_LINEAR ? rs_linear_w(arg) : rs_cubic_w(arg, p->cubic_coeff_a);
                     sum += w[t];
                 }
                 if (sum != 0)
@@ -424,13 +419,13 @@ static int k_resize(const mlrt_context *ctx, const mlrt_tensor *in, int32_t n_in
     if (!es) return mlrt_fail(MLRT_ERR_NOT_IMPLEMENTED, "element type %d not supported", x->dtype);
     MLRT_CHECK(x->dtype == y->dtype && x->rank == y->rank, "output must have the input's type and rank");
     MLRT_CHECK(mlrt_is_contiguous(x) && mlrt_is_contiguous(y), "needs contiguous tensors");
-    MLRT_CHECK(p->mode >= RS_NEAREST && p->mode <= RS_CUBIC, "unknown mode %lld", (long long)p->mode);
-    MLRT_CHECK(p->coord_mode >= RS_HALF_PIXEL && p->coord_mode <= RS_TF_HALF_PIXEL_FOR_NN,
+    MLRT_CHECK(p->mode >= MLRT_RESIZE_NEAREST && p->mode <= MLRT_RESIZE_CUBIC, "unknown mode %lld", (long long)p->mode);
+    MLRT_CHECK(p->coord_mode >= MLRT_RESIZE_HALF_PIXEL && p->coord_mode <= MLRT_RESIZE_TF_HALF_PIXEL_FOR_NN,
                "unknown coordinate transformation mode %lld", (long long)p->coord_mode);
-    MLRT_CHECK(p->nearest_mode >= RS_ROUND_PREFER_FLOOR && p->nearest_mode <= RS_SIMPLE,
+    MLRT_CHECK(p->nearest_mode >= MLRT_RESIZE_ROUND_PREFER_FLOOR && p->nearest_mode <= MLRT_RESIZE_SIMPLE,
                "unknown nearest mode %lld", (long long)p->nearest_mode);
     mlrt_range_fn interp = NULL;
-    if (p->mode != RS_NEAREST) {
+    if (p->mode != MLRT_RESIZE_NEAREST) {
         interp = rs_interp_fn(x->dtype);
         if (!interp)
             return mlrt_fail(MLRT_ERR_NOT_IMPLEMENTED, "linear and cubic resize do not support element type %d", x->dtype);

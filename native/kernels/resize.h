@@ -3,13 +3,37 @@
 #define MLRT_KERNELS_RESIZE_H
 #include <stdint.h>
 
+/* mode (the ONNX attribute strings map onto these in native/ops/_resize.py) */
+enum mlrt_resize_mode {
+    MLRT_RESIZE_NEAREST = 0,
+    MLRT_RESIZE_LINEAR = 1,
+    MLRT_RESIZE_CUBIC = 2
+};
+
+/* coordinate_transformation_mode */
+enum mlrt_resize_coord_mode {
+    MLRT_RESIZE_HALF_PIXEL = 0,
+    MLRT_RESIZE_HALF_PIXEL_SYMMETRIC = 1,
+    MLRT_RESIZE_PYTORCH_HALF_PIXEL = 2,
+    MLRT_RESIZE_ALIGN_CORNERS = 3,
+    MLRT_RESIZE_ASYMMETRIC = 4,
+    MLRT_RESIZE_TF_CROP_AND_RESIZE = 5,
+    MLRT_RESIZE_TF_HALF_PIXEL_FOR_NN = 6
+};
+
+/* nearest_mode; SIMPLE is the rule before opset 11 (floor when the axis grows, ceil
+ * when it shrinks). */
+enum mlrt_resize_nearest_mode {
+    MLRT_RESIZE_ROUND_PREFER_FLOOR = 0,
+    MLRT_RESIZE_ROUND_PREFER_CEIL = 1,
+    MLRT_RESIZE_FLOOR = 2,
+    MLRT_RESIZE_CEIL = 3,
+    MLRT_RESIZE_SIMPLE = 4
+};
+
 /* Everything is per axis of the full rank (axes the model did not resize have
  * scale 1 and identity 1).  The output sizes are the output tensor's shape.
- * mode: 0 nearest, 1 linear, 2 cubic.
- * coord_mode: 0 half_pixel, 1 half_pixel_symmetric, 2 pytorch_half_pixel,
- *   3 align_corners, 4 asymmetric, 5 tf_crop_and_resize, 6 tf_half_pixel_for_nn.
- * nearest_mode: 0 round_prefer_floor, 1 round_prefer_ceil, 2 floor, 3 ceil,
- *   4 the rule before opset 11 (floor when the axis grows, ceil when it shrinks).
+ * mode, coord_mode, nearest_mode: the enums above.
  * identity[d] = 1: axis d is copied as is (scale ~1, same size, whole roi).
  * extrapolation_bits: extrapolation_value as one element of the tensor's type. */
 typedef struct mlrt_resize_params {

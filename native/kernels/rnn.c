@@ -16,9 +16,6 @@
 #include "internal.h"
 #include "rnn.h"
 
-enum { ACT_RELU, ACT_TANH, ACT_SIGMOID, ACT_AFFINE, ACT_LEAKYRELU, ACT_THRESHOLDEDRELU, ACT_SCALEDTANH,
-       ACT_HARDSIGMOID, ACT_ELU, ACT_SOFTSIGN, ACT_SOFTPLUS, ACT_COUNT };
-
 enum { KIND_RNN = 1, KIND_GRU = 3, KIND_LSTM = 4 }; /* = number of gates */
 
 /* Work space of the input projections per chunk of time steps. */
@@ -122,22 +119,26 @@ static inline int64_t state_off(const rnn_job *j, int64_t b) {
             for (int64_t i = 0; i < n; ++i) v[i] = v[i] < -c ? -c : v[i] > c ? c : v[i];                   \
         }                                                                                                  \
         switch (code) {                                                                                    \
-        case ACT_RELU: for (int64_t i = 0; i < n; ++i) v[i] = v[i] > 0 ? v[i] : 0; break;                 \
-        case ACT_TANH: for (int64_t i = 0; i < n; ++i) v[i] = TANH(v[i]); break;                          \
-        case ACT_SIGMOID: for (int64_t i = 0; i < n; ++i) v[i] = SIGMOID(v[i]); break;                    \
-        case ACT_AFFINE: for (int64_t i = 0; i < n; ++i) v[i] = a * v[i] + b; break;                      \
-        case ACT_LEAKYRELU: for (int64_t i = 0; i < n; ++i) v[i] = v[i] >= 0 ? v[i] : a * v[i]; break;    \
-        case ACT_THRESHOLDEDRELU: for (int64_t i = 0; i < n; ++i) v[i] = v[i] > a ? v[i] : 0; break;      \
-        case ACT_SCALEDTANH: for (int64_t i = 0; i < n; ++i) v[i] = a * tanh##F(b * v[i]); break;         \
-        case ACT_HARDSIGMOID:                                                                              \
+        case MLRT_RNN_RELU: for (int64_t i = 0; i < n; ++i) v[i] = v[i] > 0 ? v[i] : 0; break;             \
+        case MLRT_RNN_TANH: for (int64_t i = 0; i < n; ++i) v[i] = TANH(v[i]); break;                      \
+        case MLRT_RNN_SIGMOID: for (int64_t i = 0; i < n; ++i) v[i] = SIGMOID(v[i]); break;                \
+        case MLRT_RNN_AFFINE: for (int64_t i = 0; i < n; ++i) v[i] = a * v[i] + b; break;                  \
+        case MLRT_RNN_LEAKYRELU:                                                                           \
+            for (int64_t i = 0; i < n; ++i) v[i] = v[i] >= 0 ? v[i] : a * v[i];                            \
+            break;                                                                                         \
+        case MLRT_RNN_THRESHOLDEDRELU: for (int64_t i = 0; i < n; ++i) v[i] = v[i] > a ? v[i] : 0; break;  \
+        case MLRT_RNN_SCALEDTANH: for (int64_t i = 0; i < n; ++i) v[i] = a * tanh##F(b * v[i]); break;     \
+        case MLRT_RNN_HARDSIGMOID:                                                                         \
             for (int64_t i = 0; i < n; ++i) {                                                              \
                 T u = a * v[i] + b;                                                                        \
                 v[i] = u > 1 ? 1 : u > 0 ? u : 0;                                                          \
             }                                                                                              \
             break;                                                                                         \
-        case ACT_ELU: for (int64_t i = 0; i < n; ++i) v[i] = v[i] >= 0 ? v[i] : a * expm1##F(v[i]); break; \
-        case ACT_SOFTSIGN: for (int64_t i = 0; i < n; ++i) v[i] = v[i] / (1 + fabs##F(v[i])); break;     \
-        case ACT_SOFTPLUS:                                                                                 \
+        case MLRT_RNN_ELU:                                                                                 \
+            for (int64_t i = 0; i < n; ++i) v[i] = v[i] >= 0 ? v[i] : a * expm1##F(v[i]);                  \
+            break;                                                                                         \
+        case MLRT_RNN_SOFTSIGN: for (int64_t i = 0; i < n; ++i) v[i] = v[i] / (1 + fabs##F(v[i])); break;  \
+        case MLRT_RNN_SOFTPLUS:                                                                            \
             for (int64_t i = 0; i < n; ++i)                                                                \
                 v[i] = v[i] > 0 ? v[i] + log1p##F(exp##F(-v[i])) : log1p##F(exp##F(v[i]));                 \
             break;                                                                                         \
@@ -343,13 +344,14 @@ static int rnn_run(const mlrt_context *ctx, int32_t kind, const char *op, const 
     int32_t dt = X->dtype;
     if (dt != MLRT_FLOAT && dt != MLRT_DOUBLE)
         return mlrt_fail(MLRT_ERR_NOT_IMPLEMENTED, "%s: element type %d not supported", op, dt);
-    MLRT_CHECK(p->direction >= 0 && p->direction <= 2 && (p->layout == 0 || p->layout == 1) && p->hidden_size >= 0,
+    MLRT_CHECK(p->direction >= MLRT_RNN_FORWARD && p->direction <= MLRT_RNN_BIDIRECTIONAL &&
+                   (p->layout == 0 || p->layout == 1) && p->hidden_size >= 0,
                "%s: bad direction, layout or hidden_size", op);
     for (int k = 0; k < 6; ++k)
-        MLRT_CHECK(p->activations[k] >= 0 && p->activations[k] < ACT_COUNT, "%s: unknown activation code %lld", op,
-                   (long long)p->activations[k]);
+        MLRT_CHECK(p->activations[k] >= MLRT_RNN_RELU && p->activations[k] <= MLRT_RNN_SOFTPLUS,
+                   "%s: unknown activation code %lld", op, (long long)p->activations[k]);
     MLRT_CHECK(X->rank == 3 && mlrt_is_contiguous(X), "%s: X must be a contiguous 3-D tensor", op);
-    int64_t nd = p->direction == 2 ? 2 : 1, H = p->hidden_size, G = kind;
+    int64_t nd = p->direction == MLRT_RNN_BIDIRECTIONAL ? 2 : 1, H = p->hidden_size, G = kind;
     int64_t S = p->layout ? X->shape[1] : X->shape[0], Bt = p->layout ? X->shape[0] : X->shape[1], I = X->shape[2];
     const mlrt_tensor *all[] = {W, R, B, H0, C0, P, Y, Yh, Yc};
     for (size_t k = 0; k < sizeof all / sizeof *all; ++k)
@@ -402,7 +404,7 @@ static int rnn_run(const mlrt_context *ctx, int32_t kind, const char *op, const 
     int status = MLRT_OK;
     for (int64_t d = 0; d < nd && status == MLRT_OK; ++d) {
         j.d = d;
-        j.reverse = p->direction == 1 || d == 1;
+        j.reverse = p->direction == MLRT_RNN_REVERSE || d == 1;
         for (int k = 0; k < 3; ++k) {
             j.act[k] = (int32_t)p->activations[3 * d + k];
             j.alpha[k] = p->alpha[3 * d + k];

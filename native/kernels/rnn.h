@@ -3,13 +3,33 @@
 #define MLRT_RNN_PARAMS_H
 #include <stdint.h>
 
-/* Activation codes: 0 Relu, 1 Tanh, 2 Sigmoid, 3 Affine, 4 LeakyRelu,
- * 5 ThresholdedRelu, 6 ScaledTanh, 7 HardSigmoid, 8 Elu, 9 Softsign, 10 Softplus.
- * activations[3 * d + k] is function k (f, g, h) of direction d, with its alpha and
- * beta at the same index (defaults already filled in). */
+/* Activation functions (native/ops/_rnn.py maps the ONNX names onto these) */
+enum mlrt_rnn_activation {
+    MLRT_RNN_RELU = 0,
+    MLRT_RNN_TANH = 1,
+    MLRT_RNN_SIGMOID = 2,
+    MLRT_RNN_AFFINE = 3,
+    MLRT_RNN_LEAKYRELU = 4,
+    MLRT_RNN_THRESHOLDEDRELU = 5,
+    MLRT_RNN_SCALEDTANH = 6,
+    MLRT_RNN_HARDSIGMOID = 7,
+    MLRT_RNN_ELU = 8,
+    MLRT_RNN_SOFTSIGN = 9,
+    MLRT_RNN_SOFTPLUS = 10
+};
+
+/* direction */
+enum mlrt_rnn_direction {
+    MLRT_RNN_FORWARD = 0,
+    MLRT_RNN_REVERSE = 1,
+    MLRT_RNN_BIDIRECTIONAL = 2
+};
+
+/* activations[3 * d + k] (an enum mlrt_rnn_activation) is function k (f, g, h) of
+ * direction d, with its alpha and beta at the same index (defaults already filled in). */
 typedef struct mlrt_rnn_params {
     int64_t hidden_size;
-    int64_t direction;            /* 0 forward, 1 reverse, 2 bidirectional */
+    int64_t direction;            /* enum mlrt_rnn_direction */
     int64_t layout;               /* 0: X [seq, batch, input]; 1: X [batch, seq, input] */
     int64_t linear_before_reset;  /* GRU */
     int64_t input_forget;         /* LSTM: couple the input and forget gates */

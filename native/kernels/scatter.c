@@ -10,8 +10,6 @@
 #include "internal.h"
 #include "scatter.h"
 
-enum { RED_NONE, RED_ADD, RED_MUL, RED_MAX, RED_MIN };
-
 typedef void (*apply_fn)(char *dst, const char *src, int64_t n);
 
 #define NANMAX(a, b) ((a) != (a) ? (a) : (b) != (b) ? (b) : (a) > (b) ? (a) : (b))
@@ -61,7 +59,9 @@ DEF_APPLY1(bf16_max, uint16_t, mlrt_f32_to_bf16(NANMAX(BF(a), BF(b))))
 DEF_APPLY1(bf16_min, uint16_t, mlrt_f32_to_bf16(NANMIN(BF(a), BF(b))))
 
 
-#define PICK(N) return red == RED_ADD ? N##_add : red == RED_MUL ? N##_mul : red == RED_MAX ? N##_max : N##_min
+#define PICK(N)                                                                        \
+    return red == MLRT_SCATTER_ADD ? N##_add : red == MLRT_SCATTER_MUL ? N##_mul       \
+         : red == MLRT_SCATTER_MAX ? N##_max : N##_min
 static apply_fn pick_apply(int32_t dtype, int64_t red) {
     switch (dtype) {
     case MLRT_FLOAT: PICK(f32);
@@ -76,7 +76,7 @@ static apply_fn pick_apply(int32_t dtype, int64_t red) {
     case MLRT_UINT16: PICK(u16);
     case MLRT_UINT32: PICK(u32);
     case MLRT_UINT64: PICK(u64);
-    case MLRT_BOOL: return red == RED_ADD || red == RED_MAX ? b8_or : b8_and;
+    case MLRT_BOOL: return red == MLRT_SCATTER_ADD || red == MLRT_SCATTER_MAX ? b8_or : b8_and;
     default: return NULL;
     }
 }
@@ -107,9 +107,9 @@ static int start(const mlrt_context *ctx, const mlrt_tensor *in, int32_t n_in, m
     MLRT_CHECK(ind->dtype == MLRT_INT32 || ind->dtype == MLRT_INT64, "indices must be int32 or int64");
     MLRT_CHECK(mlrt_is_contiguous(x) && mlrt_is_contiguous(y) && mlrt_is_contiguous(ind) && mlrt_is_contiguous(upd),
                "needs contiguous tensors");
-    MLRT_CHECK(red >= RED_NONE && red <= RED_MIN, "unknown reduction %lld", (long long)red);
+    MLRT_CHECK(red >= MLRT_SCATTER_NONE && red <= MLRT_SCATTER_MIN, "unknown reduction %lld", (long long)red);
     *fn = NULL;
-    if (red != RED_NONE && !(*fn = pick_apply(x->dtype, red)))
+    if (red != MLRT_SCATTER_NONE && !(*fn = pick_apply(x->dtype, red)))
         return mlrt_fail(MLRT_ERR_NOT_IMPLEMENTED, "reduction on element type %d not supported", x->dtype);
     return MLRT_OK;
 }

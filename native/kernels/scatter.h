@@ -3,7 +3,16 @@
 #define MLRT_KERNELS_SCATTER_H
 #include <stdint.h>
 
-/* reduction: 0 none, 1 add, 2 mul, 3 max, 4 min.  The axis is normalised. */
+/* reduction */
+enum mlrt_scatter_reduction {
+    MLRT_SCATTER_NONE = 0,
+    MLRT_SCATTER_ADD = 1,
+    MLRT_SCATTER_MUL = 2,
+    MLRT_SCATTER_MAX = 3,
+    MLRT_SCATTER_MIN = 4
+};
+
+/* reduction: enum mlrt_scatter_reduction.  The axis is normalised. */
 typedef struct mlrt_scatter_elements_params {
     int64_t axis;
     int64_t reduction;

@@ -270,7 +270,7 @@ static int64_t ra_grid(double extent, int64_t bins, int64_t ratio) {
         const ra_sample *e = s;                                                            \
         for (int64_t bin = 0; bin < j->oh * j->ow; ++bin) {                                \
             double v = 0;                                                                  \
-            if (p->mode == 0) {                                                            \
+            if (p->mode == MLRT_ROIALIGN_AVG) {                                            \
                 for (int64_t q = 0; q < per_bin; ++q, ++e)                                 \
                     v += e->w[0] * xp[e->pos[0]] + e->w[1] * xp[e->pos[1]] +               \
                          e->w[2] * xp[e->pos[2]] + e->w[3] * xp[e->pos[3]];                \
@@ -363,7 +363,7 @@ static int k_roialign(const mlrt_context *ctx, const mlrt_tensor *in, int32_t n_
     mlrt_tensor *y = &out[0];
     if (x->dtype != MLRT_FLOAT && x->dtype != MLRT_DOUBLE)
         return mlrt_fail(MLRT_ERR_NOT_IMPLEMENTED, "RoiAlign takes float or double X, not type %d", x->dtype);
-    MLRT_CHECK(p->mode == 0 || p->mode == 1, "unknown mode %lld", (long long)p->mode);
+    MLRT_CHECK(p->mode == MLRT_ROIALIGN_AVG || p->mode == MLRT_ROIALIGN_MAX, "unknown mode %lld", (long long)p->mode);
     MLRT_CHECK(x->rank == 4, "X must be (N, C, H, W)");
     MLRT_CHECK(rois->dtype == x->dtype && rois->rank == 2 && rois->shape[1] == 4, "rois must be (num_rois, 4) of X's type");
     MLRT_CHECK(bi->dtype == MLRT_INT64 && bi->rank == 1 && bi->shape[0] == rois->shape[0],

@@ -28,7 +28,13 @@ typedef struct mlrt_maxunpool_params {
     int64_t inferred[6];
 } mlrt_maxunpool_params;
 
-/* RoiAlign: mode 0 avg, 1 max; half_pixel 1 shifts roi corners by -0.5 pixel
+/* RoiAlign's mode */
+enum mlrt_roialign_mode {
+    MLRT_ROIALIGN_AVG = 0,
+    MLRT_ROIALIGN_MAX = 1
+};
+
+/* RoiAlign: mode (enum mlrt_roialign_mode); half_pixel 1 shifts roi corners by -0.5 pixel
  * (opset 16 default), 0 keeps them (opset 10, output_half_pixel) and makes every
  * roi at least 1 x 1.  Output height and width are the output's shape. */
 typedef struct mlrt_roialign_params {

@@ -10,9 +10,10 @@ its LLVM).  Each is checked by a probe program built and run in a child process;
 first that passes is used, and the others are listed with their reasons.
 
 Programs: one per operator family (`<family>.cl` after `_common.cl`) and element
-type, built in a child process (`_compiler`: a driver's compiler that crashes or
-hangs cannot take this process down) and cached on disk by device, driver, build
-options and source hash (`MLRT_OPENCL_CACHE`, default ~/.cache/mlrt/opencl); this
+type, with the sizes and constants its launcher module fixes as build options
+(`family_options`), built in a child process (`_compiler`: a driver's compiler that
+crashes or hangs cannot take this process down) and cached on disk by device, driver,
+build options and source hash (`MLRT_OPENCL_CACHE`, default ~/.cache/mlrt/opencl); this
 process loads the binaries.  The programs a session needs that the cache lacks are
 built together in one child, with one log line saying how long it took; a program
 that could not be built is marked broken in the cache and its nodes run on the CPU.
@@ -37,7 +38,7 @@ from pathlib import Path
 import numpy as np
 
 from ..._errors import DeviceError
-from .._lib import MAX_RANK
+from .._lib import MAX_RANK, enum_value
 from . import _compiler, _drivers
 
 try:  # the provider reports itself unavailable when pyopencl cannot load
@@ -161,6 +162,20 @@ def _reason(exc: Exception) -> str:
     lines = [ln.strip() for ln in str(exc).strip().splitlines() if ln.strip()]
     reason = next((ln for ln in lines if "error" in ln.lower() and "failed:" not in ln), None)
     return reason or (lines[-1] if lines else type(exc).__name__)
+
+
+def family_options(family: str) -> dict[str, int]:
+    """The defines a family's program is built with besides its element type: the
+    work-group sizes, tiles and vector widths its launcher module (`<family>.py` here)
+    fixes in BUILD_OPTIONS -- the .cl file uses them without defining them, so the
+    launcher's numbers are the only ones -- and the C enum constants it names in
+    C_CONSTANTS, numbered as the runtime's headers (kernels/*.h) number them."""
+    if not (HERE / f"{family}.py").exists():
+        return {}
+    module = importlib.import_module(f"{__package__}.{family}")
+    options = dict(getattr(module, "BUILD_OPTIONS", {}))
+    options.update((name, enum_value(name)) for name in getattr(module, "C_CONSTANTS", ()))
+    return options
 
 
 def _job(identity: str, key: str, source: str, options: str, probe: bool = False) -> "_compiler.Job":
@@ -322,7 +337,9 @@ class Device:
             source = (folder / "_common.cl").read_text() + "\n" + (folder / f"{family}.cl").read_text()
         except OSError as exc:
             raise DeviceError(f"OpenCL kernels for '{family}' cannot be read: {exc}") from None
-        return _job(self.identity, f"{family}:{tname}", source, f"-DMLRT_{tname}=1 -DMLRT_MAX_RANK={MAX_RANK}")
+        options = [f"-DMLRT_{tname}=1", f"-DMLRT_MAX_RANK={MAX_RANK}"]
+        options += [f"-D{name}={int(value)}" for name, value in family_options(family).items()]
+        return _job(self.identity, f"{family}:{tname}", source, " ".join(options))
 
     def _program_for(self, job: "_compiler.Job") -> object:
         """The job's program from the cache, built in a child process first if the cache

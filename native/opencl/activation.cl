@@ -9,7 +9,10 @@
  * of the C kernels (activation.c, unary.c), so NaN, inf and signed zeros come out the
  * same. */
 
-#define VEC 8  /* elements per work-item (elementwise.py's VEC): vector loads, which PoCL needs */
+/* VEC elements per work-item (a build option: elementwise.py's VEC): vector loads, which PoCL needs */
+#if !defined(VEC) || VEC != 8
+#error "VEC, a build option from elementwise.py, is the width of LOADV's float8"
+#endif
 
 /* EXPR is written once for a float and a float8 v (ternaries select per lane) */
 #define MLRT_UNARY(NAME, EXPR)                                                                          \

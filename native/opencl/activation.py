@@ -5,7 +5,9 @@ erf or tanh kernel; Clip takes its bounds from attributes (opset < 11) or inputs
 import numpy as np
 
 from ._runtime import launcher
-from .elementwise import launch_vec
+from .elementwise import VEC, launch_vec
+
+BUILD_OPTIONS = {"VEC": VEC}  # activation.cl's defines (see _runtime.family_options)
 
 _KERNELS = {"Relu": "relu", "LeakyRelu": "leaky_relu", "Sigmoid": "sigmoid", "Tanh": "tanh", "Elu": "elu",
             "Selu": "selu", "Celu": "celu", "HardSigmoid": "hard_sigmoid", "HardSwish": "hard_swish",
@@ -14,14 +16,14 @@ _KERNELS = {"Relu": "relu", "LeakyRelu": "leaky_relu", "Sigmoid": "sigmoid", "Ta
             "Neg": "neg", "Reciprocal": "reciprocal", "Floor": "floor", "Ceil": "ceil", "Round": "round",
             "Sign": "sign", "Sin": "sin", "Cos": "cos", "Tan": "tan", "Asin": "asin", "Acos": "acos",
             "Atan": "atan", "Sinh": "sinh", "Cosh": "cosh", "Asinh": "asinh", "Acosh": "acosh", "Atanh": "atanh"}
-_GELU = {0: "gelu", 1: "gelu_tanh"}
+_GELU = {"none": "gelu", "tanh": "gelu_tanh"}  # by approximate (Gelu.pack has checked it)
 
 
 @launcher(*_KERNELS, "Gelu", family="activation")
 def activation(k, op, inputs, outputs):
     n = outputs[0].size
     p = op.pack(inputs, outputs) or {}
-    name = _GELU[p["mode"]] if op.op_type == "Gelu" else _KERNELS[op.op_type]
+    name = _GELU[op.a.approximate] if op.op_type == "Gelu" else _KERNELS[op.op_type]
     coefficients = (np.float32(p.get(c, 0.0)) for c in ("alpha", "beta", "gamma"))
     launch_vec(k, k.kernel(f"mlrt_{name}"), n, k.input(0), k.output(0), np.int64(n), *coefficients)
 

@@ -22,13 +22,13 @@
  * Geometry (3 spatial dims, 1-D/2-D padded with leading 1s) is worked out on the host.
  */
 
-#ifndef CONV_NV
-#define CONV_NV 2    /* float16 vectors of grid positions per filter in mlrt_conv_gemm */
+/* Build options from conv.py: CONV_MB filters and CONV_NV float16 vectors of grid
+ * positions per work-item in mlrt_conv_gemm; CONV_TM filters x CONV_TN grid positions per
+ * work-group of mlrt_conv_gemm_tiled. */
+#if !defined(CONV_MB) || !defined(CONV_NV) || !defined(CONV_TM) || !defined(CONV_TN)
+#error "CONV_MB, CONV_NV, CONV_TM and CONV_TN are build options from conv.py"
 #endif
 #define CONV_TP (16 * CONV_NV) /* grid positions per work-item of mlrt_conv_gemm */
-#ifndef CONV_MB
-#define CONV_MB 8    /* filters per work-item in mlrt_conv_gemm */
-#endif
 
 /* FusedConv activations (mlrt_conv_params.activation codes), as the C kernel computes them. */
 inline float conv_act(float v, int act, float alpha, float beta)
@@ -232,8 +232,9 @@ __kernel void mlrt_conv_gemm(__global const float *B, __global const int *off, _
  * CONV_TM filters x CONV_TN grid positions, each work-item a 4 x 4 block strided by 16
  * (conflict-free local reads, coalesced stores); per step CONV_TK patch rows of W and
  * of the packed input are staged in local memory.  W is read as given (T). */
-#define CONV_TM 64
-#define CONV_TN 64
+#if CONV_TM != 64 || CONV_TN != 64
+#error "CONV_TM and CONV_TN are 64: a 16 x 16 work-group of 4 x 4 blocks"
+#endif
 #define CONV_TK 16
 __kernel __attribute__((reqd_work_group_size(16, 16, 1)))
 void mlrt_conv_gemm_tiled(__global const float *B, __global const int *off, __global const T *w,

@@ -19,12 +19,15 @@ import numpy as np
 from ..._errors import DeviceError
 from ._runtime import launcher, round_up
 
-MB, TP = 8, 32       # filters and grid positions per work-item of mlrt_conv_gemm (CONV_MB, CONV_TP)
+MB, NV = 8, 2        # filters and float16 vectors of grid positions per work-item of mlrt_conv_gemm
+TP = 16 * NV         # grid positions per work-item of mlrt_conv_gemm
 GEMM_LOCAL = 8       # work-items per work-group of mlrt_conv_gemm (along the grid)
 DIRECT_TP = 16       # grid positions per work-item of mlrt_conv_direct
 DIRECT_BELOW = 4     # filters per group under which the direct kernel is used
 TILED = 64           # filters and grid positions per work-group of mlrt_conv_gemm_tiled (16 x 16 items)
 MAX_SPATIAL = 3
+# conv.cl's defines (see _runtime.family_options)
+BUILD_OPTIONS = {"CONV_MB": MB, "CONV_NV": NV, "CONV_TM": TILED, "CONV_TN": TILED}
 
 
 def _supports(op, inputs) -> bool:

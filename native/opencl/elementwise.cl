@@ -31,7 +31,10 @@ inline void mlrt_pair_offsets(const __global mlrt_view *va, const __global mlrt_
     *ob = b;
 }
 
-#define VEC 8  /* elements per work-item (elementwise.py's VEC) */
+/* VEC elements per work-item (a build option: elementwise.py's VEC) */
+#if !defined(VEC) || VEC != 8
+#error "VEC, a build option from elementwise.py, is the width of LOADV's float8"
+#endif
 
 #ifdef T_IS_FLOAT
 

@@ -21,7 +21,8 @@ from ._runtime import launcher
 from .movement import bits_dtype
 
 WG = 64   # work-items per work-group
-VEC = 8   # elements per work-item of the float kernels (VEC in the .cl files)
+VEC = 8   # elements per work-item of the float kernels (a float8; VEC in the .cl files)
+BUILD_OPTIONS = {"VEC": VEC}  # elementwise.cl's defines (see _runtime.family_options)
 
 _KERNELS = {"Add": "add", "Sub": "sub", "Mul": "mul", "Div": "div", "Max": "max", "Min": "min",
             "Sum": "add", "Mean": "add", "PRelu": "prelu", "Pow": "pow",

@@ -22,11 +22,15 @@
  */
 #ifdef T_IS_FLOAT
 
-/* Tile sizes: gemm.py knows VN, TM, TN, RM (its launch geometry), GV, KR and KCC. */
-#define VN 16      /* columns per work-item: one float16 */
-#define TM 64      /* rows of a tile of Y */
-#define TN 64      /* columns of a tile of Y */
-#define RM 8       /* rows per work-item */
+/* Tile sizes, build options from gemm.py (its launch geometry): VN columns per work-item
+ * (one float16), TM x TN tiles of Y, RM rows per work-item, GV the gemv work-group size,
+ * KR and KCC the depth of the A chunk staged by mlrt_gemv_rows4 and mlrt_gemv_cols1/8. */
+#if !defined(VN) || !defined(TM) || !defined(TN) || !defined(RM) || !defined(GV) || !defined(KR) || !defined(KCC)
+#error "gemm.cl is built with VN, TM, TN, RM, GV, KR and KCC from gemm.py's BUILD_OPTIONS"
+#endif
+#if VN != 16
+#error "VN is the width of a float16"
+#endif
 #define WX (TN / VN)
 #define WY (TM / RM)
 #define WG (WX * WY)
@@ -35,10 +39,6 @@
 #else              /* (PoCL compiles for the host's architecture), 32 KiB elsewhere (GPUs have */
 #define TK 32      /* 32-64 KiB) */
 #endif
-
-#define GV 64      /* gemv work-group size */
-#define KR 512     /* depth of the A chunk staged by mlrt_gemv_rows4 */
-#define KCC 32     /* depth of the A chunk staged by mlrt_gemv_cols1/8 */
 
 
 inline float mlrt_gemm_epilogue(float acc, __global const T *C, long m, long n, float alpha, float beta,

@@ -16,10 +16,11 @@ import numpy as np
 
 from ._runtime import launcher
 
-# as #defined in gemm.cl
-_VN, _TM, _TN, _RM = 16, 64, 64, 8
+# tile and work-group sizes; gemm.cl is built with them (BUILD_OPTIONS) and defines none
+_VN, _TM, _TN, _RM = 16, 64, 64, 8  # columns per work-item (one float16), tile of Y, rows per work-item
 _WX, _WY = _TN // _VN, _TM // _RM
-_GV, _KR, _KCC = 64, 512, 32
+_GV, _KR, _KCC = 64, 512, 32        # gemv work-group size, depth of the A chunk of rows4 and of cols1/8
+BUILD_OPTIONS = {"VN": _VN, "TM": _TM, "TN": _TN, "RM": _RM, "GV": _GV, "KR": _KR, "KCC": _KCC}
 
 _GEMV_MAX_ROWS = 16    # up to this many rows of Y[b] the gemv kernels beat the tiled one,
 _ROWS4_MAX_ROWS = 8    # up to this many when they have to read B^T

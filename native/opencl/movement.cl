@@ -51,9 +51,11 @@ __kernel void mlrt_copy_rows(__global const E *x, __global E *y, __global const 
 
 /* Batched 2-D transposes, y[b, r, c] = x[base + b * bstride + r + c * cstride] (the input
  * walks contiguously along r, the output along c).  On GPUs through local memory:
- * work-groups of MLRT_TILE x MLRT_TILE_ROWS items move one MLRT_TILE-square block. */
-#define MLRT_TILE 32
-#define MLRT_TILE_ROWS 8
+ * work-groups of MLRT_TILE x MLRT_TILE_ROWS items move one MLRT_TILE-square block (both
+ * build options from movement.py). */
+#if !defined(MLRT_TILE) || !defined(MLRT_TILE_ROWS)
+#error "MLRT_TILE and MLRT_TILE_ROWS are build options from movement.py"
+#endif
 __kernel __attribute__((reqd_work_group_size(MLRT_TILE, MLRT_TILE_ROWS, 1)))
 void mlrt_transpose_tiled(__global const E *x, __global E *y, long base, long rows, long cols, long cstride,
                           long bstride)
@@ -164,17 +166,21 @@ __kernel void mlrt_tile(__global const E *x, __global E *y, __global const mlrt_
 }
 
 /* ---- Pad: per axis d, pad_begin[d] positions, the kept run [start[d], start[d] + len[d]),
- * then padding; `plan` holds start, len, pad_begin (rank each).  mode: 0 constant
- * (value[0]), 1 reflect, 2 edge, 3 wrap -- padding reads the kept elements.  `out` is the
- * output's shape with the input's strides (1 along the last axis); rows run along the
- * last axis. ----------------------------------------------------------------------------------- */
+ * then padding; `plan` holds start, len, pad_begin (rank each).  mode: MLRT_PAD_CONSTANT
+ * (value[0]), _REFLECT, _EDGE or _WRAP (build options: the constants of kernels/pad.h) --
+ * padding reads the kept elements.  `out` is the output's shape with the input's strides
+ * (1 along the last axis); rows run along the last axis. ------------------------------------ */
+#if !defined(MLRT_PAD_CONSTANT) || !defined(MLRT_PAD_REFLECT) || !defined(MLRT_PAD_EDGE) || !defined(MLRT_PAD_WRAP)
+#error "the MLRT_PAD_* modes are build options (movement.py's C_CONSTANTS)"
+#endif
 
 inline long mlrt_pad_map(long j, long len, int mode)
 {
     if (j >= 0 && j < len) return j;
-    if (mode == 0 || len <= 0) return -1;
-    if (mode == 2) return j < 0 ? 0 : len - 1;
-    if (mode == 3) return ((j % len) + len) % len;
+    if (mode == MLRT_PAD_CONSTANT || len <= 0) return -1;
+    if (mode == MLRT_PAD_EDGE) return j < 0 ? 0 : len - 1;
+    if (mode == MLRT_PAD_WRAP) return ((j % len) + len) % len;
+    /* MLRT_PAD_REFLECT */
     if (len == 1) return 0;
     long period = 2 * (len - 1);
     j = ((j % period) + period) % period;

@@ -15,7 +15,9 @@
  *   y = (x - mean) / sqrt(var + eps) * scale + bias
  * written at X's offsets; `stats` bit 0 / bit 1 also write each group's mean / 1/sqrt(var + eps). */
 
-#define NORM_WG 128
+#ifndef NORM_WG
+#error "NORM_WG is a build option from normalization.py"
+#endif
 
 #if defined(MLRT_float16)
 #define LOAD4(p, i) vload_half4(0, (p) + (i))

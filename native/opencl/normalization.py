@@ -9,6 +9,7 @@ from ._runtime import launcher, local_2d, round_up
 
 NORM_WG = 128  # normalization.cl's work-group size
 ITEM_WG = 64   # work-group size of the elementwise BatchNormalization kernel
+BUILD_OPTIONS = {"NORM_WG": NORM_WG}  # normalization.cl's defines (see _runtime.family_options)
 _DTYPES = ("float32", "float16")
 
 

@@ -11,8 +11,9 @@
  * Global pools: GlobalMaxPool skips NaN except in a plane's first element (the C
  * kernel starts its max there), GlobalAveragePool sums in float. */
 
-#define POOL_FIELDS 7
-#define POOL_WG 128
+#if !defined(POOL_FIELDS) || !defined(POOL_WG) || !defined(POOL_MAX) || !defined(POOL_AVERAGE)
+#error "POOL_FIELDS, POOL_WG, POOL_MAX and POOL_AVERAGE are build options from pool.py"
+#endif
 
 /* Taps [*t0, *t1) of window o along one dim that fall inside X; returns the taps
  * inside the padded input [-pad_begin, in + pad_end).  (In-image arithmetic is in int:
@@ -34,8 +35,8 @@ inline int mlrt_pool_taps(__global const int *f, int o, int *t0, int *t1)
     return clamp(padded, 0, k);
 }
 
-/* global size (OW, OH rounded up, planes * OD); kind 0: max, 1: average (count_include_pad
- * in include_pad) */
+/* global size (OW, OH rounded up, planes * OD); kind POOL_MAX or POOL_AVERAGE
+ * (count_include_pad in include_pad) */
 __kernel void mlrt_pool_window(__global const T *x, __global T *y, __global const int *g, int kind, int include_pad)
 {
     __global const int *fd = g, *fh = g + POOL_FIELDS, *fw = g + 2 * POOL_FIELDS;
@@ -53,19 +54,19 @@ __kernel void mlrt_pool_window(__global const T *x, __global T *y, __global cons
     int bd = od * fd[3] - fd[5], bh = oh * fh[3] - fh[5], bw = ow * fw[3] - fw[5];
     int valid = (d1 - d0) * (h1 - h0) * (w1 - w0);
     __global const T *xp = x + plane * ID * IH * IW;
-    float acc = kind == 0 ? -INFINITY : 0.0f;
+    float acc = kind == POOL_MAX ? -INFINITY : 0.0f;
     for (int td = d0; td < d1; ++td) {
         int rd = (bd + td * dd) * IH;
         for (int th = h0; th < h1; ++th) {
             __global const T *row = xp + ((rd + bh + th * dh) * IW + bw);
-            if (kind == 0) {
+            if (kind == POOL_MAX) {
                 for (int tw = w0; tw < w1; ++tw) { float v = LOAD(row, tw * dw); acc = v > acc ? v : acc; }
             } else {
                 for (int tw = w0; tw < w1; ++tw) acc += LOAD(row, tw * dw);
             }
         }
     }
-    if (kind == 0) acc = valid == 0 ? 0.0f : acc;
+    if (kind == POOL_MAX) acc = valid == 0 ? 0.0f : acc;
     else acc = acc / (float)(include_pad ? pd * ph * pw : valid);
     STORE(y, (r * OH + oh) * OW + ow, acc);
 }

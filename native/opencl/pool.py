@@ -11,8 +11,12 @@ from ._runtime import launcher, local_2d, round_up
 
 MAX_SPATIAL = 3    # pool.cl's window kernel
 POOL_WG = 128      # pool.cl's work-group size for plane reductions
+POOL_FIELDS = 7    # ints per dim of the window table: in, out, kernel, stride, dilation, pad begin, pad end
 ITEM_WG = 64       # work-group size of the one-work-item-per-output kernels
 GROUP_FROM = 1024  # planes at least this large are reduced by a work-group
+POOL_MAX, POOL_AVERAGE = 0, 1  # mlrt_pool_window's kind
+# pool.cl's defines (see _runtime.family_options)
+BUILD_OPTIONS = {"POOL_FIELDS": POOL_FIELDS, "POOL_WG": POOL_WG, "POOL_MAX": POOL_MAX, "POOL_AVERAGE": POOL_AVERAGE}
 
 
 
@@ -29,12 +33,12 @@ def window_pool(k, op, inputs, outputs):
     nd = p["n_spatial"]
     x_shape, y_shape = inputs[0].shape, outputs[0].shape
     lead = MAX_SPATIAL - nd
-    table = np.zeros((MAX_SPATIAL, 7), np.int64)  # in, out, kernel, stride, dilation, pad begin, pad end
+    table = np.zeros((MAX_SPATIAL, POOL_FIELDS), np.int64)
     table[:lead] = [1, 1, 1, 1, 1, 0, 0]
     for d in range(nd):
         table[lead + d] = [x_shape[2 + d], y_shape[2 + d], p["kernel"][d], p["strides"][d], p["dilations"][d],
                            p["pads_begin"][d], p["pads_end"][d]]
-    kind = 0 if op.op_type == "MaxPool" else 1
+    kind = POOL_MAX if op.op_type == "MaxPool" else POOL_AVERAGE
     include_pad = int(p.get("count_include_pad", 0))
     od, oh, ow = table[:, 1]
     planes = int(y_shape[0]) * int(y_shape[1])

@@ -23,8 +23,14 @@
  * m is the result.  An empty reduction gives the identity (0, 1, -inf, +inf), then the
  * final step (mean 0/0 = NaN, log 0 = -inf), as reduce.c does. */
 
-#define RWG 64  /* work-group size of the _group kernels (reduce.py's GROUP) */
-#define VEC 8   /* lanes (elementwise.py's VEC) */
+/* Build options: RWG, the work-group size of the _group kernels (reduce.py's GROUP);
+ * VEC lanes (elementwise.py's VEC). */
+#ifndef RWG
+#error "RWG is a build option from reduce.py"
+#endif
+#if !defined(VEC) || VEC != 8
+#error "VEC, a build option from elementwise.py, is the width of LOADV's float8"
+#endif
 
 #if defined(cl_khr_fp64)
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable

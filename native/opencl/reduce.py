@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._runtime import launcher
-from .elementwise import check_rank, launch_1d, rows
+from .elementwise import VEC, check_rank, launch_1d, rows
 
 GROUPS = None        # long reductions over few outputs take a work-group each: None = on GPUs only
                      # (on PoCL's CPU device one vectorised work-item per output is faster still)
@@ -25,6 +25,7 @@ SERIAL_MAX = 256     # reductions this short run one work-item per output ...
 MANY_OUTPUTS = 4096  # ... and so do reductions over this many outputs
 TARGET_GROUPS = 64   # split long reductions into chunks until there are this many work-groups
 CHUNK_MIN = GROUP * 64  # ... but no chunk shorter than this
+BUILD_OPTIONS = {"RWG": GROUP, "VEC": VEC}  # reduce.cl's defines (see _runtime.family_options)
 
 _KERNELS = {"ReduceSum": "sum", "ReduceMean": "mean", "ReduceMax": "max", "ReduceMin": "min",
             "ReduceProd": "prod", "ReduceL1": "l1", "ReduceL2": "l2", "ReduceLogSum": "log_sum",

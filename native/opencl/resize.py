@@ -12,21 +12,23 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._lib import enum_value
 from ..ops._base import contiguous_strides
 from ..ops._resize import COORD_MODES, MODES, NEAREST_MODES
 from ._runtime import launcher
 from .movement import enqueue_rows
 
-_M = {v: k for k, v in MODES.items()}
-_C = {v: k for k, v in COORD_MODES.items()}
-_N = {v: k for k, v in NEAREST_MODES.items()}
+
+def _name(table: dict, code: int) -> str:
+    """The ONNX name of a mode the launch parameters hold as a constant of kernels/resize.h."""
+    return next(name for name, constant in table.items() if enum_value(constant) == code)
 
 
 def _coords(p: dict, d: int, n_in: int, n_out: int) -> np.ndarray:
     """Source coordinate of every output position along axis d (resize.c rs_coord)."""
     s = float(p["scales"][d])
     length, y, last = s * float(n_in), np.arange(n_out, dtype=np.float64), float(n_in - 1)
-    mode = _C[p["coord_mode"]]
+    mode = _name(COORD_MODES, p["coord_mode"])
     if mode == "half_pixel":
         return (y + 0.5) / s - 0.5
     if mode == "half_pixel_symmetric":
@@ -76,9 +78,10 @@ def tap_table(p: dict, d: int, n_in: int, n_out: int) -> tuple[np.ndarray, np.nd
     in tap 0 marks an extrapolated position.  Mirrors resize.c rs_axis_build."""
     if p["identity"][d]:
         return np.arange(n_out, dtype=np.int32).reshape(-1, 1), np.ones((n_out, 1), np.float32)
-    mode, scale = _M[p["mode"]], float(p["scales"][d])
+    mode, scale = _name(MODES, p["mode"]), float(p["scales"][d])
     x = _coords(p, d, n_in, n_out)
-    ext = (x < 0) | (x > n_in - 1) | np.isnan(x) if _C[p["coord_mode"]] == "tf_crop_and_resize" else None
+    crop = _name(COORD_MODES, p["coord_mode"]) == "tf_crop_and_resize"
+    ext = (x < 0) | (x > n_in - 1) | np.isnan(x) if crop else None
     if mode == "nearest":
         taps, start, s = 1, 0, 1.0
     else:
@@ -88,7 +91,7 @@ def tap_table(p: dict, d: int, n_in: int, n_out: int) -> tuple[np.ndarray, np.nd
     lim = float(n_in + taps + 2)
     x = np.clip(np.nan_to_num(x, nan=0.0, posinf=lim, neginf=-lim), -lim, lim)
     if mode == "nearest":
-        idx = _round(x, _N[p["nearest_mode"]], scale).reshape(-1, 1)
+        idx = _round(x, _name(NEAREST_MODES, p["nearest_mode"]), scale).reshape(-1, 1)
         w = np.ones((n_out, 1))
     else:
         fl = np.floor(x)
@@ -131,7 +134,7 @@ def resize(k, op, inputs, outputs):
         tables = [tap_table(p, d, xs[d], ys[d]) for d in range(x.rank)]
     rank, cols = len(ys), ys[-1]
     rows = y.size // cols
-    mode = _M[p["mode"]]
+    mode = _name(MODES, p["mode"])
     if mode == "nearest":
         bits = np.uint16 if np.dtype(x.dtype).itemsize == 2 else np.uint32
         axes, idx, _ = _packed(tables, xs, ys)

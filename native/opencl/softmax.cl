@@ -10,7 +10,9 @@
  * mlrt_softmax_group: one work-group of SM_WG work-items per line, partial results
  *   combined in local memory (long lines). */
 
-#define SM_WG 128
+#ifndef SM_WG
+#error "SM_WG is a build option from softmax.py"
+#endif
 
 /* Softmax keeps exp(x - max) in y between the sum and the scaling when y holds floats;
  * float16 recomputes it, so the result is rounded to half once. */

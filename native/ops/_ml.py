@@ -13,9 +13,10 @@ Three kinds of operator live in this domain:
 * string- and map-shaped operators (LabelEncoder, CategoryMapper, ZipMap,
   DictVectorizer, OneHotEncoder): `_MlHostOp`, pure Python.
 
-Conventions shared with the C side (native/kernels/ml_*.h): post transforms are
-numbered NONE 0, LOGISTIC 1, SOFTMAX 2, SOFTMAX_ZERO 3, PROBIT 4; feature matrices
-are [N, F] (a 1-D X is one row, N = 1); scores are float32.
+Conventions shared with the C side (native/kernels/ml_*.h): post transforms, SVM
+kernels, tree node modes and aggregates are the constants of those headers' enums
+(Python maps the attribute strings to constant names); feature matrices are [N, F]
+(a 1-D X is one row, N = 1); scores are float32.
 Where onnx.reference and onnxruntime disagree, these ops follow the spec's text, and
 onnxruntime where the spec leaves the case open (it is the runtime the scikit-learn,
 XGBoost and LightGBM converters are checked against); each op's docstring says which.
@@ -26,12 +27,17 @@ from __future__ import annotations
 import numpy as np
 
 from ..._errors import InvalidArgument
+from .._lib import enum_value
 from ._base import Info, Launch, Op
 from ._host import _HostOp
 
 ML_DOMAIN = "ai.onnx.ml"
-TRANSFORMS = {"NONE": 0, "LOGISTIC": 1, "SOFTMAX": 2, "SOFTMAX_ZERO": 3, "PROBIT": 4}
-SVM_KERNELS = {"LINEAR": 0, "POLY": 1, "RBF": 2, "SIGMOID": 3}
+# attribute strings -> the constants of kernels/ml_misc.h and ml_linear.h (the numbers live there)
+TRANSFORMS = {"NONE": "MLRT_ML_TRANSFORM_NONE", "LOGISTIC": "MLRT_ML_TRANSFORM_LOGISTIC",
+              "SOFTMAX": "MLRT_ML_TRANSFORM_SOFTMAX", "SOFTMAX_ZERO": "MLRT_ML_TRANSFORM_SOFTMAX_ZERO",
+              "PROBIT": "MLRT_ML_TRANSFORM_PROBIT"}
+SVM_KERNELS = {"LINEAR": "MLRT_ML_SVM_LINEAR", "POLY": "MLRT_ML_SVM_POLY", "RBF": "MLRT_ML_SVM_RBF",
+               "SIGMOID": "MLRT_ML_SVM_SIGMOID"}
 FEATURE_TYPES = (np.dtype(np.float32), np.dtype(np.float64), np.dtype(np.int32), np.dtype(np.int64))
 
 
@@ -42,7 +48,7 @@ class _MlAttributes:
         name = self.a.post_transform
         if name not in TRANSFORMS:
             raise self.fail(f"post_transform must be one of {', '.join(TRANSFORMS)}, got {name!r}")
-        return TRANSFORMS[name]
+        return enum_value(TRANSFORMS[name])
 
     def numbers(self, name: str, dtype=np.float64) -> np.ndarray | None:
         """A list attribute (or its `<name>_as_tensor` twin) as a 1-D array; None if absent."""
@@ -171,21 +177,25 @@ def svm_kernel_fields(op: Op) -> dict:
     if kind not in SVM_KERNELS:
         raise op.fail(f"kernel_type must be one of {', '.join(SVM_KERNELS)}, got {op.a.kernel_type!r}")
     kp = list(op.a.kernel_params or []) + [0.0, 0.0, 0.0]
-    return {"kernel_type": SVM_KERNELS[kind], "gamma": float(kp[0]), "coef0": float(kp[1]),
+    return {"kernel_type": enum_value(SVM_KERNELS[kind]), "gamma": float(kp[0]), "coef0": float(kp[1]),
             "degree": float(int(kp[2]))}
 
 
 # -- tree ensembles ----------------------------------------------------------------------
 
-LEGACY_MODES = {"BRANCH_LEQ": 0, "BRANCH_LT": 1, "BRANCH_GTE": 2, "BRANCH_GT": 3, "BRANCH_EQ": 4, "BRANCH_NEQ": 5,
-                "LEAF": 7}
-AGGREGATES = {"SUM": 0, "AVERAGE": 1, "MIN": 2, "MAX": 3}
-_MEMBER, _LEAF, _MISSING_TRUE = 6, 7, 16
+# attribute strings (and TreeEnsemble's mode numbers) -> the constants of kernels/ml_tree.h
+LEGACY_MODES = {"BRANCH_LEQ": "MLRT_ML_NODE_LEQ", "BRANCH_LT": "MLRT_ML_NODE_LT", "BRANCH_GTE": "MLRT_ML_NODE_GTE",
+                "BRANCH_GT": "MLRT_ML_NODE_GT", "BRANCH_EQ": "MLRT_ML_NODE_EQ", "BRANCH_NEQ": "MLRT_ML_NODE_NEQ",
+                "LEAF": "MLRT_ML_NODE_LEAF"}
+V5_MODES = ("MLRT_ML_NODE_LEQ", "MLRT_ML_NODE_LT", "MLRT_ML_NODE_GTE", "MLRT_ML_NODE_GT", "MLRT_ML_NODE_EQ",
+            "MLRT_ML_NODE_NEQ", "MLRT_ML_NODE_MEMBER")  # by nodes_modes number
+AGGREGATES = {"SUM": "MLRT_ML_AGGREGATE_SUM", "AVERAGE": "MLRT_ML_AGGREGATE_AVERAGE", "MIN": "MLRT_ML_AGGREGATE_MIN",
+              "MAX": "MLRT_ML_AGGREGATE_MAX"}
 
 
 class TreeTables:
     """Trees flattened for the C walk (native/kernels/ml_tree.h): int32 node records
-    [kind, feature, true child, false child] (a leaf: [7, 0, first weight, count]),
+    [kind, feature, true child, false child] (a leaf: [LEAF, 0, first weight, count]),
     thresholds (a set-membership node: where its set starts in `members`), roots, the
     leaves' (target, weight) pairs, and the sets as [size, sorted members...]."""
 
@@ -199,9 +209,9 @@ class TreeTables:
         self.targets = np.ascontiguousarray(targets, dtype=np.int64)
         self.weights = np.ascontiguousarray(weights, dtype=np.float64)
         self.members = np.ascontiguousarray(members if members is not None else [], dtype=np.float64)
-        kinds = np.unique(nodes[nodes[:, 0] != _LEAF, 0])
+        kinds = np.unique(nodes[nodes[:, 0] != enum_value("MLRT_ML_NODE_LEAF"), 0])
         # one comparison everywhere and no missing-value tracks: the kernel's faster walk
-        self.same_mode = int(kinds[0]) if kinds.size == 1 and kinds[0] < _MEMBER else -1
+        self.same_mode = int(kinds[0]) if kinds.size == 1 and kinds[0] <= enum_value("MLRT_ML_NODE_NEQ") else -1
 
     def arrays(self, base: np.ndarray, labels: np.ndarray) -> list[np.ndarray]:
         return [self.nodes, self.thresholds, self.roots, self.targets, self.weights, self.members,
@@ -240,7 +250,7 @@ def legacy_trees(op: Op, prefix: str) -> TreeTables:
     for i, md in enumerate(modes):
         if md not in LEGACY_MODES:
             raise op.fail(f"node {i}: unknown mode {md!r}")
-        kinds[i] = LEGACY_MODES[md]
+        kinds[i] = enum_value(LEGACY_MODES[md])
     index: dict = {}
     roots: dict = {}
     for i, key in enumerate(zip(tree_ids.tolist(), node_ids.tolist())):
@@ -248,10 +258,11 @@ def legacy_trees(op: Op, prefix: str) -> TreeTables:
             raise op.fail(f"node {key[1]} of tree {key[0]} appears twice")
         index[key] = i
         roots.setdefault(key[0], i)
+    leaf, missing_true = enum_value("MLRT_ML_NODE_LEAF"), enum_value("MLRT_ML_NODE_MISSING_TRUE")
     nodes = np.zeros((m, 4), np.int64)
-    nodes[:, 0] = kinds | np.where(missing == 1, _MISSING_TRUE, 0)
+    nodes[:, 0] = kinds | np.where(missing == 1, missing_true, 0)
     nodes[:, 1] = features
-    for i in np.flatnonzero(kinds != _LEAF).tolist():
+    for i in np.flatnonzero(kinds != leaf).tolist():
         tid = int(tree_ids[i])
         for col, ids in ((2, true_ids), (3, false_ids)):
             child = index.get((tid, int(ids[i])))
@@ -268,13 +279,13 @@ def legacy_trees(op: Op, prefix: str) -> TreeTables:
         node = index.get(key)
         if node is None:
             raise op.fail(f"{prefix} weight {k} names node {key[1]} of tree {key[0]}, which does not exist")
-        leaf_of[k] = node if kinds[node] == _LEAF else -1
+        leaf_of[k] = node if kinds[node] == leaf else -1
     keep = np.flatnonzero(leaf_of >= 0)
     order = keep[np.argsort(leaf_of[keep], kind="stable")]
     sorted_leaves = leaf_of[order]
     leaves, first, count = np.unique(sorted_leaves, return_index=True, return_counts=True)
-    nodes[kinds == _LEAF, 0] = _LEAF  # a leaf tracks no missing values
-    nodes[kinds == _LEAF, 1:] = 0
+    nodes[kinds == leaf, 0] = leaf  # a leaf tracks no missing values
+    nodes[kinds == leaf, 1:] = 0
     nodes[leaves, 2] = first
     nodes[leaves, 3] = count
     return TreeTables(op, nodes, values, list(roots.values()), w_ids[order], w_values[order])
@@ -301,10 +312,11 @@ def v5_trees(op: Op) -> TreeTables:
     n_leaves = weights.size
     if targets.size != n_leaves:
         raise op.fail(f"leaf_targetids has {targets.size} values for {n_leaves} leaf weights")
-    if ((modes < 0) | (modes > _MEMBER)).any():
-        raise op.fail(f"nodes_modes must be 0..6, got {sorted(set(modes.tolist()))}")
+    if ((modes < 0) | (modes >= len(V5_MODES))).any():
+        raise op.fail(f"nodes_modes must be 0..{len(V5_MODES) - 1}, got {sorted(set(modes.tolist()))}")
+    modes = np.array([enum_value(c) for c in V5_MODES], np.int64)[modes]
     nodes = np.zeros((m + n_leaves, 4), np.int64)
-    nodes[:m, 0] = modes | np.where(missing == 1, _MISSING_TRUE, 0)
+    nodes[:m, 0] = modes | np.where(missing == 1, enum_value("MLRT_ML_NODE_MISSING_TRUE"), 0)
     nodes[:m, 1] = features
     for col, ids, leaf in ((2, t_ids, t_leaf), (3, f_ids, f_leaf)):
         bad = np.where(leaf != 0, (ids < 0) | (ids >= n_leaves), (ids < 0) | (ids >= m))
@@ -312,12 +324,12 @@ def v5_trees(op: Op) -> TreeTables:
             i = int(np.flatnonzero(bad)[0])
             raise op.fail(f"node {i}: child {ids[i]} is not a {'leaf' if leaf[i] else 'node'} index")
         nodes[:m, col] = np.where(leaf != 0, m + ids, ids)
-    nodes[m:, 0] = _LEAF
+    nodes[m:, 0] = enum_value("MLRT_ML_NODE_LEAF")
     nodes[m:, 2] = np.arange(n_leaves)
     nodes[m:, 3] = 1
     thresholds = np.concatenate([splits, np.zeros(n_leaves)])
     members = []
-    member_nodes = np.flatnonzero(modes == _MEMBER)
+    member_nodes = np.flatnonzero(modes == enum_value("MLRT_ML_NODE_MEMBER"))
     if member_nodes.size:
         if op.a.membership_values is None:
             raise op.fail("set membership nodes need 'membership_values'")

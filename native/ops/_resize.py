@@ -1,7 +1,7 @@
 """Shared semantics of Resize and Upsample: output sizes from scales or sizes (with
-`axes` and `keep_aspect_ratio_policy`), per-axis scales and roi, and the codes of the
-interpolation and coordinate modes handed to the C kernel (resize.c), which builds
-the per-axis source indices and weights itself.
+`axes` and `keep_aspect_ratio_policy`), per-axis scales and roi, and the interpolation
+and coordinate modes handed to the C kernel (resize.c, as the constants of
+kernels/resize.h), which builds the per-axis source indices and weights itself.
 
 Numbers follow onnx.reference: sizes from scales are floor(scale * length); with
 sizes the scale is size / length (with a policy, one scale for all resized axes and
@@ -14,14 +14,19 @@ import math
 
 import numpy as np
 
-from .._lib import MAX_RANK
+from .._lib import MAX_RANK, enum_value
 from ._base import Info, Op
 from ._shape import bits_of, ints
 
-MODES = {"nearest": 0, "linear": 1, "cubic": 2}
-COORD_MODES = {"half_pixel": 0, "half_pixel_symmetric": 1, "pytorch_half_pixel": 2, "align_corners": 3,
-               "asymmetric": 4, "tf_crop_and_resize": 5, "tf_half_pixel_for_nn": 6}
-NEAREST_MODES = {"round_prefer_floor": 0, "round_prefer_ceil": 1, "floor": 2, "ceil": 3, "simple": 4}
+# ONNX attribute strings -> the constants of kernels/resize.h (the numbers live there)
+MODES = {"nearest": "MLRT_RESIZE_NEAREST", "linear": "MLRT_RESIZE_LINEAR", "cubic": "MLRT_RESIZE_CUBIC"}
+COORD_MODES = {"half_pixel": "MLRT_RESIZE_HALF_PIXEL", "half_pixel_symmetric": "MLRT_RESIZE_HALF_PIXEL_SYMMETRIC",
+               "pytorch_half_pixel": "MLRT_RESIZE_PYTORCH_HALF_PIXEL", "align_corners": "MLRT_RESIZE_ALIGN_CORNERS",
+               "asymmetric": "MLRT_RESIZE_ASYMMETRIC", "tf_crop_and_resize": "MLRT_RESIZE_TF_CROP_AND_RESIZE",
+               "tf_half_pixel_for_nn": "MLRT_RESIZE_TF_HALF_PIXEL_FOR_NN"}
+NEAREST_MODES = {"round_prefer_floor": "MLRT_RESIZE_ROUND_PREFER_FLOOR",
+                 "round_prefer_ceil": "MLRT_RESIZE_ROUND_PREFER_CEIL", "floor": "MLRT_RESIZE_FLOOR",
+                 "ceil": "MLRT_RESIZE_CEIL", "simple": "MLRT_RESIZE_SIMPLE"}
 POLICIES = ("stretch", "not_larger", "not_smaller")
 
 
@@ -127,7 +132,7 @@ class _Resize(Op):
             if x.shape[d] == 0 and out[d] != 0:
                 raise self.fail(f"cannot resize the empty axis {d} to {out[d]}")
         ext = float(self.a.extrapolation_value) if hasattr(self.a, "extrapolation_value") else 0.0
-        params = {"mode": MODES[mode], "coord_mode": COORD_MODES[coord], "nearest_mode": NEAREST_MODES[nearest],
+        params = {"mode": mode, "coord_mode": coord, "nearest_mode": nearest,
                   "exclude_outside": int(getattr(self.a, "exclude_outside", 0)), "antialias": antialias,
                   "identity": identity, "extrapolation_bits": _saturated_bits(ext, x.dtype),
                   "cubic_coeff_a": float(getattr(self.a, "cubic_coeff_a", -0.75)), "extrapolation_value": ext,
@@ -141,7 +146,9 @@ class _Resize(Op):
         return [Info(x.dtype, out)]
 
     def pack(self, inputs, outputs):
-        return self.resolve(inputs)[2]
+        p = self.resolve(inputs)[2]
+        return {**p, "mode": enum_value(MODES[p["mode"]]), "coord_mode": enum_value(COORD_MODES[p["coord_mode"]]),
+                "nearest_mode": enum_value(NEAREST_MODES[p["nearest_mode"]])}
 
 
 def _saturated_bits(value: float, dtype) -> int:

@@ -6,16 +6,20 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._lib import enum_value
 from ._base import Info, Op
 
-# code, number of alpha / beta values taken, default alpha, default beta
+# the constant of kernels/rnn.h, number of alpha / beta values taken, default alpha, default beta
 ACTIVATIONS = {
-    "relu": (0, 0, 0, 0.0, 0.0), "tanh": (1, 0, 0, 0.0, 0.0), "sigmoid": (2, 0, 0, 0.0, 0.0),
-    "affine": (3, 1, 1, 1.0, 0.0), "leakyrelu": (4, 1, 0, 0.01, 0.0), "thresholdedrelu": (5, 1, 0, 1.0, 0.0),
-    "scaledtanh": (6, 1, 1, 1.0, 1.0), "hardsigmoid": (7, 1, 1, 0.2, 0.5), "elu": (8, 1, 0, 1.0, 0.0),
-    "softsign": (9, 0, 0, 0.0, 0.0), "softplus": (10, 0, 0, 0.0, 0.0),
+    "relu": ("MLRT_RNN_RELU", 0, 0, 0.0, 0.0), "tanh": ("MLRT_RNN_TANH", 0, 0, 0.0, 0.0),
+    "sigmoid": ("MLRT_RNN_SIGMOID", 0, 0, 0.0, 0.0), "affine": ("MLRT_RNN_AFFINE", 1, 1, 1.0, 0.0),
+    "leakyrelu": ("MLRT_RNN_LEAKYRELU", 1, 0, 0.01, 0.0),
+    "thresholdedrelu": ("MLRT_RNN_THRESHOLDEDRELU", 1, 0, 1.0, 0.0),
+    "scaledtanh": ("MLRT_RNN_SCALEDTANH", 1, 1, 1.0, 1.0), "hardsigmoid": ("MLRT_RNN_HARDSIGMOID", 1, 1, 0.2, 0.5),
+    "elu": ("MLRT_RNN_ELU", 1, 0, 1.0, 0.0), "softsign": ("MLRT_RNN_SOFTSIGN", 0, 0, 0.0, 0.0),
+    "softplus": ("MLRT_RNN_SOFTPLUS", 0, 0, 0.0, 0.0),
 }
-DIRECTIONS = {"forward": 0, "reverse": 1, "bidirectional": 2}
+DIRECTIONS = {"forward": "MLRT_RNN_FORWARD", "reverse": "MLRT_RNN_REVERSE", "bidirectional": "MLRT_RNN_BIDIRECTIONAL"}
 
 
 class _Recurrent(Op):
@@ -90,9 +94,9 @@ class _Recurrent(Op):
             spec = ACTIVATIONS.get(str(name).lower())
             if spec is None:
                 raise self.fail(f"unknown activation {name!r} (expected one of {', '.join(ACTIVATIONS)})")
-            code, takes_alpha, takes_beta, default_alpha, default_beta = spec
+            constant, takes_alpha, takes_beta, default_alpha, default_beta = spec
             slot = 3 * (k // per_dir) + k % per_dir
-            codes[slot] = code
+            codes[slot] = enum_value(constant)
             alpha[slot] = float(alphas.pop(0)) if takes_alpha and alphas else default_alpha
             beta[slot] = float(betas.pop(0)) if takes_beta and betas else default_beta
         return codes, alpha, beta
@@ -103,7 +107,7 @@ class _Recurrent(Op):
         clip = self.a.clip
         if clip is not None and not float(clip) >= 0:
             raise self.fail(f"clip must be a non-negative threshold, got {clip}")
-        return dict(hidden_size=hidden, direction=DIRECTIONS[direction], layout=int(self.a.layout),
+        return dict(hidden_size=hidden, direction=enum_value(DIRECTIONS[direction]), layout=int(self.a.layout),
                     linear_before_reset=int(getattr(self.a, "linear_before_reset", 0) or 0),
                     input_forget=int(getattr(self.a, "input_forget", 0) or 0),
                     has_clip=int(clip is not None), clip=float(clip) if clip is not None else 0.0,

@@ -4,16 +4,20 @@ bilinear / nearest / bicubic; opset 20 is N-D with linear / nearest / cubic."""
 
 import numpy as np
 
+from .._lib import enum_value
 from ._base import Info, Op
 
-PADDING = {"zeros": 0, "border": 1, "reflection": 2}
+# ONNX attribute strings -> the constants of kernels/gridsample.h (the numbers live there)
+PADDING = {"zeros": "MLRT_GRIDSAMPLE_ZEROS", "border": "MLRT_GRIDSAMPLE_BORDER",
+           "reflection": "MLRT_GRIDSAMPLE_REFLECTION"}
 
 
 class GridSample_16(Op):
     attributes = {"align_corners": 0, "mode": "bilinear", "padding_mode": "zeros"}
     params = "mlrt_gridsample_params"
     tolerance = (1e-4, 1e-4)  # float32 cubic sums cancel: absolute error ~1e-6 of the inputs' size
-    modes = {"bilinear": 0, "nearest": 1, "bicubic": 2}
+    modes = {"bilinear": "MLRT_GRIDSAMPLE_LINEAR", "nearest": "MLRT_GRIDSAMPLE_NEAREST",
+             "bicubic": "MLRT_GRIDSAMPLE_CUBIC"}
     spatial = (2, 2)
 
     def infer(self, inputs):
@@ -34,11 +38,11 @@ class GridSample_16(Op):
         return [Info(x.dtype, (x.shape[0], x.shape[1], *grid.shape[1:-1]))]
 
     def pack(self, inputs, outputs):
-        return {"mode": self.modes[self.a.mode], "padding_mode": PADDING[self.a.padding_mode],
+        return {"mode": enum_value(self.modes[self.a.mode]), "padding_mode": enum_value(PADDING[self.a.padding_mode]),
                 "align_corners": int(bool(self.a.align_corners))}
 
 
 class GridSample_20(GridSample_16):
     attributes = {"align_corners": 0, "mode": "linear", "padding_mode": "zeros"}
-    modes = {"linear": 0, "nearest": 1, "cubic": 2}
+    modes = {"linear": "MLRT_GRIDSAMPLE_LINEAR", "nearest": "MLRT_GRIDSAMPLE_NEAREST", "cubic": "MLRT_GRIDSAMPLE_CUBIC"}
     spatial = (1, 6)

@@ -6,10 +6,12 @@ of magnitudes, L2 by the Euclidean length; a row whose norm is 0 is left as it i
 
 import numpy as np
 
+from .._lib import enum_value
 from ._base import Info
 from ._ml import _MlOp
 
-_NORMS = {"MAX": 0, "L1": 1, "L2": 2}
+# norm -> the constants of kernels/ml_misc.h (the numbers live there)
+_NORMS = {"MAX": "MLRT_ML_NORM_MAX", "L1": "MLRT_ML_NORM_L1", "L2": "MLRT_ML_NORM_L2"}
 
 
 class Normalizer(_MlOp):
@@ -25,4 +27,4 @@ class Normalizer(_MlOp):
         return [Info(np.dtype(np.float32), x.shape)]
 
     def pack(self, inputs, outputs):
-        return {"norm": _NORMS[self.a.norm]}
+        return {"norm": enum_value(_NORMS[self.a.norm])}

@@ -11,11 +11,15 @@ The walk runs in C (native/kernels/ml_tree.c)."""
 
 import numpy as np
 
+from .._lib import enum_value
 from ._base import REQUIRED, Info
 from ._ml import _MlTableOp, rows, v5_trees
 
-_AGGREGATE = {0: 1, 1: 0, 2: 2, 3: 3}        # opset-5 numbering -> the kernel's
-_TRANSFORM = {0: 0, 1: 2, 2: 1, 3: 3, 4: 4}
+# opset-5 numbering -> the constants of kernels/ml_tree.h and ml_misc.h
+_AGGREGATE = {0: "MLRT_ML_AGGREGATE_AVERAGE", 1: "MLRT_ML_AGGREGATE_SUM", 2: "MLRT_ML_AGGREGATE_MIN",
+              3: "MLRT_ML_AGGREGATE_MAX"}
+_TRANSFORM = {0: "MLRT_ML_TRANSFORM_NONE", 1: "MLRT_ML_TRANSFORM_SOFTMAX", 2: "MLRT_ML_TRANSFORM_LOGISTIC",
+              3: "MLRT_ML_TRANSFORM_SOFTMAX_ZERO", 4: "MLRT_ML_TRANSFORM_PROBIT"}
 _TYPES = (np.dtype(np.float32), np.dtype(np.float64), np.dtype(np.float16))
 
 
@@ -50,5 +54,6 @@ class TreeEnsemble(_MlTableOp):
         return [Info(x.dtype, (rows(x), int(self.a.n_targets)))]
 
     def kernel_params(self, x):
-        return {"n_targets": int(self.a.n_targets), "aggregate": _AGGREGATE[self.a.aggregate_function],
-                "post_transform": _TRANSFORM[self.a.post_transform], "classifier": 0, "same_mode": self._same_mode}
+        return {"n_targets": int(self.a.n_targets), "aggregate": enum_value(_AGGREGATE[self.a.aggregate_function]),
+                "post_transform": enum_value(_TRANSFORM[self.a.post_transform]), "classifier": 0,
+                "same_mode": self._same_mode}

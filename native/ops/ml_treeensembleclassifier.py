@@ -17,6 +17,7 @@ class labels are, which mlrt does not copy.)  The walk runs in C
 
 import numpy as np
 
+from .._lib import enum_value
 from ._base import Info
 from ._ml import _MlTableOp, class_labels, label_table, legacy_trees, rows, string_labels
 from .ml_treeensembleregressor import _NODES
@@ -52,7 +53,8 @@ class TreeEnsembleClassifier(_MlTableOp):
         return [Info(np.dtype(np.int64), (rows(x),)), Info(np.dtype(np.float32), (rows(x), self._n))]
 
     def kernel_params(self, x):
-        return {"n_targets": self._n, "aggregate": 0, "post_transform": self.transform(), "classifier": 1,
+        return {"n_targets": self._n, "aggregate": enum_value("MLRT_ML_AGGREGATE_SUM"),
+                "post_transform": self.transform(), "classifier": 1,
                 "binary_case": int(self._binary), "weights_are_all_positive": int(self._positive),
                 "same_mode": self._same_mode}
 

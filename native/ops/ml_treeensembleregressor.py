@@ -12,6 +12,7 @@ as in onnxruntime).  The walk runs in C (native/kernels/ml_tree.c)."""
 import numpy as np
 
 from ._base import Info
+from .._lib import enum_value
 from ._ml import AGGREGATES, _MlTableOp, legacy_trees, rows
 
 _NODES = {"nodes_treeids": None, "nodes_nodeids": None, "nodes_featureids": None, "nodes_modes": None,
@@ -47,5 +48,5 @@ class TreeEnsembleRegressor(_MlTableOp):
         return [Info(np.dtype(np.float32), (rows(x), self._n))]
 
     def kernel_params(self, x):
-        return {"n_targets": self._n, "aggregate": AGGREGATES[self.a.aggregate_function],
+        return {"n_targets": self._n, "aggregate": enum_value(AGGREGATES[self.a.aggregate_function]),
                 "post_transform": self.transform(), "classifier": 0, "same_mode": self._same_mode}

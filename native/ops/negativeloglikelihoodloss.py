@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._lib import onnx_type
+from .._lib import enum_value, onnx_type
 from ._base import Info, Op
 from ._reduce import prod
 
-_REDUCTIONS = {"none": 0, "sum": 1, "mean": 2}
+# reduction -> the constants of kernels/loss.h (the numbers live there)
+_REDUCTIONS = {"none": "MLRT_LOSS_NONE", "sum": "MLRT_LOSS_SUM", "mean": "MLRT_LOSS_MEAN"}
 
 
 class _Loss(Op):
@@ -50,7 +51,7 @@ class _Loss(Op):
         x = inputs[0]
         ii = self.a.ignore_index
         return {"n": int(x.shape[0]), "classes": int(x.shape[1]), "d": prod(x.shape[2:]),
-                "reduction": _REDUCTIONS[self.a.reduction], "has_ignore": int(ii is not None),
+                "reduction": enum_value(_REDUCTIONS[self.a.reduction]), "has_ignore": int(ii is not None),
                 "ignore_index": int(ii) if ii is not None else 0}
 
 

@@ -6,10 +6,13 @@ opset 18 an optional `axes` input saying which axes the pads are for.  Cropping
 happens before padding, so reflect/edge/wrap read the kept elements."""
 
 
+from .._lib import enum_value
 from ._base import Info, Op
 from ._shape import bits_of, ints, normalize_axes
 
-MODES = {"constant": 0, "reflect": 1, "edge": 2, "wrap": 3}
+# ONNX attribute strings -> the constants of kernels/pad.h (the numbers live there)
+MODES = {"constant": "MLRT_PAD_CONSTANT", "reflect": "MLRT_PAD_REFLECT", "edge": "MLRT_PAD_EDGE",
+         "wrap": "MLRT_PAD_WRAP"}
 
 
 class Pad(Op):
@@ -57,8 +60,9 @@ class Pad(Op):
     def pack(self, inputs, outputs):
         x, _, _, plan = self.resolve(inputs)
         value = self.constant(x)
-        return {"mode": MODES[self.a.mode], "src_start": [p[0] for p in plan], "src_len": [p[1] for p in plan],
-                "pad_begin": [p[2] for p in plan], "value_bits": bits_of(value if value is not None else 0, x.dtype)}
+        return {"mode": enum_value(MODES[self.a.mode]), "src_start": [p[0] for p in plan],
+                "src_len": [p[1] for p in plan], "pad_begin": [p[2] for p in plan],
+                "value_bits": bits_of(value if value is not None else 0, x.dtype)}
 
 
 class Pad_2(Pad):

@@ -6,9 +6,11 @@ coordinate_transformation_mode, default half_pixel (corners shifted by -0.5)."""
 
 import numpy as np
 
+from .._lib import enum_value
 from ._base import Info, Op
 
-_MODES = {"avg": 0, "max": 1}
+# mode -> the constants of kernels/spatial.h (the numbers live there)
+_MODES = {"avg": "MLRT_ROIALIGN_AVG", "max": "MLRT_ROIALIGN_MAX"}
 
 
 class RoiAlign_10(Op):
@@ -37,7 +39,7 @@ class RoiAlign_10(Op):
         return [Info(x.dtype, (rois.shape[0], x.shape[1], oh, ow))]
 
     def pack(self, inputs, outputs):
-        return {"mode": _MODES[self.a.mode], "half_pixel": self.half_pixel(),
+        return {"mode": enum_value(_MODES[self.a.mode]), "half_pixel": self.half_pixel(),
                 "sampling_ratio": int(self.a.sampling_ratio), "spatial_scale": float(self.a.spatial_scale)}
 
 

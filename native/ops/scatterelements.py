@@ -4,10 +4,13 @@ reduction: none (opset 11+), add and mul (16+), max and min (18+)."""
 
 import numpy as np
 
+from .._lib import enum_value
 from ._base import Info, Op, normalize_axis
 from ._shape import index_dtype
 
-REDUCTIONS = {"none": 0, "add": 1, "mul": 2, "max": 3, "min": 4}
+# ONNX attribute strings -> the constants of kernels/scatter.h (the numbers live there)
+REDUCTIONS = {"none": "MLRT_SCATTER_NONE", "add": "MLRT_SCATTER_ADD", "mul": "MLRT_SCATTER_MUL",
+              "max": "MLRT_SCATTER_MAX", "min": "MLRT_SCATTER_MIN"}
 
 
 class ScatterElements(Op):
@@ -29,4 +32,4 @@ class ScatterElements(Op):
 
     def pack(self, inputs, outputs):
         return {"axis": normalize_axis(int(self.a.axis), inputs[0].rank, self.where),
-                "reduction": REDUCTIONS[self.a.reduction]}
+                "reduction": enum_value(REDUCTIONS[self.a.reduction])}

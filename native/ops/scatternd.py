@@ -4,6 +4,7 @@ reduction: none (opset 11+), add and mul (16+), max and min (18+)."""
 
 import numpy as np
 
+from .._lib import enum_value
 from ._base import Info, Op
 from ._shape import index_dtype
 from .scatterelements import REDUCTIONS
@@ -29,4 +30,4 @@ class ScatterND(Op):
         return [Info(x.dtype, x.shape)]
 
     def pack(self, inputs, outputs):
-        return {"reduction": REDUCTIONS[self.a.reduction]}
+        return {"reduction": enum_value(REDUCTIONS[self.a.reduction])}

@@ -7,6 +7,7 @@ folder each time so it cannot stand in for ours) and logs no such line."""
 import json
 import logging
 import os
+import re
 import subprocess
 import sys
 
@@ -74,3 +75,17 @@ def test_an_unwritable_cache_still_runs_on_opencl(monkeypatch, caplog):
     assert _placed(sess) == {"OpenCLExecutionProvider"}
     np.testing.assert_allclose(sess.run(None, {"x": X})[0], EXPECTED, rtol=1e-6)
     assert any("cannot be written" in r.getMessage() for r in caplog.records)
+
+
+def test_launcher_sizes_reach_the_cl_files_only_as_build_options():
+    """What a family's launcher module fixes (BUILD_OPTIONS: work-group sizes, tiles,
+    vector widths; C_CONSTANTS: numbers of kernels/*.h) is used by its .cl file and
+    never #defined there, so the two cannot drift apart."""
+    seen = 0
+    for cl_file in sorted(_runtime.HERE.glob("*.cl")):
+        text = cl_file.read_text()
+        for name in _runtime.family_options(cl_file.stem):
+            seen += 1
+            assert re.search(rf"\b{name}\b", text), f"{cl_file.name} does not use {name}"
+            assert not re.search(rf"#\s*define\s+{name}\b", text), f"{cl_file.name} #defines {name}"
+    assert seen >= 14

@@ -1,0 +1,129 @@
+/* conv_direct.c -- Conv, direct path: float32, 2-D, unit strides, on the SIMD
+ * micro-kernels of src/gemm.c (AVX2 / AVX-512) with no patch matrix at all.
+ *
+ * Each input channel is copied once into a zero-padded plane of width PW; row
+ * k = (c, kh, kw) of the patch matrix is then that plane shifted by off[k], so the
+ * micro-kernels read straight from it (struct conv_direct in src/conv_internal.h).
+ * Outputs are computed on the PW-wide grid and its real columns copied out; pointwise
+ * convs read X itself and write Y directly. */
+#include "conv_internal.h"
+#include "gemm.h"
+
+/* The largest padded copy of the input the path makes (floats, 64 MB). */
+#define CONV_DIRECT_MAX_FLOATS ((size_t)1 << 24)
+
+/* Planes [begin, end) (plane = n * C + c) of X into their padded copies. */
+static void direct_pad_planes(void *arg, int64_t begin, int64_t end) {
+    const conv_job *j = arg;
+    const conv_geom *g = &j->g;
+    const conv_direct *d = &j->direct;
+    int64_t H = g->in[0], Wd = g->in[1], ph = g->pb[0], pw = g->pb[1], PW = d->PW;
+    int64_t PH = g->out[0] + (g->k[0] - 1) * g->d[0];
+    for (int64_t plane = begin; plane < end; ++plane) {
+        const float *x = (const float *)j->x + plane * g->in_size;
+        float *p = d->P + plane * d->plane;
+        for (int64_t r = 0; r < PH; ++r) { /* zero only the padding around the copied rows */
+            float *pr = p + r * PW;
+            int64_t ih = r - ph, a = pw < PW ? pw : PW, b = Wd + pw < PW ? Wd + pw : PW;
+            if (ih < 0 || ih >= H || b <= a) { memset(pr, 0, (size_t)PW * sizeof(float)); continue; }
+            memset(pr, 0, (size_t)a * sizeof(float));
+            memcpy(pr + a, x + ih * Wd, (size_t)(b - a) * sizeof(float));
+            memset(pr + b, 0, (size_t)(PW - b) * sizeof(float));
+        }
+        memset(p + PH * PW, 0, (size_t)(d->plane - PH * PW) * sizeof(float));
+    }
+}
+
+/* Decide on (and set up) the direct path: float, 2-D, unit strides, and a grid not so
+ * much wider than the output that the dropped columns cost more than packing saves. */
+int mlrt_conv_direct_setup(conv_job *j, const mlrt_context *ctx) {
+    const conv_geom *g = &j->g;
+    conv_direct *d = &j->direct;
+    memset(d, 0, sizeof *d);
+    if (!j->strip || g->nd != 2 || g->s[0] != 1 || g->s[1] != 1) return MLRT_OK;
+    int64_t OH = g->out[0], OW = g->out[1];
+    int64_t PW = g->pointwise ? OW : OW + (g->k[1] - 1) * g->d[1];
+    if (!g->pointwise && g->Mg * (PW - OW) >= 48 * OW) return MLRT_OK;
+    int64_t PH = OH + (g->k[0] - 1) * g->d[0];
+    d->PW = PW;
+    d->plane = g->pointwise ? g->in_size : (PH + 1) * PW + 64; /* slack: the last row's taps read past it */
+    d->vsize = g->pointwise ? g->out_size : OH * PW;
+    size_t planes = g->pointwise ? 0 : (size_t)(g->N * g->C);
+    if (planes * (size_t)d->plane > CONV_DIRECT_MAX_FLOATS) { /* a padded copy that big: pack instead */
+        memset(d, 0, sizeof *d);
+        return MLRT_OK;
+    }
+    char *mem = mlrt_scratch_slot(1, (size_t)g->kdim * sizeof(int64_t) + planes * (size_t)d->plane * sizeof(float) + 64);
+    if (!mem) return mlrt_fail(MLRT_ERR_OUT_OF_MEMORY, "Conv: cannot allocate the padded input");
+    d->off = (int64_t *)mem;
+    for (int64_t k = 0; k < g->kdim; ++k) {
+        int64_t c = k / g->k_size, kh = k % g->k_size / g->k[1], kw = k % g->k[1];
+        d->off[k] = g->pointwise ? k * g->in_size : c * d->plane + kh * g->d[0] * PW + kw * g->d[1];
+    }
+    if (!g->pointwise) {
+        d->P = (float *)(mem + ((size_t)g->kdim * sizeof(int64_t) + 63) / 64 * 64);
+        int64_t work = d->plane;
+        mlrt_parallel_for(ctx, (int64_t)planes, work >= (1 << 17) ? 1 : (1 << 17) / work + 1, direct_pad_planes, j);
+    }
+    return MLRT_OK;
+}
+
+/* Tasks over tiles of the computed grid: the micro-kernels write a tile into V (Y
+ * itself for pointwise convs), whose real columns are then copied into Y. */
+void mlrt_conv_direct_tasks(void *arg, int64_t begin, int64_t end) {
+    conv_job *j = arg;
+    const conv_geom *g = &j->g;
+    const conv_direct *d = &j->direct;
+    const float *w = j->w, *b = j->b;
+    float *y = j->y;
+    int64_t NR = j->strip, OW = g->out[1], PW = d->PW;
+    bool pointwise = d->P == NULL;
+    float *V = mlrt_scratch((size_t)(j->mblock * j->tile + CONV_KC + 16) * sizeof(float));
+    if (!V) { atomic_store(&j->failed, 1); return; }
+    float *zeros = V + j->mblock * j->tile;
+    memset(zeros, 0, CONV_KC * sizeof(float));
+    bool fast = j->activation == 1 && !j->z; /* Relu in the micro-kernel's store; else finish after */
+    for (int64_t t = begin; t < end; ++t) {
+        int64_t mb = t % j->n_mblocks, r = t / j->n_mblocks;
+        int64_t ct = r % j->n_tiles, ng = r / j->n_tiles;
+        int64_t n = ng / g->G, grp = ng % g->G;
+        int64_t v0 = ct * j->tile, tw = d->vsize - v0 < j->tile ? d->vsize - v0 : j->tile;
+        int64_t m0 = mb * j->mblock, mw = g->Mg - m0 < j->mblock ? g->Mg - m0 : j->mblock;
+        if (tw <= 0 || mw <= 0) continue;
+        const float *base = pointwise ? (const float *)j->x + (n * g->C + grp * g->Cg) * g->in_size
+                                      : d->P + (n * g->C + grp * g->Cg) * d->plane;
+        const float *wg = w + (grp * g->Mg + m0) * g->kdim;
+        const float *bg = b ? b + grp * g->Mg + m0 : NULL;
+        float *yg = y + (n * g->M + grp * g->Mg + m0) * g->out_size;
+        float *dst = pointwise ? yg + v0 : V;
+        int64_t ldd = pointwise ? g->out_size : tw;
+        for (int64_t k0 = 0; k0 < g->kdim; k0 += CONV_KC) {
+            int64_t kc = g->kdim - k0 < CONV_KC ? g->kdim - k0 : CONV_KC;
+            bool last = k0 + kc >= g->kdim;
+            for (int64_t s = 0; s * NR < tw; ++s) {
+                int64_t nr = tw - s * NR < NR ? tw - s * NR : NR;
+                mlrt_sgemm_strip(mw, kc, wg + k0, g->kdim, base + v0 + s * NR, d->off + k0, dst + s * NR, ldd, nr,
+                                 k0 > 0, last ? bg : NULL, last && fast ? 1 : 0, zeros);
+            }
+        }
+        if (pointwise) {
+            if (!fast)
+                mlrt_conv_finish_f32(yg + v0, j->z ? (const float *)j->z + (yg - y) + v0 : NULL, mw, tw, g->out_size,
+                                     NULL, j->activation, j->alpha, j->beta);
+            continue;
+        }
+        /* copy the grid's real columns out: position v is (v / PW, v % PW) */
+        for (int64_t v = v0; v < v0 + tw;) {
+            int64_t oh = v / PW, ow = v % PW, run = PW - ow < v0 + tw - v ? PW - ow : v0 + tw - v;
+            if (ow < OW) {
+                int64_t len = OW - ow < run ? OW - ow : run;
+                for (int64_t m = 0; m < mw; ++m)
+                    memcpy(yg + m * g->out_size + oh * OW + ow, V + m * tw + (v - v0), (size_t)len * sizeof(float));
+                if (!fast)
+                    mlrt_conv_finish_f32(yg + oh * OW + ow, j->z ? (const float *)j->z + (yg - y) + oh * OW + ow : NULL,
+                                         mw, len, g->out_size, NULL, j->activation, j->alpha, j->beta);
+            }
+            v += run;
+        }
+    }
+}

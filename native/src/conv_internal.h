@@ -1,0 +1,71 @@
+/* conv_internal.h -- what the files of the Conv kernel share: the job kernels/conv.c
+ * fills (checked shapes, operands, tiling) and the paths that run its tasks on the
+ * intra-op pool, in kernels/conv_depthwise.c, conv_gemm.c and conv_direct.c (conv.c says
+ * which runs when).  Internal, not ABI: it lives here because cffi reads every header
+ * in kernels/. */
+#ifndef MLRT_CONV_INTERNAL_H
+#define MLRT_CONV_INTERNAL_H
+
+#include <stdatomic.h>
+
+#include "internal.h"
+
+#define CONV_MAX_SPATIAL 6
+/* Patch rows per block of the micro-kernel paths (packed strips and direct). */
+#define CONV_KC 256
+
+/* The shapes of one Conv, resolved and checked by kernels/conv.c. */
+typedef struct conv_geom {
+    int64_t N, C, M, G, Cg, Mg;
+    int32_t nd;                     /* spatial rank as computed (1-D runs as 2-D) */
+    int64_t in[CONV_MAX_SPATIAL], k[CONV_MAX_SPATIAL], out[CONV_MAX_SPATIAL];
+    int64_t s[CONV_MAX_SPATIAL], d[CONV_MAX_SPATIAL], pb[CONV_MAX_SPATIAL];
+    int64_t in_size, out_size, k_size, kdim;
+    bool pointwise, depthwise;
+} conv_geom;
+
+/* The direct path's set-up (kernels/conv_direct.c): row k = (c, kh, kw) of the patch
+ * matrix is the padded input shifted, output position v = oh * PW + ow reads P[v + off[k]],
+ * off[k] = c * plane + kh * dh * PW + kw * dw. */
+typedef struct conv_direct {
+    float *P;               /* N * C padded planes (NULL for pointwise: X is used as is) */
+    int64_t PW, plane;      /* padded row width, floats per padded plane (with slack) */
+    int64_t vsize;          /* positions of the computed grid: OH * PW, or out_size */
+    int64_t *off;           /* kdim row offsets */
+} conv_direct;
+
+/* One Conv call.  Tasks are (image, group, column tile, filter block):
+ * t = ((n * G + grp) * n_tiles + tile) * n_mblocks + mblock. */
+typedef struct conv_job {
+    conv_geom g;
+    int32_t dtype;          /* MLRT_FLOAT or MLRT_DOUBLE */
+    const void *x, *w, *b;
+    void *y;
+    int64_t tile, n_tiles, mblock, n_mblocks, activation;
+    double alpha, beta;     /* activation parameters */
+    const void *z;          /* FusedConv's Z, added before the activation (or NULL) */
+    int64_t strip;          /* micro-kernel strip width (packed and direct paths), else 0 */
+    conv_direct direct;     /* set up for the direct path (off != NULL) */
+    atomic_int failed;      /* set by a task that could not get its scratch buffer */
+} conv_job;
+
+static inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+/* Finish rows of Y in place: + bias[r], + Z (same layout, leading dimension ld), then
+ * the activation (codes of mlrt_conv_params.activation); kernels/conv.c. */
+void mlrt_conv_finish_f32(float *y, const float *z, int64_t rows, int64_t cols, int64_t ld, const float *bias,
+                          int64_t act, double alpha, double beta);
+void mlrt_conv_finish_f64(double *y, const double *z, int64_t rows, int64_t cols, int64_t ld, const double *bias,
+                          int64_t act, double alpha, double beta);
+
+/* The paths: each an mlrt_range_fn over the tasks of a conv_job (arg). */
+void mlrt_conv_depthwise_tasks(void *arg, int64_t begin, int64_t end); /* tasks: n * M + m */
+void mlrt_conv_gemm_tasks(void *arg, int64_t begin, int64_t end);      /* im2col + BLAS */
+void mlrt_conv_strip_tasks(void *arg, int64_t begin, int64_t end);     /* im2col into packed strips */
+void mlrt_conv_direct_tasks(void *arg, int64_t begin, int64_t end);    /* after mlrt_conv_direct_setup */
+
+/* Decide on the direct path and, if taken, set up j->direct (the padded copy of X and
+ * the row offsets, made on the pool); j->direct.off stays NULL when it is not taken. */
+int mlrt_conv_direct_setup(conv_job *j, const mlrt_context *ctx);
+
+#endif
