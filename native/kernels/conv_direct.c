@@ -84,12 +84,9 @@ void mlrt_conv_direct_tasks(void *arg, int64_t begin, int64_t end) {
     memset(zeros, 0, CONV_KC * sizeof(float));
     bool fast = j->activation == 1 && !j->z; /* Relu in the micro-kernel's store; else finish after */
     for (int64_t t = begin; t < end; ++t) {
-        int64_t mb = t % j->n_mblocks, r = t / j->n_mblocks;
-        int64_t ct = r % j->n_tiles, ng = r / j->n_tiles;
-        int64_t n = ng / g->G, grp = ng % g->G;
-        int64_t v0 = ct * j->tile, tw = d->vsize - v0 < j->tile ? d->vsize - v0 : j->tile;
-        int64_t m0 = mb * j->mblock, mw = g->Mg - m0 < j->mblock ? g->Mg - m0 : j->mblock;
-        if (tw <= 0 || mw <= 0) continue;
+        conv_task k;
+        if (!conv_task_at(j, t, d->vsize, &k)) continue;
+        int64_t n = k.n, grp = k.grp, v0 = k.c0, tw = k.tw, m0 = k.m0, mw = k.mw;
         const float *base = pointwise ? (const float *)j->x + (n * g->C + grp * g->Cg) * g->in_size
                                       : d->P + (n * g->C + grp * g->Cg) * d->plane;
         const float *wg = w + (grp * g->Mg + m0) * g->kdim;

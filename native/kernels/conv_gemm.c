@@ -114,12 +114,10 @@ void mlrt_conv_gemm_tasks(void *arg, int64_t begin, int64_t end) {
     }
     int64_t have = -1; /* which (image, group, tile) col holds */
     for (int64_t t = begin; t < end; ++t) {
-        int64_t mb = t % j->n_mblocks, r = t / j->n_mblocks;
-        int64_t ct = r % j->n_tiles, ng = r / j->n_tiles;
-        int64_t n = ng / g->G, grp = ng % g->G;
-        int64_t c0 = ct * j->tile, tw = g->out_size - c0 < j->tile ? g->out_size - c0 : j->tile;
-        int64_t m0 = mb * j->mblock, mw = g->Mg - m0 < j->mblock ? g->Mg - m0 : j->mblock;
-        if (tw <= 0 || mw <= 0) continue;
+        conv_task k;
+        if (!conv_task_at(j, t, g->out_size, &k)) continue;
+        int64_t n = k.n, grp = k.grp, c0 = k.c0, tw = k.tw, m0 = k.m0, mw = k.mw;
+        int64_t r = t / j->n_mblocks; /* the (image, group, tile) the patch columns are for */
         int64_t xo = (n * g->C + grp * g->Cg) * g->in_size, wo = (grp * g->Mg + m0) * g->kdim;
         int64_t yo = (n * g->M + grp * g->Mg + m0) * g->out_size + c0, bo = grp * g->Mg + m0;
         const char *src = col; /* the patch columns, ld tw; pointwise: X itself, ld in_size */
@@ -169,12 +167,9 @@ void mlrt_conv_strip_tasks(void *arg, int64_t begin, int64_t end) {
     for (int64_t k = 0; k < CONV_KC; ++k) off[k] = k * NR;
     bool fast = j->activation == 1 && !j->z; /* Relu in the micro-kernel's store; else finish after */
     for (int64_t t = begin; t < end; ++t) {
-        int64_t mb = t % j->n_mblocks, r = t / j->n_mblocks;
-        int64_t ct = r % j->n_tiles, ng = r / j->n_tiles;
-        int64_t n = ng / g->G, grp = ng % g->G;
-        int64_t c0 = ct * j->tile, tw = g->out_size - c0 < j->tile ? g->out_size - c0 : j->tile;
-        int64_t m0 = mb * j->mblock, mw = g->Mg - m0 < j->mblock ? g->Mg - m0 : j->mblock;
-        if (tw <= 0 || mw <= 0) continue;
+        conv_task k;
+        if (!conv_task_at(j, t, g->out_size, &k)) continue;
+        int64_t n = k.n, grp = k.grp, c0 = k.c0, tw = k.tw, m0 = k.m0, mw = k.mw;
         const float *xg = x + (n * g->C + grp * g->Cg) * g->in_size;
         const float *wg = w + (grp * g->Mg + m0) * g->kdim;
         const float *bg = b ? b + grp * g->Mg + m0 : NULL;

@@ -51,6 +51,22 @@ typedef struct conv_job {
 
 static inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
+/* Task t of a job decoded: image n, group grp, columns [c0, c0 + tw) of `cols`, filters
+ * [m0, m0 + mw) of the group.  False when the tile or block is empty. */
+typedef struct conv_task { int64_t n, grp, c0, tw, m0, mw; } conv_task;
+
+static inline bool conv_task_at(const conv_job *j, int64_t t, int64_t cols, conv_task *k) {
+    int64_t mb = t % j->n_mblocks, r = t / j->n_mblocks;
+    int64_t ct = r % j->n_tiles, ng = r / j->n_tiles;
+    k->n = ng / j->g.G;
+    k->grp = ng % j->g.G;
+    k->c0 = ct * j->tile;
+    k->tw = cols - k->c0 < j->tile ? cols - k->c0 : j->tile;
+    k->m0 = mb * j->mblock;
+    k->mw = j->g.Mg - k->m0 < j->mblock ? j->g.Mg - k->m0 : j->mblock;
+    return k->tw > 0 && k->mw > 0;
+}
+
 /* Finish rows of Y in place: + bias[r], + Z (same layout, leading dimension ld), then
  * the activation (codes of mlrt_conv_params.activation); kernels/conv.c. */
 void mlrt_conv_finish_f32(float *y, const float *z, int64_t rows, int64_t cols, int64_t ld, const float *bias,
