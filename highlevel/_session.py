@@ -228,7 +228,7 @@ class LearningModelSession:
         for name in self._outputs:
             frames = binding._images.get(name, (None, []))[1]
             on_device = self.device.is_gpu and bool(frames) and all(f.is_gpu for f in frames)
-            io.bind_output(name, "opencl" if on_device else "cpu")
+            io.bind_output(name, "gpu" if on_device else "cpu")
         self._session.run_with_iobinding(io)
         outputs = {}
         for name, value in zip(self._outputs, io.get_outputs()):

@@ -19,7 +19,7 @@ import numpy as np
 
 from .._errors import InvalidArgument, NotImplemented
 from ..native import _lib
-from ..native.launch import ThreadPool
+from ..native._lib import ThreadPool
 from ._formats import batch_index, kernel_format, per_channel
 
 TENSOR_TYPES = (np.dtype(np.float32), np.dtype(np.float16), np.dtype(np.uint8))

@@ -14,6 +14,7 @@ portable (no -march=native); faster per-ISA code is chosen at run time.
 from __future__ import annotations
 
 import argparse
+import ast
 import concurrent.futures
 import hashlib
 import json
@@ -90,8 +91,8 @@ def _build_locked(out_dir: Path, version: str, cc: str, jobs: int) -> Path:
 
 # --- the runtime folder's manifest -------------------------------------------------
 # A runtime folder holds libmlrt_core.so, the BLAS beside it, include/mlrt.h, the
-# kernels' parameter headers (kernels/*.h, read by cffi), the OpenCL provider's
-# kernel sources (opencl/*.cl) and manifest.json, which
+# kernels' parameter headers (kernels/*.h, read by cffi), the files providers ship
+# (their RUNTIME_FILES: the OpenCL provider's kernel sources) and manifest.json, which
 # names the version, ABI number, opset range per domain, providers, build flags and
 # the sha256 of every other file.  mlrt.distribution checks it before dlopen.
 
@@ -103,8 +104,26 @@ def runtime_files(folder: Path) -> list[str]:
     names = sorted(p.name for p in folder.glob("lib*.so"))
     names += ["include/" + p.name for p in sorted((folder / "include").glob("*.h"))]
     names += ["kernels/" + p.name for p in sorted((folder / "kernels").glob("*.h"))]
-    names += ["opencl/" + p.name for p in sorted((folder / "opencl").glob("*.cl"))]  # the OpenCL provider's kernels
+    for _, patterns in provider_declarations(folder):
+        names += [p.relative_to(folder).as_posix() for pattern in patterns for p in sorted(folder.glob(pattern))]
     return names
+
+
+def provider_declarations(folder: Path) -> list[tuple[str, tuple]]:
+    """(name, RUNTIME_FILES) of every provider module in folder/providers, read from its
+    source with ast (building imports nothing of mlrt): a provider class's `name` and
+    the globs of the files it ships in a runtime folder besides the library."""
+    found = []
+    for path in sorted((folder / "providers").glob("[!_]*.py")):
+        names, files = [], ()
+        for node in ast.parse(path.read_text()).body:
+            if isinstance(node, ast.Assign) and [getattr(t, "id", None) for t in node.targets] == ["RUNTIME_FILES"]:
+                files = tuple(ast.literal_eval(node.value))
+            if isinstance(node, ast.ClassDef):
+                names += [ast.literal_eval(a.value) for a in node.body if isinstance(a, ast.Assign)
+                          and [getattr(t, "id", None) for t in a.targets] == ["name"]]
+        found += [(name, files) for name in names]
+    return found
 
 
 def sha256_file(path: Path) -> str:
@@ -153,8 +172,9 @@ def manifest_for(folder: Path, version: str, facts: dict | None = None) -> dict:
         # any kernel is (re)defined at -- newer opsets of an operator may need a
         # newer runtime
         "opsets": facts["opsets"],
-        "providers": ["CPUExecutionProvider"] + (["OpenCLExecutionProvider"]
-                                                  if (folder / "opencl" / "_common.cl").exists() else []),
+        # the providers whose shipped files are all present
+        "providers": [name for name, patterns in provider_declarations(folder)
+                      if all(any(folder.glob(pattern)) for pattern in patterns)],
         "build": facts["build"],
         "files": {name: sha256_file(folder / name) for name in runtime_files(folder)},
     }

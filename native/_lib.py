@@ -146,3 +146,14 @@ def kernel_table() -> list[dict]:
 def find_kernel(domain: str, op_type: str, opset: int, dtype) -> int:
     t = onnx_type(dtype) if dtype is not None else -1
     return lib().mlrt_kernel_find(domain.encode(), op_type.encode(), opset, t)
+
+
+class ThreadPool:
+    """A session's intra-op pool (a native object), freed with its last reference."""
+
+    def __init__(self, n_threads: int):
+        pool = lib().mlrt_threadpool_create(int(n_threads))
+        if pool == ffi().NULL:
+            raise_status(lib().MLRT_ERR_OUT_OF_MEMORY, "thread pool")
+        self.handle = ffi().gc(pool, lib().mlrt_threadpool_destroy)
+        self.size = lib().mlrt_threadpool_size(pool)

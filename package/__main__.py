@@ -41,7 +41,7 @@ def opencl_choice() -> str:
         device = _runtime.default_device()
     except Exception as exc:
         return f"unavailable ({exc}){pip}"
-    return (f"{device.name}, {len(_runtime.launcher_ops())} operators{pip}; "
+    return (f"{device.name}, {len(_runtime.recorder_ops())} operators{pip}; "
             f"programs cached in {_runtime.writable_cache()}")
 
 

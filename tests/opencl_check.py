@@ -45,7 +45,7 @@ def check_opencl(op_type: str, inputs: list, attrs: dict | None = None, n_output
                  domain: str = "", rtol: float | None = None, atol: float | None = None, constants=()):
     """One node on OpenCL vs the same node on the CPU provider; returns the OpenCL outputs.
     `constants`: indexes of inputs made initializers (weights, parameters), the path
-    real models take, where launchers may pack them ahead."""
+    real models take, where recorders may pack them ahead."""
     model = make_model(op_type, inputs, attrs, n_outputs=n_outputs, opset=opset, domain=domain)
     if domain:
         model.opset_import.append(helper.make_opsetid("", 17))

@@ -409,6 +409,55 @@ static void rs_free(rs_job *j) {
     }
 }
 
+static int rs_check_modes(const mlrt_resize_params *p) {
+    MLRT_CHECK(p->mode >= MLRT_RESIZE_NEAREST && p->mode <= MLRT_RESIZE_CUBIC, "unknown mode %lld", (long long)p->mode);
+    MLRT_CHECK(p->coord_mode >= MLRT_RESIZE_HALF_PIXEL && p->coord_mode <= MLRT_RESIZE_TF_HALF_PIXEL_FOR_NN,
+               "unknown coordinate transformation mode %lld", (long long)p->coord_mode);
+    MLRT_CHECK(p->nearest_mode >= MLRT_RESIZE_ROUND_PREFER_FLOOR && p->nearest_mode <= MLRT_RESIZE_SIMPLE,
+               "unknown nearest mode %lld", (long long)p->nearest_mode);
+    return MLRT_OK;
+}
+
+static int rs_check_axis(const mlrt_resize_params *p, int32_t d, int64_t in, int64_t out) {
+    MLRT_CHECK(in > 0, "cannot resize axis %d: the input has no elements along it", d);
+    MLRT_CHECK(out >= 0, "axis %d: negative output length %lld", d, (long long)out);
+    MLRT_CHECK(!p->identity[d] || in == out, "axis %d is marked unchanged but goes from %lld to %lld", d,
+               (long long)in, (long long)out);
+    MLRT_CHECK(p->identity[d] || (p->scales[d] > 0 && isfinite(p->scales[d])), "scale of axis %d must be positive", d);
+    return MLRT_OK;
+}
+
+int mlrt_resize_taps(const mlrt_resize_params *p, int32_t d, int64_t in, int64_t out, int64_t capacity,
+                     int64_t *taps, int32_t *idx, float *w) {
+    MLRT_CHECK(p && taps && d >= 0 && d < MLRT_MAX_RANK, "needs parameters, an axis below %d and *taps", MLRT_MAX_RANK);
+    int status = rs_check_modes(p);
+    if (status == MLRT_OK) status = rs_check_axis(p, d, in, out);
+    if (status != MLRT_OK) return status;
+    rs_axis a = {.in = in, .out = out, .identity = p->identity[d] != 0, .taps = 1};
+    double s;
+    int64_t start;
+    if (!a.identity && p->mode != MLRT_RESIZE_NEAREST) rs_window(p, p->scales[d], &s, &start, &a.taps);
+    *taps = a.taps;
+    if (!idx || out == 0) return MLRT_OK;
+    MLRT_CHECK(w && out <= capacity / a.taps, "room for %lld entries, %lld x %lld needed", (long long)capacity,
+               (long long)out, (long long)a.taps);
+    MLRT_CHECK(in <= INT32_MAX, "axis %d: %lld source positions do not fit 32-bit indices", d, (long long)in);
+    status = rs_axis_build(&a, p, d);
+    if (status == MLRT_OK) {
+        for (int64_t i = 0; i < out * a.taps; ++i) {
+            idx[i] = (int32_t)a.idx[i];
+            w[i] = a.wf[i];
+        }
+        for (int64_t o = 0; a.ext && o < out; ++o)
+            if (a.ext[o]) idx[o * a.taps] = -1;
+    }
+    free(a.idx);
+    free(a.w);
+    free(a.wf);
+    free(a.ext);
+    return status;
+}
+
 static int k_resize(const mlrt_context *ctx, const mlrt_tensor *in, int32_t n_in, mlrt_tensor *out, int32_t n_out,
                     const void *params, size_t params_size) {
     MLRT_PARAMS(mlrt_resize_params, p, params, params_size);
@@ -419,11 +468,8 @@ static int k_resize(const mlrt_context *ctx, const mlrt_tensor *in, int32_t n_in
     if (!es) return mlrt_fail(MLRT_ERR_NOT_IMPLEMENTED, "element type %d not supported", x->dtype);
     MLRT_CHECK(x->dtype == y->dtype && x->rank == y->rank, "output must have the input's type and rank");
     MLRT_CHECK(mlrt_is_contiguous(x) && mlrt_is_contiguous(y), "needs contiguous tensors");
-    MLRT_CHECK(p->mode >= MLRT_RESIZE_NEAREST && p->mode <= MLRT_RESIZE_CUBIC, "unknown mode %lld", (long long)p->mode);
-    MLRT_CHECK(p->coord_mode >= MLRT_RESIZE_HALF_PIXEL && p->coord_mode <= MLRT_RESIZE_TF_HALF_PIXEL_FOR_NN,
-               "unknown coordinate transformation mode %lld", (long long)p->coord_mode);
-    MLRT_CHECK(p->nearest_mode >= MLRT_RESIZE_ROUND_PREFER_FLOOR && p->nearest_mode <= MLRT_RESIZE_SIMPLE,
-               "unknown nearest mode %lld", (long long)p->nearest_mode);
+    int status = rs_check_modes(p);
+    if (status != MLRT_OK) return status;
     mlrt_range_fn interp = NULL;
     if (p->mode != MLRT_RESIZE_NEAREST) {
         interp = rs_interp_fn(x->dtype);
@@ -446,12 +492,9 @@ static int k_resize(const mlrt_context *ctx, const mlrt_tensor *in, int32_t n_in
         a->stride = stride;
         a->identity = p->identity[d] != 0;
         stride *= a->in;
-        MLRT_CHECK(a->in > 0, "cannot resize axis %d: the input has no elements along it", d);
-        MLRT_CHECK(!a->identity || a->in == a->out, "axis %d is marked unchanged but goes from %lld to %lld", d,
-                   (long long)a->in, (long long)a->out);
-        MLRT_CHECK(a->identity || (p->scales[d] > 0 && isfinite(p->scales[d])), "scale of axis %d must be positive", d);
+        status = rs_check_axis(p, d, a->in, a->out);
+        if (status != MLRT_OK) return status;
     }
-    int status = MLRT_OK;
     for (int32_t d = 0; d < x->rank && status == MLRT_OK; ++d) {
         status = rs_axis_build(&job.ax[d], p, d);
         if (d < x->rank - 1) job.combos *= job.ax[d].taps;

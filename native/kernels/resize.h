@@ -51,4 +51,12 @@ typedef struct mlrt_resize_params {
     double roi_end[8];
 } mlrt_resize_params;
 
+/* The tap table of axis d (in -> out positions), as resize.c builds it, for the
+ * OpenCL provider's kernels (native/opencl/resize.py): one table for both.  Sets
+ * *taps (taps per output position); with idx non-NULL also fills idx and w, each of
+ * `capacity` >= out * taps elements: source indices (clamped into the input; -1 in
+ * tap 0 where tf_crop_and_resize extrapolates) and their weights. */
+int mlrt_resize_taps(const mlrt_resize_params *p, int32_t d, int64_t in, int64_t out, int64_t capacity,
+                     int64_t *taps, int32_t *idx, float *w);
+
 #endif

@@ -1,11 +1,12 @@
-"""An OpenCL partition: planned once per input signature, run as a list of kernel
-launches on one in-order queue, its values never leaving the device.
+"""The OpenCL provider's side of planning: a partition planned once per input
+signature by the shared skeleton (native/plan), run as a list of kernel dispatches on
+one in-order queue, its values never leaving the device.
 
-Planning works out every value's shape with the operators' own `infer` (the same
-semantics the C kernels use), folds what is constant on the CPU, and asks each
-node's launcher (_runtime.launcher) to record its kernels through a `Builder`.
-Running allocates each value from the device's buffer pool when it is made and
-gives it back after its last reader; the queue's order keeps reuse safe.
+The walk (plan/walk.py) works out every value's shape with the operators' own `infer`
+and folds what is constant on the CPU; each other node's recorder
+(_runtime.recorder) records its kernels through a `StepBuilder`.  Running allocates
+each value from the device's buffer pool when it is made and gives it back after its
+last reader (plan/memory.py's lifetimes); the queue's order keeps reuse safe.
 """
 
 from __future__ import annotations
@@ -15,13 +16,14 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..._errors import DeviceError, InvalidArgument, MlrtError, ResourceExhausted
-from .._lib import MAX_RANK
-from ..launch import MEMORY_LIMIT, fold, make_op
-from ..ops import Info
-from ._runtime import DeviceTensor, cl, find_launcher
+from ..._errors import DeviceError, InvalidArgument, MlrtError
+from .._lib import MAX_RANK, np_type
+from ..ops import make_op
+from ..plan.cache import PlanCache, signature
+from ..plan.memory import lifetimes, releases
+from ..plan.walk import Dynamic, known_infos, walk
+from ._runtime import DeviceTensor, cl, find_recorder
 
-_MAX_PLANS = 16
 _VIEW_DTYPE = np.dtype([("rank", np.int32), ("pad", np.int32), ("shape", np.int64, MAX_RANK),
                         ("strides", np.int64, MAX_RANK)])  # mlrt_view in _common.cl
 
@@ -50,21 +52,21 @@ class _Step:
     release: list = field(default_factory=list)  # buffer roots whose last reader is this step
 
 
-class Builder:
-    """What a launcher uses to record one node's kernels (see _runtime.Launcher)."""
+class StepBuilder:
+    """What a recorder uses to record one node's kernels (see _runtime.Recorder)."""
 
-    def __init__(self, plan: "_Plan", op, launcher, inputs, outputs):
-        self._plan, self.op, self._launcher = plan, op, launcher
+    def __init__(self, plan: "OpenCLPlan", op, recorder, inputs, outputs):
+        self._plan, self.op, self._recorder = plan, op, recorder
         self.inputs, self.outputs = inputs, outputs
         self.device = plan.device
         self.step = _Step(op.where, [], [], [])
         self._aliased: set[int] = set()
 
     def kernel(self, name: str, dtype=None):
-        """Kernel `name` of the launcher's family built for `dtype` (default: the type input's)."""
+        """Kernel `name` of the recorder's family built for `dtype` (default: the type input's)."""
         if dtype is None:
-            dtype = self.inputs[self._launcher.type_input].dtype
-        return self.device.kernel(self._launcher.family, dtype, name)
+            dtype = self.inputs[self._recorder.type_input].dtype
+        return self.device.kernel(self._recorder.family, dtype, name)
 
     def input(self, i: int):
         name = self.op.node.input[i]
@@ -130,17 +132,27 @@ class Builder:
         return self.step
 
 
-class _Plan:
+class OpenCLPlan:
     def __init__(self, partition: "Partition", feeds: dict):
         self.partition = partition
         self.device = partition.device
         self._uploads: list = []
-        self.steps: list[_Step] = []
-        self.fixed: dict[str, np.ndarray] = {}
         self.error_messages: list[str] = []
         self._error = None
         self._lock = threading.Lock()
-        self._build(feeds)
+        infos = known_infos(partition.graph.initializers, feeds, partition.value_names)
+        try:
+            self.steps: list[_Step] = walk(partition.ops, infos, self._record)
+        except Dynamic as exc:
+            raise DeviceError(f"OpenCL needs shapes known when a partition is planned: {exc}") from None
+        self.fixed = {n: infos[n].value for n in partition.output_names if infos[n].value is not None}
+        self._plan_releases(set(feeds))
+
+    def _record(self, op, ins, outs) -> _Step:
+        recorder = find_recorder(op.domain, op.op_type)
+        k = StepBuilder(self, op, recorder, ins, outs)
+        recorder.fn(k, op, ins, outs)
+        return k.finish()
 
     def error_buffer(self):
         if self._error is None:
@@ -162,59 +174,22 @@ class _Plan:
                 shared[name] = t
         return t
 
-    def _build(self, feeds: dict) -> None:
-        part = self.partition
-        infos: dict[str, Info] = {n: Info.of(v) for n, v in part.graph.initializers.items() if n not in feeds}
-        for name, v in feeds.items():
-            if isinstance(v, np.ndarray) and name in part.value_names:
-                infos[name] = Info.of(v)
-            else:
-                infos[name] = Info(np.dtype(v.dtype), tuple(v.shape))
-        for op in part.ops:
-            node = op.node
-            ins = [infos[n] if n else None for n in node.input]
-            outs, constant = fold(op, ins, None)
-            if not constant:
-                for o in outs:
-                    if o is not None and o.size * np.dtype(o.dtype).itemsize > MEMORY_LIMIT:
-                        raise ResourceExhausted(f"{op.where}: a {list(o.shape)} {np.dtype(o.dtype).name} output is "
-                                                f"over the memory limit of {MEMORY_LIMIT:,} bytes")
-                launcher = find_launcher(op.domain, op.op_type)
-                k = Builder(self, op, launcher, ins, outs)
-                launcher.fn(k, op, ins, outs)
-                self.steps.append(k.finish())
-                for name, o in zip(node.output, outs):
-                    if name and o is not None:
-                        infos[name] = Info(o.dtype, tuple(o.shape))
-                continue
-            for name, o in zip(node.output, outs):
-                if name and o is not None:
-                    infos[name] = o
-        self.fixed = {n: infos[n].value for n in part.output_names if infos[n].value is not None}
-        self._plan_lifetimes(set(feeds))
-
-    def _plan_lifetimes(self, fed: set) -> None:
+    def _plan_releases(self, fed: set) -> None:
         """Each buffer goes back to the pool after the last step reading any name that
-        shares it; partition inputs and outputs, and constants, are never given back here."""
+        shares it (an alias reads its source when it is made); partition inputs and
+        outputs, and constants, are never given back here."""
         root: dict[str, str] = {}
         for s in self.steps:
             for name, src, *_ in s.aliases:
                 root[name] = root.get(src, src)
-        last: dict[str, int] = {}
-        for i, s in enumerate(self.steps):
-            for d in s.dispatches:
-                for a in d.args:
-                    if isinstance(a, _Ref) and a.kind == "value":
-                        last[root.get(a.key, a.key)] = i
-            for name, src, *_ in s.aliases:
-                last[root.get(src, src)] = max(last.get(root.get(src, src), i), i)
-            for name, *_ in s.outputs:
-                last.setdefault(name, i)  # never read: dies where it is made
+        reads = [{root.get(a.key, a.key) for d in s.dispatches for a in d.args
+                  if isinstance(a, _Ref) and a.kind == "value"} | {root.get(src, src) for _, src, *_ in s.aliases}
+                 for s in self.steps]
+        spans = lifetimes(reads, [[name for name, *_ in s.outputs] for s in self.steps])
         keep = {root.get(n, n) for n in self.partition.output_names} | {root.get(n, n) for n in fed} \
             | set(self.partition.graph.initializers)  # constants outlive every run (an alias may root there)
-        for name, i in last.items():
-            if name not in keep:
-                self.steps[i].release.append(name)
+        for step, names in zip(self.steps, releases(spans, len(self.steps), keep)):
+            step.release = names
 
     # -- running --------------------------------------------------------------------------------
     def run(self, feeds: dict) -> dict:
@@ -286,45 +261,26 @@ class Partition:
         self.input_names = [v.name for v in graph.inputs]
         self.value_names = {op.node.input[i] for op in self.ops for i in op.value_inputs if i < len(op.node.input)}
         self.shared_constants: dict = {}  # initializers by name, packed weights by (node, key)
-        self._plans: dict = {}
-        self._lock = threading.Lock()
+        self.plans = PlanCache()
         # build every program this partition can need now, so a failure shows at compile time
         for op in self.ops:
-            launcher = find_launcher(op.domain, op.op_type)
-            if launcher is None:
-                raise DeviceError(f"{op.where}: no OpenCL launcher for {op.op_type}")
-            for dtype in (self._dtypes(op, launcher) if launcher.family else ()):
-                device.program(launcher.family, launcher.program_for(dtype))
+            recorder = find_recorder(op.domain, op.op_type)
+            if recorder is None:
+                raise DeviceError(f"{op.where}: no OpenCL recorder for {op.op_type}")
+            for dtype in (self._dtypes(op, recorder) if recorder.family else ()):
+                device.program(recorder.family, recorder.program_for(dtype))
 
-    def _dtypes(self, op, launcher) -> list:
+    def _dtypes(self, op, recorder) -> list:
         names = [n for n in op.node.input if n]
-        i = launcher.type_input
+        i = recorder.type_input
         name = op.node.input[i] if i < len(op.node.input) else (names[0] if names else None)
         dt = value_dtype(self.graph, name) if name else None
         return [dt] if dt is not None else []
 
-    def _signature(self, feeds):
-        key = []
-        for name in sorted(feeds):
-            v = feeds[name]
-            if isinstance(v, np.ndarray) and name in self.value_names:
-                key.append((name, v.dtype.str, v.shape, v.tobytes()))
-            else:
-                key.append((name, np.dtype(v.dtype).str, tuple(v.shape)))
-        return tuple(key)
-
     def run(self, feeds: dict) -> dict:
-        key = self._signature(feeds)
-        with self._lock:
-            plan = self._plans.get(key)
+        key = signature(feeds, sorted(feeds), self.value_names)
         try:
-            if plan is None:
-                plan = _Plan(self, feeds)
-                with self._lock:
-                    if len(self._plans) >= _MAX_PLANS:
-                        self._plans.pop(next(iter(self._plans)))
-                    self._plans[key] = plan
-            return plan.run(feeds)
+            return self.plans.get(key, lambda: OpenCLPlan(self, feeds)).run(feeds)
         except MlrtError:
             raise
         except Exception as exc:
@@ -340,8 +296,7 @@ def value_dtype(graph, name: str):
     vt = graph.type_of(name)
     if vt is None or vt.kind != "tensor" or not vt.elem_type:
         return None
-    from .._lib import np_type
     try:
         return np_type(vt.elem_type)
-    except Exception:
+    except KeyError:  # an element type numpy has no dtype for
         return None

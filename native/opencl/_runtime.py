@@ -1,6 +1,6 @@
 """The OpenCL device side of the runtime: device choice, programs built once per
 device and cached on disk, the buffer pool, device-resident tensors, and the table
-of kernel launchers.
+of operator recorders (how each operator's kernels are dispatched).
 
 Devices: `MLRT_OPENCL_DEVICE` (a device type "gpu"/"cpu", "platform:device" indexes,
 or part of a device or platform name), else in this order: GPUs, then Intel's CPU
@@ -10,7 +10,7 @@ its LLVM).  Each is checked by a probe program built and run in a child process;
 first that passes is used, and the others are listed with their reasons.
 
 Programs: one per operator family (`<family>.cl` after `_common.cl`) and element
-type, with the sizes and constants its launcher module fixes as build options
+type, with the sizes and constants its family module fixes as build options
 (`family_options`), built in a child process (`_compiler`: a driver's compiler that
 crashes or hangs cannot take this process down) and cached on disk by device, driver,
 build options and source hash (`MLRT_OPENCL_CACHE`, default ~/.cache/mlrt/opencl); this
@@ -166,9 +166,9 @@ def _reason(exc: Exception) -> str:
 
 def family_options(family: str) -> dict[str, int]:
     """The defines a family's program is built with besides its element type: the
-    work-group sizes, tiles and vector widths its launcher module (`<family>.py` here)
+    work-group sizes, tiles and vector widths its family module (`<family>.py` here)
     fixes in BUILD_OPTIONS -- the .cl file uses them without defining them, so the
-    launcher's numbers are the only ones -- and the C enum constants it names in
+    module's numbers are the only ones -- and the C enum constants it names in
     C_CONSTANTS, numbered as the runtime's headers (kernels/*.h) number them."""
     if not (HERE / f"{family}.py").exists():
         return {}
@@ -460,7 +460,7 @@ class DeviceTensor:
         return f"DeviceTensor({self.dtype.name}{list(self.shape)} on {self.device.name})"
 
 
-# -- launch geometry shared by the families ----------------------------------------------------
+# -- dispatch geometry shared by the families ----------------------------------------------------
 def round_up(n: int, m: int) -> int:
     """n rounded up to a multiple of m (global sizes must be multiples of local sizes)."""
     return -(-int(n) // m) * m
@@ -472,18 +472,21 @@ def local_2d(n0: int, size: int) -> tuple:
     return (l0, size // l0, 1)
 
 
-# -- the launcher table ----------------------------------------------------------------------------
+# -- the recorder table -----------------------------------------------------------------------------
 FLOATS = ("float32", "float16")
 
 
 @dataclass
-class Launcher:
+class Recorder:
     """How one operator runs on OpenCL: `fn(k, op, inputs, outputs)` records its kernel
-    launches through the builder `k` (see _plan.Builder); `family` names its .cl file;
-    `dtypes` the element types of its `type_input`; `supports(op[, inputs])` (optional)
-    refuses attribute combinations it does not cover; `program_dtype(dtype)` (optional)
-    names the element type of the program it launches from, when that is not the type
-    input's, so the session builds that program up front."""
+    dispatches through the step builder `k` (see _plan.StepBuilder); `family` names its
+    .cl file; `dtypes` the element types of its `type_input`; `supports(op, inputs)`
+    (optional) refuses what it does not cover, given what is known of the inputs before
+    any run (Info: dtype, shape with None for unknown dims or rank, value of
+    initializers), so such a node is left to the CPU alone instead of failing its whole
+    partition at plan time; `program_dtype(dtype)` (optional) names the element type of
+    the program it dispatches from, when that is not the type input's, so the session
+    builds that program up front."""
 
     fn: object
     family: str
@@ -493,42 +496,31 @@ class Launcher:
     program_dtype: object = None
 
     def program_for(self, dtype) -> np.dtype:
-        """The element type of the program it launches from, for a node whose type input
+        """The element type of the program it dispatches from, for a node whose type input
         is `dtype`: the same, or `program_dtype(dtype)` (data movement uses one program
         per element size).  DeviceError when there is none."""
         return np.dtype(self.program_dtype(dtype) if self.program_dtype is not None else dtype)
 
-    def accepts(self, op, inputs) -> bool:
-        """supports(op), or supports(op, inputs) with what is known of the inputs before
-        any run (Info: dtype, shape with None for unknown dims or rank, value of
-        initializers) -- so a node is left to the CPU alone instead of failing its
-        whole partition at plan time."""
-        if self.supports is None:
-            return True
-        if self.supports.__code__.co_argcount >= 2:
-            return bool(self.supports(op, inputs))
-        return bool(self.supports(op))
 
-
-_launchers: dict[tuple[str, str], Launcher] = {}
+_recorders: dict[tuple[str, str], Launcher] = {}
 _scanned = False
 
 
-def launcher(*op_types: str, family: str, domain: str = "", dtypes=FLOATS, type_input: int = 0, supports=None,
+def recorder(*op_types: str, family: str, domain: str = "", dtypes=FLOATS, type_input: int = 0, supports=None,
              program_dtype=None):
-    """Register a launcher for op types (used as a decorator in a family module)."""
+    """Register the recorder of op types (used as a decorator in a family module)."""
     def register(fn):
         for t in op_types:
-            _launchers[(domain, t)] = Launcher(fn, family, tuple(dtypes) if dtypes else None, type_input, supports,
+            _recorders[(domain, t)] = Recorder(fn, family, tuple(dtypes) if dtypes else None, type_input, supports,
                                                program_dtype)
         return fn
     return register
 
 
-def launcher_ops() -> list[str]:
+def recorder_ops() -> list[str]:
     """'domain::op' of every operator the OpenCL provider can run."""
-    find_launcher("", "")
-    return sorted(f"{d or 'ai.onnx'}::{t}" for d, t in _launchers)
+    find_recorder("", "")
+    return sorted(f"{d or 'ai.onnx'}::{t}" for d, t in _recorders)
 
 
 def passed_over() -> list[str]:
@@ -536,11 +528,11 @@ def passed_over() -> list[str]:
     return list(_failures)
 
 
-def find_launcher(domain: str, op_type: str) -> Launcher | None:
+def find_recorder(domain: str, op_type: str) -> Launcher | None:
     global _scanned
     if not _scanned:
         for info in pkgutil.iter_modules([str(HERE)]):
             if not info.name.startswith("_"):
                 importlib.import_module(f"{__package__}.{info.name}")
         _scanned = True
-    return _launchers.get((domain, op_type))
+    return _recorders.get((domain, op_type))

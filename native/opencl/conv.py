@@ -17,7 +17,7 @@ import os
 import numpy as np
 
 from ..._errors import DeviceError
-from ._runtime import launcher, round_up
+from ._runtime import recorder, round_up
 
 MB, NV = 8, 2        # filters and float16 vectors of grid positions per work-item of mlrt_conv_gemm
 TP = 16 * NV         # grid positions per work-item of mlrt_conv_gemm
@@ -141,5 +141,5 @@ def conv(k, op, inputs, outputs):
                   (1, GEMM_LOCAL, 1), B, offs, wbuf, bias, zbuf, y, geo, *act)
 
 
-launcher("Conv", family="conv", supports=_supports)(conv)
-launcher("FusedConv", family="conv", domain="com.microsoft", supports=_supports)(conv)
+recorder("Conv", family="conv", supports=_supports)(conv)
+recorder("FusedConv", family="conv", domain="com.microsoft", supports=_supports)(conv)

@@ -2,7 +2,7 @@
 Max, Min, Sum, Mean, PRelu, the comparisons, and Where.
 
 The inputs are the views `op.launch()` gives (each input seen in y's shape, stride 0
-on broadcast dims; legacy and PRelu alignment included).  Before launching, dims
+on broadcast dims; legacy and PRelu alignment included).  Before dispatching, dims
 that every operand walks alike are merged and size-1 dims dropped; the last merged
 dim is the row the kernels vectorise along (see elementwise.cl), the others are
 walked through views -- of rank 0 for same-shape and scalar operands.
@@ -17,7 +17,7 @@ import numpy as np
 from ..._errors import DeviceError
 from .._lib import MAX_RANK
 from ..ops._base import View, contiguous_strides
-from ._runtime import launcher
+from ._runtime import recorder
 from .movement import bits_dtype
 
 WG = 64   # work-items per work-group
@@ -33,14 +33,14 @@ _ANY = ("float32", "float16", "float64", "bfloat16", "int8", "int16", "int32", "
         "uint8", "uint16", "uint32", "uint64", "bool")
 
 
-def launch_1d(k, kernel, n: int, *args) -> None:
+def enqueue_1d(k, kernel, n: int, *args) -> None:
     """n work-items in groups of WG (the kernel guards i < n)."""
     k.enqueue(kernel, (-(-n // WG) * WG,), (WG,), *args)
 
 
-def launch_vec(k, kernel, n: int, *args) -> None:
+def enqueue_vec(k, kernel, n: int, *args) -> None:
     """Work-items for n elements, VEC each (the kernel does the tail one by one)."""
-    launch_1d(k, kernel, -(-n // VEC), *args)
+    enqueue_1d(k, kernel, -(-n // VEC), *args)
 
 
 def merged(shape, *strides) -> tuple[tuple, list[tuple]]:
@@ -105,7 +105,7 @@ def _exponent_supported(op, inputs) -> bool:
     return np.dtype(inputs[1].dtype).name in _POW_EXPONENTS + (np.dtype(inputs[0].dtype).name,)
 
 
-@launcher(*_KERNELS, family="elementwise", supports=_exponent_supported)
+@recorder(*_KERNELS, family="elementwise", supports=_exponent_supported)
 def elementwise(k, op, inputs, outputs):
     views = op.launch(inputs, outputs).views
     shape = tuple(outputs[0].shape)
@@ -125,7 +125,7 @@ def elementwise(k, op, inputs, outputs):
         binary(k, "div", k.output(0), mine, count, View(shape, (0,) * len(shape)), k.output(0), shape)
 
 
-@launcher("Where", family="elementwise", dtypes=_ANY, type_input=1, program_dtype=bits_dtype)
+@recorder("Where", family="elementwise", dtypes=_ANY, type_input=1, program_dtype=bits_dtype)
 def where(k, op, inputs, outputs):
     """Where moves elements: one program per element size, as data movement does."""
     views = op.launch(inputs, outputs).views

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._runtime import launcher
+from ._runtime import cl, recorder
 
 # tile and work-group sizes; gemm.cl is built with them (BUILD_OPTIONS) and defines none
 _VN, _TM, _TN, _RM = 16, 64, 64, 8  # columns per work-item (one float16), tile of Y, rows per work-item
@@ -87,7 +87,7 @@ def _split(k, groups: int, K: int, chunk: int) -> tuple[int, int]:
     """Split-K: (parts, depth of each) so that about 4 work-groups per compute unit run."""
     try:
         units = int(k.device.cl_device.max_compute_units)
-    except Exception:
+    except cl.Error:  # a driver that does not answer
         units = 8
     want = 4 * units
     if groups >= want or K < 2 * _SPLIT_MIN_K:
@@ -98,7 +98,7 @@ def _split(k, groups: int, K: int, chunk: int) -> tuple[int, int]:
     return -(-K // kc), kc
 
 
-@launcher("Gemm", family="gemm")
+@recorder("Gemm", family="gemm")
 def gemm(k, op, inputs, outputs):
     launch = op.launch(inputs, outputs)
     prm = launch.params
@@ -127,7 +127,7 @@ def _packed_b(k, p: _Product, value, as_kn):
     return None
 
 
-@launcher("MatMul", family="gemm")
+@recorder("MatMul", family="gemm")
 def matmul(k, op, inputs, outputs):
     launch = op.launch(inputs, outputs)
     va, vb = launch.views[0], launch.views[1]

@@ -20,7 +20,7 @@ from onnx import helper
 from ..._errors import DeviceError
 from ..ops._base import contiguous_strides
 from ..ops.pad import MODES as PAD_MODES
-from ._runtime import launcher, round_up
+from ._runtime import recorder, round_up
 
 LOCAL = 256       # work-group size of the 1-D and row kernels (globals are rounded up to it)
 CPU_CHUNK = 64    # elements of a row one item moves on a CPU device (1 on GPUs)
@@ -112,7 +112,7 @@ def transpose(k, src, dst, base: int, sh, st, bits) -> None:
 
 # -- the strided copies -----------------------------------------------------------------------
 
-@launcher("Transpose", "Expand", "DepthToSpace", "SpaceToDepth", family="movement", dtypes=ANY,
+@recorder("Transpose", "Expand", "DepthToSpace", "SpaceToDepth", family="movement", dtypes=ANY,
           program_dtype=bits_dtype)
 def strided_copy(k, op, inputs, outputs):
     x, y = inputs[0], outputs[0]
@@ -121,7 +121,7 @@ def strided_copy(k, op, inputs, outputs):
     copy_view(k, k.input(0), k.output(0), shape, strides, 0, x.size, x.dtype, op.where)
 
 
-@launcher("Slice", family="movement", dtypes=ANY, program_dtype=bits_dtype)
+@recorder("Slice", family="movement", dtypes=ANY, program_dtype=bits_dtype)
 def slice_(k, op, inputs, outputs):
     """Slice's first index and step per axis, as a view with (maybe negative) strides."""
     x, y = inputs[0], outputs[0]
@@ -145,7 +145,7 @@ def _pieces(shape, axis: int, sizes):
     return rows, int(shape[axis]) * inner, out
 
 
-@launcher("Concat", family="movement", dtypes=ANY, program_dtype=bits_dtype)
+@recorder("Concat", family="movement", dtypes=ANY, program_dtype=bits_dtype)
 def concat(k, op, inputs, outputs):
     y = outputs[0]
     axis = op.launch(inputs, outputs).params["axis"]
@@ -157,7 +157,7 @@ def concat(k, op, inputs, outputs):
             enqueue_rows(k, kernel, rows, piece, k.input(i), k.output(0), np.int64(wide), np.int64(start))
 
 
-@launcher("Split", family="movement", dtypes=ANY, program_dtype=bits_dtype)
+@recorder("Split", family="movement", dtypes=ANY, program_dtype=bits_dtype)
 def split(k, op, inputs, outputs):
     x = inputs[0]
     axis = op.launch(inputs, outputs).params["axis"]
@@ -170,7 +170,7 @@ def split(k, op, inputs, outputs):
 
 # -- Gather, Tile, Pad ----------------------------------------------------------------------------
 
-@launcher("Gather", family="movement", dtypes=ANY, program_dtype=bits_dtype)
+@recorder("Gather", family="movement", dtypes=ANY, program_dtype=bits_dtype)
 def gather(k, op, inputs, outputs):
     """Indices are read at run time; one outside [-dim, dim) fails the run with
     InvalidArgument, as on the CPU."""
@@ -185,7 +185,7 @@ def gather(k, op, inputs, outputs):
                  *k.error_flag(f"{op.where}: an index is out of range for axis {axis} of size {x.shape[axis]}"))
 
 
-@launcher("Tile", family="movement", dtypes=ANY, program_dtype=bits_dtype)
+@recorder("Tile", family="movement", dtypes=ANY, program_dtype=bits_dtype)
 def tile(k, op, inputs, outputs):
     x, y = inputs[0], outputs[0]
     if y.size == 0:
@@ -199,7 +199,7 @@ def tile(k, op, inputs, outputs):
                  k.view(y.shape[:-1], strides[:-1]), k.view(x.shape[:-1], strides[:-1]), np.int64(x.shape[-1]))
 
 
-@launcher("Pad", family="movement", dtypes=ANY, program_dtype=bits_dtype)
+@recorder("Pad", family="movement", dtypes=ANY, program_dtype=bits_dtype)
 def pad(k, op, inputs, outputs):
     x, y = inputs[0], outputs[0]
     p = op.launch(inputs, outputs).params
@@ -224,7 +224,7 @@ def pad(k, op, inputs, outputs):
 
 # -- Cast ----------------------------------------------------------------------------------------------
 
-def _cast_supported(op) -> bool:
+def _cast_supported(op, inputs) -> bool:
     to = op.a.to
     if isinstance(to, str):
         return to.lower() in ("float", "float16", "int32", "int64", "bool")
@@ -243,8 +243,8 @@ def _cast_like_supported(op, inputs) -> bool:
 _CAST_FROM = ("float32", "float16", "int32", "int64", "bool", "uint8", "int8")
 
 
-@launcher("Cast", family="movement", dtypes=_CAST_FROM, supports=_cast_supported)
-@launcher("CastLike", family="movement", dtypes=_CAST_FROM, supports=_cast_like_supported)
+@recorder("Cast", family="movement", dtypes=_CAST_FROM, supports=_cast_supported)
+@recorder("CastLike", family="movement", dtypes=_CAST_FROM, supports=_cast_like_supported)
 def cast(k, op, inputs, outputs):
     x, y = inputs[0], outputs[0]
     if np.dtype(x.dtype) == np.dtype(y.dtype):

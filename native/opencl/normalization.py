@@ -4,8 +4,8 @@ float32 and float16 (computed in float)."""
 
 import numpy as np
 
-from ..._errors import DeviceError
-from ._runtime import launcher, local_2d, round_up
+from ..._errors import DeviceError, MlrtError
+from ._runtime import local_2d, recorder, round_up
 
 NORM_WG = 128  # normalization.cl's work-group size
 ITEM_WG = 64   # work-group size of the elementwise BatchNormalization kernel
@@ -15,15 +15,15 @@ _DTYPES = ("float32", "float16")
 
 
 
-def _batchnorm_inference(op) -> bool:
+def _batchnorm_inference(op, inputs) -> bool:
     """Training-mode statistics (and the outputs after Y that come with them) stay on the CPU."""
     try:
         return not op.training()
-    except Exception:
+    except MlrtError:  # outputs the mode does not have: the CPU provider reports it
         return False
 
 
-@launcher("BatchNormalization", family="normalization", dtypes=_DTYPES, supports=_batchnorm_inference)
+@recorder("BatchNormalization", family="normalization", dtypes=_DTYPES, supports=_batchnorm_inference)
 def batchnorm(k, op, inputs, outputs):
     x = inputs[0]
     p = op.pack(inputs, outputs)
@@ -55,13 +55,13 @@ def _wanted(op, j: int) -> bool:
     return len(op.node.output) > j and bool(op.node.output[j])
 
 
-def _layernorm_supported(op) -> bool:
+def _layernorm_supported(op, inputs) -> bool:
     """Mean / InvStdDev outputs are written as float32: stash_type 1 only when they are asked for."""
     return not (_wanted(op, 1) or _wanted(op, 2)) or op.a.stash_type == 1
 
 
-@launcher("InstanceNormalization", family="normalization", dtypes=_DTYPES)
-@launcher("LayerNormalization", family="normalization", dtypes=_DTYPES, supports=_layernorm_supported)
+@recorder("InstanceNormalization", family="normalization", dtypes=_DTYPES)
+@recorder("LayerNormalization", family="normalization", dtypes=_DTYPES, supports=_layernorm_supported)
 def normalize(k, op, inputs, outputs):
     launch = op.launch(inputs, outputs)
     n_kept = int(launch.params["n_kept"])

@@ -7,7 +7,7 @@ Indices output and windows of more than 3 spatial dims are left to the CPU."""
 import numpy as np
 
 from ..._errors import DeviceError
-from ._runtime import launcher, local_2d, round_up
+from ._runtime import local_2d, recorder, round_up
 
 MAX_SPATIAL = 3    # pool.cl's window kernel
 POOL_WG = 128      # pool.cl's work-group size for plane reductions
@@ -21,13 +21,13 @@ BUILD_OPTIONS = {"POOL_FIELDS": POOL_FIELDS, "POOL_WG": POOL_WG, "POOL_MAX": POO
 
 
 
-def _window_supported(op) -> bool:
+def _window_supported(op, inputs) -> bool:
     if op.op_type == "MaxPool" and len(op.node.output) > 1 and op.node.output[1]:
         return False  # Indices
     return len(op.a.kernel_shape) <= MAX_SPATIAL
 
 
-@launcher("MaxPool", "AveragePool", family="pool", supports=_window_supported)
+@recorder("MaxPool", "AveragePool", family="pool", supports=_window_supported)
 def window_pool(k, op, inputs, outputs):
     p = op.pack(inputs, outputs)
     nd = p["n_spatial"]
@@ -52,7 +52,7 @@ def window_pool(k, op, inputs, outputs):
               k.input(0), k.output(0), geometry, np.int32(kind), np.int32(include_pad))
 
 
-@launcher("GlobalMaxPool", "GlobalAveragePool", family="pool")
+@recorder("GlobalMaxPool", "GlobalAveragePool", family="pool")
 def global_pool(k, op, inputs, outputs):
     shape = inputs[0].shape
     planes = int(shape[0]) * int(shape[1])
@@ -68,7 +68,7 @@ def global_pool(k, op, inputs, outputs):
                   k.output(0), np.int64(planes), np.int64(size), is_max)
 
 
-@launcher("LRN", family="pool")
+@recorder("LRN", family="pool")
 def lrn(k, op, inputs, outputs):
     p = op.pack(inputs, outputs)
     shape = inputs[0].shape

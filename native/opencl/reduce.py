@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._runtime import launcher
-from .elementwise import VEC, check_rank, launch_1d, rows
+from ._runtime import recorder
+from .elementwise import VEC, check_rank, enqueue_1d, rows
 
 GROUPS = None        # long reductions over few outputs take a work-group each: None = on GPUs only
                      # (on PoCL's CPU device one vectorised work-item per output is faster still)
@@ -36,7 +36,7 @@ def _prod(values) -> int:
     return int(np.prod(values, dtype=np.int64)) if len(values) else 1
 
 
-@launcher(*_KERNELS, family="reduce")
+@recorder(*_KERNELS, family="reduce")
 def reduce(k, op, inputs, outputs):
     launch = op.launch(inputs, outputs)
     n_kept, view = launch.params["n_kept"], launch.views[0]
@@ -66,4 +66,4 @@ def reduce(k, op, inputs, outputs):
     k.enqueue(k.kernel(name + "_group"), (n_out * chunks * GROUP,), (GROUP,), x, vk, vr, y, part,
               np.int64(count), np.int64(chunks), np.int64(chunk_len))
     if chunks > 1:
-        launch_1d(k, k.kernel(name + "_finish"), n_out, part, y, np.int64(n_out), np.int64(count), np.int64(chunks))
+        enqueue_1d(k, k.kernel(name + "_finish"), n_out, part, y, np.int64(n_out), np.int64(count), np.int64(chunks))

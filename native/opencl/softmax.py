@@ -6,7 +6,7 @@ shorter ones a work-item each."""
 
 import numpy as np
 
-from ._runtime import launcher, round_up
+from ._runtime import recorder, round_up
 
 SM_WG = 128        # softmax.cl's work-group size
 LINE_WG = 64       # work-group size of the one-work-item-per-line kernel
@@ -15,7 +15,7 @@ BUILD_OPTIONS = {"SM_WG": SM_WG}  # softmax.cl's defines (see _runtime.family_op
 
 
 
-@launcher("Softmax", "LogSoftmax", family="softmax")
+@recorder("Softmax", "LogSoftmax", family="softmax")
 def softmax(k, op, inputs, outputs):
     p = op.pack(inputs, outputs)
     outer, n, inner = p["outer"], p["n"], p["inner"]

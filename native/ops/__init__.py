@@ -1,7 +1,8 @@
 """Operator semantics, one file per operator, found by class name.
 
 `lookup(domain, op_type, opset)` returns the operator class for a node: the class
-named `op_type` or `op_type_<since>` with the largest `since` not above `opset`.
+named `op_type` or `op_type_<since>` with the largest `since` not above `opset`;
+`make_op(node, graph)` the operator for a node of a graph.
 Nothing lists the operators by hand: every module in this folder is scanned.
 """
 
@@ -12,6 +13,7 @@ import importlib
 import pkgutil
 import re
 
+from ..._errors import NotImplemented
 from ._base import REQUIRED, Info, Launch, Op, View  # noqa: F401
 
 _VERSIONED = re.compile(r"^(?P<op>[A-Za-z][A-Za-z0-9]*?)(?:_(?P<since>\d+))?$")
@@ -49,3 +51,13 @@ def lookup(domain: str, op_type: str, opset: int) -> type | None:
 
 def all_ops() -> list[tuple[str, str]]:
     return sorted(registry())
+
+
+def make_op(node, graph) -> Op:
+    """The operator for `node` at its graph's opset; NotImplemented when there is none."""
+    opset = graph.opset(node.domain)
+    cls = lookup(node.domain, node.op_type, opset)
+    if cls is None:
+        raise NotImplemented(f"node '{node.name or node.op_type}': operator {node.domain or 'ai.onnx'}::"
+                             f"{node.op_type} (opset {opset}) is not implemented")
+    return cls(node, opset)

@@ -5,7 +5,7 @@ Scan, SequenceMap run their bodies through `runtime.run_subgraph`, so the body's
 numeric ops still run on the C kernels), sequence and optional values, strings, and
 for now the ops whose output shape depends on the data (NonZero, Unique, Compress).
 
-Values, as the executor hands them over: a tensor is a numpy array (strings are
+Values, as a CPU partition hands them over: a tensor is a numpy array (strings are
 object arrays of `str`), a sequence is a Python list of arrays, an absent optional
 (or an absent optional input) is None.  Bad data raises InvalidArgument naming the
 node; a malformed node or body raises InvalidModel.

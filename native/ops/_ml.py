@@ -135,7 +135,7 @@ class _MlTableOp(_MlOp):
     def run_host(self, values, runtime):
         """The kernel run node by node, then `finish` (string labels); also the path for
         values a kernel cannot take (strings, sequences), which are refused here."""
-        from ..executor import run_eager  # the executor imports the ops, not the reverse
+        from ..plan.eager import run_eager  # the planner imports the ops, not the reverse
 
         x = values[0] if values else None
         if not isinstance(x, np.ndarray) or x.dtype not in FEATURE_TYPES + self.extra_types:

@@ -142,7 +142,7 @@ class _Softmax(Op):
         x = self.need(inputs, 0)
         if np.dtype(x.dtype) not in FLOATS and np.dtype(x.dtype).name not in ("float16", "bfloat16"):
             raise self.fail(f"needs a floating-point input, not {np.dtype(x.dtype).name}")
-        normalize_axis(self.a.axis, x.rank, self.where)  # (halves run in float32: launch.py)
+        normalize_axis(self.a.axis, x.rank, self.where)  # (halves run in float32: plan/eager.py)
         return [Info(x.dtype, x.shape)]
 
     def pack(self, inputs, outputs):

@@ -6,7 +6,8 @@ become initializers."""
 import numpy as np
 
 from ..._errors import MlrtError
-from ..executor import make_op, run_eager
+from ..ops import make_op
+from ..plan.eager import run_eager
 from ._util import prune_initializers
 
 LEVEL = 1

@@ -20,7 +20,13 @@ Windows ML GPU device kind means); `pool` (a host provider's native thread pool)
 `device_name`; `synchronize()`.
 
 Providers are found by module name in this folder (one class per module), or
-registered from outside with `register`.
+registered from outside with `register`.  A provider module whose provider ships
+files in the runtime folder (kernel sources) names their globs in a module-level
+`RUNTIME_FILES = (...)`, which the build reads into the runtime's manifest.
+
+Planning is not the provider's: `compile` returns a partition that plans itself with
+the shared skeleton in native/plan (signature cache, walk, memory), supplying only how
+a step is recorded and run.
 """
 
 from __future__ import annotations
@@ -72,7 +78,7 @@ class ExecutionProvider:
 
     def allocate(self, shape, dtype):
         """An uninitialized tensor in this provider's memory."""
-        from ..launch import allocate
+        from ..plan.memory import allocate
         return allocate(shape, dtype, self.name)
 
     def to_device(self, array):

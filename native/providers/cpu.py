@@ -5,8 +5,9 @@ from __future__ import annotations
 import os
 
 from .. import _lib
-from ..executor import Program, ThreadPool
+from .._lib import ThreadPool
 from ..ops import lookup
+from ..plan.cpu import CPUPartition
 from ._base import ExecutionProvider
 
 class CPUExecutionProvider(ExecutionProvider):
@@ -28,4 +29,4 @@ class CPUExecutionProvider(ExecutionProvider):
         return _lib.find_kernel(cls.domain, kernel, opset, None) >= 0
 
     def compile(self, graph):
-        return Program(graph, self.pool)
+        return CPUPartition(graph, self.pool)

@@ -1,6 +1,6 @@
 """OpenCLExecutionProvider: the DirectML-like GPU provider, kernels in native/opencl/*.cl.
 
-It claims the nodes whose operator has an OpenCL launcher for the node's element
+It claims the nodes whose operator has an OpenCL recorder for the node's element
 type and whose program builds on the device (a program marked broken leaves its
 nodes to the CPU; the rest of the graph stays on OpenCL).  Each of its partitions
 is planned per input signature and runs on one OpenCL queue with its values kept
@@ -16,11 +16,14 @@ import warnings
 import numpy as np
 
 from ..._errors import DeviceError, MlrtError
-from ..launch import make_op
-from ..ops import Info
+from ..ops import Info, make_op
 from ..opencl import _plan
-from ..opencl._runtime import DeviceTensor, default_device, find_launcher
+from ..opencl._runtime import DeviceTensor, default_device, find_recorder
 from ._base import ExecutionProvider
+
+# What this provider ships in a runtime folder besides the library (native/_build.py
+# reads this line without importing the module): its kernel sources.
+RUNTIME_FILES = ("opencl/*.cl",)
 
 
 def _static_inputs(graph, node) -> list:
@@ -63,27 +66,27 @@ class OpenCLExecutionProvider(ExecutionProvider):
 
     def _program(self, node, graph):
         """(family, element type) of the program a node needs (None: none); False when
-        the node has no OpenCL launcher for what it is."""
-        launcher = find_launcher(node.domain, node.op_type)
-        if launcher is None:
+        the node has no OpenCL recorder for what it is."""
+        recorder = find_recorder(node.domain, node.op_type)
+        if recorder is None:
             return False
         dtype = None
-        if launcher.dtypes is not None:
+        if recorder.dtypes is not None:
             names = list(node.input)
-            ti = launcher.type_input
+            ti = recorder.type_input
             name = names[ti] if ti < len(names) and names[ti] else next((n for n in names if n), None)
             dtype = _plan.value_dtype(graph, name) if name else None
-            if dtype is None or np.dtype(dtype).name not in launcher.dtypes:
+            if dtype is None or np.dtype(dtype).name not in recorder.dtypes:
                 return False
-        if launcher.supports is not None:
+        if recorder.supports is not None:
             try:
-                if not launcher.accepts(make_op(node, graph), _static_inputs(graph, node)):
+                if not recorder.supports(make_op(node, graph), _static_inputs(graph, node)):
                     return False
             except MlrtError:  # a node its operator refuses: the CPU provider reports it
                 return False
-        if launcher.family and dtype is not None:
+        if recorder.family and dtype is not None:
             try:
-                return launcher.family, launcher.program_for(dtype).name
+                return recorder.family, recorder.program_for(dtype).name
             except DeviceError:
                 return False  # no program for this element type
         return None

@@ -19,7 +19,7 @@ def test_mutated_cases_fail_cleanly():
 
 
 def test_mutated_cases_with_the_opencl_provider_fail_cleanly():
-    """The same with the OpenCL provider first: its launchers and kernels meet the
+    """The same with the OpenCL provider first: its recorders and kernels meet the
     hostile shapes, attributes and indices too (PoCL runs them in this process)."""
     from opencl_check import opencl_device
     opencl_device()

@@ -39,7 +39,7 @@ def test_at_least_90_percent_of_nodes_on_opencl():
 
 
 def test_operator_without_opencl_kernel_runs_across_both_providers():
-    """SqueezeNet with a MeanVarianceNormalization (no OpenCL launcher) spliced in after
+    """SqueezeNet with a MeanVarianceNormalization (no OpenCL recorder) spliced in after
     its first fire module: OpenCL -> CPU -> OpenCL, checked against onnxruntime."""
     ort = pytest.importorskip("onnxruntime")
     opencl_device()

@@ -150,11 +150,11 @@ def test_refuses_more_than_3d():
     x, w = _data(14, (1, 2, 3, 3, 3, 3), (2, 2, 1, 1, 1, 1))
     model = make_model("Conv", [x, w])
     from mlrt.native import graph as graph_mod
-    from mlrt.native.launch import make_op
+    from mlrt.native.ops import make_op
     op = make_op(helper.make_node("Conv", ["x0", "x1"], ["y0"], kernel_shape=[1, 1, 1, 1]),
                  graph_mod.load(model.SerializeToString()))
     assert not cl_conv._supports(op, [None, None])
-    with pytest.raises(DeviceError):  # as one partition, the launcher refuses it
+    with pytest.raises(DeviceError):  # as one partition, the recorder refuses it
         run_opencl(model, [x, w])
     # in a session the capability check sees W's rank and leaves the node to the CPU
     import mlrt.lowlevel as ml

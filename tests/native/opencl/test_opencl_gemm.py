@@ -17,7 +17,7 @@ def operands(m, k, n, trans_a=0, trans_b=0, dtype=np.float32):
 
 
 def check_constant_b(op_type, inputs, attrs=None):
-    """As check_opencl, with input 1 an initializer (weights, which the launcher may repack)."""
+    """As check_opencl, with input 1 an initializer (weights, which the recorder may repack)."""
     check_opencl(op_type, inputs, attrs, constants=(1,))
 
 

@@ -300,9 +300,9 @@ def test_dropout_inference(opset):
     check_opencl("Dropout", [x.astype(np.float16)], opset=opset)
 
 
-# -- the GPU launch shapes (local-memory transpose, one element per item), run here on the CPU device ----
+# -- the GPU dispatch shapes (local-memory transpose, one element per item), run here on the CPU device ----
 
-def test_gpu_launch_shapes(monkeypatch):
+def test_gpu_dispatch_shapes(monkeypatch):
     from opencl_check import opencl_device
     monkeypatch.setattr(opencl_device(), "is_gpu", True)
     for dtype in (np.float32, np.float16, np.int64, np.uint8):

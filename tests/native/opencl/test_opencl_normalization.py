@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from onnx import helper
 
-from mlrt.native.opencl._runtime import find_launcher
+from mlrt.native.opencl._runtime import find_recorder
 from opencl_check import check_opencl, run_opencl
 from oracle import make_model, run_mlrt
 
@@ -60,14 +60,14 @@ def test_batchnorm_edge_values():
 
 
 def test_batchnorm_training_refused():
-    supports = find_launcher("", "BatchNormalization").supports
+    supports = find_recorder("", "BatchNormalization").supports
     from mlrt.native.ops import lookup
     for opset, outputs, attrs in [(14, 3, {"training_mode": 1}), (9, 5, {}), (7, 3, {})]:
         node = helper.make_node("BatchNormalization", ["x", "s", "b", "m", "v"], [f"y{i}" for i in range(outputs)],
                                 **attrs)
-        assert not supports(lookup("", "BatchNormalization", opset)(node, opset))
+        assert not supports(lookup("", "BatchNormalization", opset)(node, opset), [None] * 5)
     node = helper.make_node("BatchNormalization", ["x", "s", "b", "m", "v"], ["y"])
-    assert supports(lookup("", "BatchNormalization", 15)(node, 15))
+    assert supports(lookup("", "BatchNormalization", 15)(node, 15), [None] * 5)
 
 
 # -- InstanceNormalization ---------------------------------------------------------------------
@@ -126,11 +126,11 @@ def test_layernorm_only_invstddev():
 def test_layernorm_stash_type():
     """stash_type 11 (double statistics) is refused only when the statistics are outputs."""
     from mlrt.native.ops import lookup
-    supports = find_launcher("", "LayerNormalization").supports
+    supports = find_recorder("", "LayerNormalization").supports
     cls = lookup("", "LayerNormalization", 17)
     make = lambda outs: cls(helper.make_node("LayerNormalization", ["x", "s"], outs, stash_type=11), 17)  # noqa: E731
-    assert supports(make(["y"]))
-    assert not supports(make(["y", "mean", "inv"]))
+    assert supports(make(["y"]), [None])
+    assert not supports(make(["y", "mean", "inv"]), [None])
     check_opencl("LayerNormalization", [_x(3, 8), _x(8)], {"stash_type": 11}, opset=17)
 
 

@@ -7,7 +7,7 @@ import pytest
 from onnx import helper
 
 from mlrt.native.ops import lookup
-from mlrt.native.opencl._runtime import find_launcher
+from mlrt.native.opencl._runtime import find_recorder
 from opencl_check import check_opencl
 
 rng = np.random.default_rng(0)
@@ -98,11 +98,11 @@ def _op(op_type, n_outputs=1, opset=18, **attrs):
 
 def test_refused_configurations():
     """MaxPool's Indices output and windows of more than 3 dims stay on the CPU."""
-    supports = find_launcher("", "MaxPool").supports
-    assert supports(_op("MaxPool", kernel_shape=[2, 2]))
-    assert not supports(_op("MaxPool", 2, kernel_shape=[2, 2]))
-    assert not supports(_op("MaxPool", kernel_shape=[2, 2, 2, 2]))
-    assert not find_launcher("", "AveragePool").supports(_op("AveragePool", kernel_shape=[1, 1, 1, 1]))
+    supports = find_recorder("", "MaxPool").supports
+    assert supports(_op("MaxPool", kernel_shape=[2, 2]), [None])
+    assert not supports(_op("MaxPool", 2, kernel_shape=[2, 2]), [None])
+    assert not supports(_op("MaxPool", kernel_shape=[2, 2, 2, 2]), [None])
+    assert not find_recorder("", "AveragePool").supports(_op("AveragePool", kernel_shape=[1, 1, 1, 1]), [None])
 
 
 @pytest.mark.parametrize("dtype", FLOATS)

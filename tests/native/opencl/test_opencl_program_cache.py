@@ -77,8 +77,8 @@ def test_an_unwritable_cache_still_runs_on_opencl(monkeypatch, caplog):
     assert any("cannot be written" in r.getMessage() for r in caplog.records)
 
 
-def test_launcher_sizes_reach_the_cl_files_only_as_build_options():
-    """What a family's launcher module fixes (BUILD_OPTIONS: work-group sizes, tiles,
+def test_family_sizes_reach_the_cl_files_only_as_build_options():
+    """What a family's module fixes (BUILD_OPTIONS: work-group sizes, tiles,
     vector widths; C_CONSTANTS: numbers of kernels/*.h) is used by its .cl file and
     never #defined there, so the two cannot drift apart."""
     seen = 0

@@ -216,4 +216,4 @@ def test_planned_graph_with_default_domain_ops():
     sess = ml.InferenceSession(model.SerializeToString())
     for _ in range(2):  # planned once, then reused
         np.testing.assert_array_equal(sess.run(None, {"x": x})[0], run_ref(model, [x])[0])
-    assert sess._runnable.pieces[0].runnable._plans, "the graph should have run as a native plan"
+    assert sess._runnable.pieces[0].runnable.plans, "the graph should have run as a native plan"

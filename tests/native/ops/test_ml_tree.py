@@ -344,4 +344,4 @@ def test_int_labels_are_planned_string_labels_run_on_the_host():
         model = ml_model("TreeEnsembleClassifier", [x], classifier_attrs(a, w, labels), 2, opset=3)
         sess = ml.InferenceSession(model.SerializeToString())
         sess.run(None, {"x0": x})
-        assert bool(sess._runnable.pieces[0].runnable._plans) == planned, labels
+        assert bool(sess._runnable.pieces[0].runnable.plans) == planned, labels

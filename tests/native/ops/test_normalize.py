@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import mlrt
-from mlrt.native.executor import run_eager
+from mlrt.native.plan.eager import run_eager
 from mlrt.native.ops import lookup
 from oracle import EDGE_SIZES, assert_same, check_node, make_model, run_mlrt, run_reference, tolerance
 

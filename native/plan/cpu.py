@@ -1,11 +1,13 @@
-"""Planning and running a graph on the C kernels.
+"""The CPU provider's compiled form of a partition: planned and run on the C kernels.
 
-For each distinct set of input shapes and types a *plan* is made once: the shape of
-every value is resolved (values that depend only on shapes and constants, such as
-Shape -> Gather -> Concat chains, are computed here), intermediate buffers are laid
-out in one arena with reuse, and the nodes become one native plan that runs the
-whole graph in a single C call.  A graph whose shapes depend on data computed at run
-time runs node by node instead ("eager"), each node still one C kernel call.
+For each distinct set of input shapes and types a plan is made once by the shared walk
+(walk.py): the shape of every value is resolved (values that depend only on shapes and
+constants, such as Shape -> Gather -> Concat chains, are folded), each other node is
+recorded as a NativeStep, and the steps become one native plan that runs the whole
+partition in a single C call (native.py).  A graph whose shapes depend on data computed
+at run time runs node by node instead ("eager"), each node still one C kernel call;
+host operators (sequences, maps, strings, If/Loop/Scan) run here too, with their bodies
+as partitions of their own.
 """
 
 from __future__ import annotations
@@ -14,20 +16,21 @@ import threading
 
 import numpy as np
 
-from .._errors import InvalidModel
-from . import graph as graph_mod
-from .graph import Graph
-from .launch import (ThreadPool, allocate, computes_halves_in_float, fold, kernel_index, make_op,  # noqa: F401
-                     run_eager)
-from .ops import Info, Op
-from .plan import StaticPlan, _Step
+from ..._errors import InvalidModel
+from .. import graph as graph_mod
+from .._lib import ThreadPool
+from ..graph import Graph
+from ..ops import Op, make_op
+from .cache import PlanCache, signature
+from .eager import computes_halves_in_float, kernel_index, run_eager
+from .native import NativePlan, NativeStep
+from .walk import Dynamic, known_infos, walk
 
 _DYNAMIC = object()  # marker: this signature needs eager execution
-_MAX_PLANS = 16
 
 
-class Program:
-    """A graph ready to run on the C kernels (the CPU provider's compiled form)."""
+class CPUPartition:
+    """A graph ready to run on the C kernels."""
 
     def __init__(self, graph: Graph, pool: ThreadPool):
         self.graph = graph
@@ -38,7 +41,7 @@ class Program:
                             + list(graph.outer))
         self._subprograms: dict = {}
         self.output_names = [v.name for v in graph.outputs]
-        self._plans: dict = {}
+        self.plans = PlanCache()
         self._lock = threading.Lock()
         self._prefix, self._rest = self._split_at_host_ops()
 
@@ -65,68 +68,36 @@ class Program:
         sub = Graph([op.node for op in prefix_ops], g.initializers, list(g.inputs), list(g.overridable),
                     [graph_mod.ValueType(n, 0, None) for n in sorted(made & needed)], g.opsets,
                     g.value_types, None, list(g.outer))
-        return Program(sub, self.pool), rest
+        return CPUPartition(sub, self.pool), rest
 
     # -- planning ------------------------------------------------------------------------
-    def _signature(self, feeds):
-        if any(not isinstance(feeds[n], np.ndarray) or feeds[n].dtype.kind in "OUS"
-               for n in self.input_names if n in feeds):
-            return None  # sequences, optionals, strings: always eager
-        return tuple((n, feeds[n].dtype.str, feeds[n].shape) for n in self.input_names if n in feeds)
+    def _record(self, op, ins, outs) -> NativeStep:
+        launch = op.launch(ins, outs)
+        if computes_halves_in_float(op, launch, ins):
+            raise Dynamic(f"{op.where}: float16 through a float32 kernel runs node by node")
+        return NativeStep(op, ins, outs, launch, kernel_index(op, launch, ins))
 
     def _make_plan(self, feeds):
-        infos: dict[str, Info] = {}
-        constants: dict[str, np.ndarray] = {}
-        for name, value in self.graph.initializers.items():
-            if name not in feeds:
-                infos[name] = Info.of(value)
-                constants[name] = value
-        for name in self.input_names:
-            if name in feeds:
-                a = feeds[name]
-                infos[name] = Info(a.dtype, tuple(a.shape))
-        steps = []
-        for op in self.ops:
-            node = op.node
-            ins = [infos[n] if n else None for n in node.input]
-            if any(i < len(ins) and ins[i] is not None and ins[i].value is None for i in op.value_inputs):
-                return _DYNAMIC
-            outs, constant = fold(op, ins, self.pool)
-            if not constant:
-                launch = op.launch(ins, outs)
-                if computes_halves_in_float(op, launch, ins):
-                    return _DYNAMIC  # float16 through a float32 kernel: node by node
-                steps.append(_Step(op, ins, outs, launch, kernel_index(op, launch, ins)))
-                for name, o in zip(node.output, outs):
-                    if name:
-                        infos[name] = Info(o.dtype, tuple(o.shape))
-                continue
-            for name, o in zip(node.output, outs):
-                if name:
-                    infos[name] = o
-                    constants[name] = o.value
+        infos = known_infos(self.graph.initializers, {n: feeds[n] for n in self.input_names if n in feeds})
+        try:
+            steps = walk(self.ops, infos, self._record, self.pool)
+        except Dynamic:
+            return _DYNAMIC
         used = {n for s in steps for n in s.op.node.input} | set(self.output_names)
-        constants = {k: v for k, v in constants.items() if k in used}
+        constants = {k: i.value for k, i in infos.items()
+                     if k in used and i.value is not None and k not in feeds}
         input_names = [n for n in self.input_names if n in feeds]
         outputs_from_steps = {n for s in steps for n in s.op.node.output}
         out_names = [n for n in self.output_names if n in outputs_from_steps]
-        plan = StaticPlan(input_names, constants, out_names, infos, steps, self.pool)
+        plan = NativePlan(input_names, constants, out_names, infos, steps, self.pool)
         plan.fixed_outputs = {n: infos[n].value for n in self.output_names if n not in outputs_from_steps}
         return plan
 
     def _plan_for(self, feeds):
-        key = self._signature(feeds)
+        key = signature(feeds, self.input_names)
         if key is None or self._has_host_ops:
             return _DYNAMIC
-        with self._lock:
-            plan = self._plans.get(key)
-        if plan is None:
-            plan = self._make_plan(feeds)
-            with self._lock:
-                if len(self._plans) >= _MAX_PLANS:
-                    self._plans.pop(next(iter(self._plans)))
-                self._plans[key] = plan
-        return plan
+        return self.plans.get(key, lambda: self._make_plan(feeds))
 
     # -- running ---------------------------------------------------------------------------
     def run(self, feeds: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
@@ -160,13 +131,13 @@ class Program:
         return {n: (_copy_value(values[n]) if id(values[n]) in fed else values[n]) for n in self.output_names}
 
     # -- subgraphs (bodies of If / Loop / Scan) ----------------------------------------------
-    def subprogram(self, body) -> "Program":
+    def subprogram(self, body) -> "CPUPartition":
         key = id(body)
         with self._lock:
             sub = self._subprograms.get(key)
         if sub is None:
             visible = tuple(self._visible_names())
-            sub = Program(graph_mod.from_graph_proto(body, self.graph.opsets, visible), self.pool)
+            sub = CPUPartition(graph_mod.from_graph_proto(body, self.graph.opsets, visible), self.pool)
             with self._lock:
                 self._subprograms[key] = sub
         return sub
@@ -198,7 +169,7 @@ def _copy_value(v):
 class _HostRuntime:
     """What a host operator may use: the values in scope and subgraph execution."""
 
-    def __init__(self, program: Program, values: dict):
+    def __init__(self, program: CPUPartition, values: dict):
         self.program = program
         self.values = values
 

@@ -80,7 +80,7 @@ def test_shape_chain_is_folded_into_a_static_plan():
     for b in (1, 3, 1):
         x = np.random.default_rng(b).standard_normal((b, 2, 3)).astype(np.float32)
         np.testing.assert_array_equal(sess.run(None, {"x": x})[0], x.reshape(b, 6))
-    plans = sess._runnable.pieces[0].runnable._plans
+    plans = sess._runnable.pieces[0].runnable.plans
     assert len(plans) == 2 and all(p is not None and hasattr(p, "handle") for p in plans.values())
 
 
@@ -110,7 +110,7 @@ def test_nodes_before_host_ops_still_run_as_a_native_plan():
     np.testing.assert_array_equal(y, np.maximum(x, 0) + x)
     prefix = sess._runnable.pieces[0].runnable._prefix
     assert [op.op_type for op in prefix.ops] == ["Relu", "Add"]
-    assert any(hasattr(p, "handle") for p in prefix._plans.values())
+    assert any(hasattr(p, "handle") for p in prefix.plans.values())
 
 
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16"])

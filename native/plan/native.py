@@ -1,8 +1,9 @@
-"""A native plan: every node of a graph, for one input signature, run in one C call.
+"""The CPU's plan: every step of a partition, for one input signature, run in one C
+call (`mlrt_plan_run`).
 
-Shapes are resolved beforehand (executor.Program), intermediate values are laid out in
-one arena by lifetime (planner.py), constants and graph inputs/outputs are external
-pointers bound at each run.
+Steps come from the walk (walk.py) with shapes resolved, intermediate values are laid
+out in one arena by lifetime (memory.py), and constants and the partition's inputs
+and outputs are external pointers bound at each run.
 """
 
 from __future__ import annotations
@@ -12,15 +13,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._errors import ResourceExhausted
-from . import _lib
-from .launch import MEMORY_LIMIT, allocate, describe
-from .ops import Info, Op
-from .planner import plan_memory
+from .. import _lib
+from ..ops import Info, Op
+from .memory import allocate, arena_layout, check_size, lifetimes
 
 
 @dataclass
-class _Step:
+class NativeStep:
+    """One node as the CPU records it: its operator, resolved input and output infos,
+    the op's Launch (parameters, views, extra constant inputs) and the C kernel."""
+
     op: Op
     inputs: list
     outputs: list
@@ -28,7 +30,7 @@ class _Step:
     kernel: int
 
 
-class StaticPlan:
+class NativePlan:
     """A native plan for one input signature, plus what run() needs to bind it."""
 
     def __init__(self, input_names, constants, output_names, infos, steps, pool):
@@ -55,9 +57,9 @@ class StaticPlan:
         self.n_external = n_fixed + len(self.output_bases)
         sizes = {name: infos[name].size * infos[name].dtype.itemsize
                  for s in steps for name in s.op.node.output if name and name not in external}
-        offsets, arena = plan_memory(steps, sizes)
-        if arena > MEMORY_LIMIT:
-            raise ResourceExhausted(f"the plan needs a {arena:,}-byte arena, over the limit of {MEMORY_LIMIT:,}")
+        spans = lifetimes([s.op.node.input for s in steps], [s.op.node.output for s in steps])
+        offsets, arena = arena_layout(spans, sizes)
+        check_size(arena, "the plan's arena")
         records = ffi.new("mlrt_node_record[]", max(len(steps), 1))
         keep = []
         for r, step, extras in zip(records, steps, extra_names):
@@ -70,15 +72,15 @@ class StaticPlan:
             for i, info in enumerate(step.inputs):
                 name = node.input[i] if i < len(node.input) else ""
                 slot = (external[name], 0) if name in external else (0, offsets.get(name, 0))
-                describe(ins, in_slots, i, info, step.launch.views.get(i), slot)
+                _describe(ins, in_slots, i, info, step.launch.views.get(i), slot)
             for j, name in enumerate(extras):
-                describe(ins, in_slots, len(step.inputs) + j, Info.of(constants[name]), None, (external[name], 0))
+                _describe(ins, in_slots, len(step.inputs) + j, Info.of(constants[name]), None, (external[name], 0))
             for i, info in enumerate(step.outputs):
                 name = node.output[i] if i < len(node.output) else ""
                 if not name:
                     info = None
                 slot = (external[name], 0) if name in external else (0, offsets.get(name, 0))
-                describe(outs, out_slots, i, info, None, slot)
+                _describe(outs, out_slots, i, info, None, slot)
             params, pptr, psize = _lib.pack_params(step.op.params, step.launch.params)
             cname = ffi.new("char[]", step.op.name.encode())
             keep += [ins, in_slots, outs, out_slots, params, cname]
@@ -133,3 +135,14 @@ class StaticPlan:
         raw = allocate((self.arena_bytes + 64,), np.uint8, "arena")
         start = (-raw.ctypes.data) % 64
         return raw[start:start + self.arena_bytes]
+
+
+def _describe(descs, slots, i, info: Info | None, view, slot) -> None:
+    if info is None:
+        descs[i].dtype = 0
+        descs[i].rank = 0
+        slots[i].base, slots[i].offset = -1, 0
+        return
+    shape, strides = (view.shape, view.strides) if view is not None else (info.shape, None)
+    _lib.fill_tensor(descs[i], info.dtype, shape, strides)
+    slots[i].base, slots[i].offset = slot

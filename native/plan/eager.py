@@ -1,67 +1,14 @@
-"""One kernel call, and the memory it writes.
-
-`run_eager` runs one node on concrete arrays -- constant folding and graphs whose
-shapes depend on run-time data use it -- and `allocate` is the one place output
-tensors are created, refusing sizes over the memory limit with ResourceExhausted.
-"""
+"""One node run now, on concrete arrays, one C kernel call: constant folding and
+graphs whose shapes depend on run-time data use it."""
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
 
-from .._errors import InvalidModel, NotImplemented, ResourceExhausted
-from . import _lib
-from .graph import Graph
-from .ops import Info, Op, lookup
-
-
-def _memory_limit() -> int:
-    try:
-        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    except (ValueError, OSError, AttributeError):
-        return 1 << 40
-
-
-MEMORY_LIMIT = _memory_limit()  # no single tensor or arena may exceed physical memory
-
-
-def allocate(shape, dtype, where: str) -> np.ndarray:
-    """np.empty, refusing sizes over the memory limit with ResourceExhausted (never an OOM kill)."""
-    dtype = np.dtype(dtype)
-    count = 1
-    for d in shape:
-        count *= int(d)
-    if count * dtype.itemsize > MEMORY_LIMIT:
-        raise ResourceExhausted(f"{where}: a {list(shape)} {dtype.name} tensor needs {count * dtype.itemsize:,} bytes, "
-                                f"over the limit of {MEMORY_LIMIT:,}")
-    try:
-        return np.empty(shape, dtype)
-    except (MemoryError, ValueError) as exc:
-        raise ResourceExhausted(f"{where}: cannot allocate a {list(shape)} {dtype.name} tensor ({exc})") from None
-
-
-def make_op(node, graph: Graph) -> Op:
-    opset = graph.opset(node.domain)
-    cls = lookup(node.domain, node.op_type, opset)
-    if cls is None:
-        dom = node.domain or "ai.onnx"
-        raise NotImplemented(f"node '{node.name or node.op_type}': operator {dom}::{node.op_type} "
-                             f"(opset {opset}) is not implemented")
-    return cls(node, opset)
-
-
-class ThreadPool:
-    """The session's intra-op pool (a native object), freed with the session."""
-
-    def __init__(self, n_threads: int):
-        ffi, lib = _lib.ffi(), _lib.lib()
-        pool = lib.mlrt_threadpool_create(int(n_threads))
-        if pool == ffi.NULL:
-            _lib.raise_status(lib.MLRT_ERR_OUT_OF_MEMORY, "thread pool")
-        self.handle = ffi.gc(pool, lib.mlrt_threadpool_destroy)
-        self.size = lib.mlrt_threadpool_size(pool)
+from ..._errors import InvalidModel, NotImplemented
+from .. import _lib
+from ..ops import Info, Op
+from .memory import allocate
 
 
 def kernel_index(op: Op, launch, inputs: list[Info | None]) -> int:
@@ -97,31 +44,7 @@ def _run_in_float(op: Op, arrays: list, outs: list[Info | None], pool) -> list:
                 for r, o in zip(results, outs)]
 
 
-def describe(descs, slots, i, info: Info | None, view, slot) -> None:
-    if info is None:
-        descs[i].dtype = 0
-        descs[i].rank = 0
-        slots[i].base, slots[i].offset = -1, 0
-        return
-    shape, strides = (view.shape, view.strides) if view is not None else (info.shape, None)
-    _lib.fill_tensor(descs[i], info.dtype, shape, strides)
-    slots[i].base, slots[i].offset = slot
-
-
-def fold(op: Op, inputs: list[Info | None], pool) -> tuple[list, bool]:
-    """A node's output infos at planning time, and whether they are constants: values
-    that follow from shapes alone (Shape, Size) or from constant inputs, computed here
-    once on the C kernels (never for random ops).  Planners of every provider use it."""
-    outs = op.infer(inputs)
-    if all(o is None or o.value is not None for o in outs):
-        return outs, True
-    if op.kernel is not None and op.deterministic and all(i.value is not None for i in inputs if i is not None):
-        values = run_eager(op, [i.value if i is not None else None for i in inputs], pool)
-        return [Info.of(v) if v is not None else o for v, o in zip(values, outs)], True
-    return outs, False
-
-
-def run_eager(op: Op, arrays: list[np.ndarray | None], pool: ThreadPool | None) -> list[np.ndarray | None]:
+def run_eager(op: Op, arrays: list[np.ndarray | None], pool) -> list[np.ndarray | None]:
     """Run one node on concrete arrays (used for constant folding and dynamic graphs)."""
     infos = [Info.of(a) if a is not None else None for a in arrays]
     outs = op.infer(infos)

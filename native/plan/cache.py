@@ -1,0 +1,56 @@
+"""Plans by input signature: made once for each set of input dtypes and shapes."""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+
+MAX_PLANS = 16  # signatures kept per partition; the oldest is dropped first
+
+
+def signature(feeds: dict, names, by_value=frozenset()):
+    """The key a plan is kept under: each fed tensor's name, dtype and shape -- and its
+    bytes, for the names in `by_value` whose content the plan depends on.  None when a
+    fed value is not a tensor (a sequence, an optional, strings): no plan then."""
+    key = []
+    for name in names:
+        if name not in feeds:
+            continue
+        v = feeds[name]
+        dtype = getattr(v, "dtype", None)
+        if dtype is None or not hasattr(v, "shape") or np.dtype(dtype).kind in "OUS":
+            return None
+        entry = (name, np.dtype(dtype).str, tuple(v.shape))
+        if name in by_value and isinstance(v, np.ndarray):
+            entry += (v.tobytes(),)
+        key.append(entry)
+    return tuple(key)
+
+
+class PlanCache:
+    """At most MAX_PLANS plans by signature, shared by the threads that run a partition.
+    Two threads meeting a new signature at once may both plan it; one plan is kept."""
+
+    def __init__(self):
+        self._plans: dict = {}
+        self._lock = threading.Lock()
+
+    def get(self, key, make):
+        """The plan for `key`, made by `make()` the first time."""
+        with self._lock:
+            plan = self._plans.get(key)
+        if plan is None:
+            plan = make()
+            with self._lock:
+                if key not in self._plans and len(self._plans) >= MAX_PLANS:
+                    self._plans.pop(next(iter(self._plans)))
+                self._plans[key] = plan
+        return plan
+
+    def values(self) -> list:
+        with self._lock:
+            return list(self._plans.values())
+
+    def __len__(self) -> int:
+        return len(self._plans)

@@ -1,0 +1,79 @@
+"""The walk every plan is made by, whatever the provider.
+
+Given what is known of a partition's inputs for one signature (`known_infos`), the
+walk goes through the operators in order: each node's output dtypes and shapes come
+from its operator's `infer` (the one statement of its semantics); outputs that follow
+from shapes and constants alone are folded here (`fold`, on the C kernels) and never
+become steps; every other node is handed to the provider's `record(op, inputs,
+outputs)`, which returns the step it will run.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..ops import Info, Op
+from .eager import run_eager
+from .memory import check_size
+
+
+class Dynamic(Exception):
+    """This signature cannot be planned ahead: a node's output shape depends on data
+    computed at run time (or a provider cannot record the node for these inputs).
+    The CPU partition then runs node by node."""
+
+
+def known_infos(initializers: dict, feeds: dict, by_value=frozenset()) -> dict[str, Info]:
+    """What a plan knows before its walk: initializers (not fed) with their values, and
+    the fed values' dtypes and shapes -- with their content for the names in `by_value`,
+    whose bytes are part of the plan's signature."""
+    infos = {n: Info.of(v) for n, v in initializers.items() if n not in feeds}
+    for name, v in feeds.items():
+        if name in by_value and isinstance(v, np.ndarray):
+            infos[name] = Info.of(v)
+        else:
+            infos[name] = Info(np.dtype(v.dtype), tuple(v.shape))
+    return infos
+
+
+def fold(op: Op, inputs: list[Info | None], pool) -> tuple[list, bool]:
+    """A node's output infos at planning time, and whether they are constants: values
+    that follow from shapes alone (Shape, Size) or from constant inputs, computed here
+    once on the C kernels (never for random ops)."""
+    outs = op.infer(inputs)
+    if all(o is None or o.value is not None for o in outs):
+        return outs, True
+    if op.kernel is not None and op.deterministic and all(i.value is not None for i in inputs if i is not None):
+        values = run_eager(op, [i.value if i is not None else None for i in inputs], pool)
+        return [Info.of(v) if v is not None else o for v, o in zip(values, outs)], True
+    return outs, False
+
+
+def walk(ops, infos: dict[str, Info], record, pool=None) -> list:
+    """The steps of a plan: `record(op, inputs, outputs)` for every node not folded.
+    `infos` (from known_infos) gains every value's info as the walk goes; folded values
+    keep their content there.  Raises Dynamic where a value input (a shape, axes, a
+    size) is computed at run time, and ResourceExhausted for an output over the memory
+    limit -- before anything is allocated."""
+    steps = []
+    for op in ops:
+        node = op.node
+        ins = [infos[n] if n else None for n in node.input]
+        for i in op.value_inputs:
+            if i < len(ins) and ins[i] is not None and ins[i].value is None:
+                raise Dynamic(f"{op.where}: input {i} ('{node.input[i]}') is computed at run time")
+        outs, constant = fold(op, ins, pool)
+        if constant:
+            for name, o in zip(node.output, outs):
+                if name and o is not None:
+                    infos[name] = o
+            continue
+        for o in outs:
+            if o is not None:
+                check_size(o.size * np.dtype(o.dtype).itemsize,
+                           f"{op.where}: a {list(o.shape)} {np.dtype(o.dtype).name} output")
+        steps.append(record(op, ins, outs))
+        for name, o in zip(node.output, outs):
+            if name and o is not None:
+                infos[name] = Info(o.dtype, tuple(o.shape))
+    return steps
