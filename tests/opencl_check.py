@@ -15,7 +15,7 @@ from onnx import helper, numpy_helper
 
 from mlrt._errors import DeviceError
 from mlrt.native import graph as graph_mod
-from mlrt.native.opencl._plan import Partition
+from mlrt.native.opencl._plan import OpenCLPartition
 from mlrt.native.opencl._runtime import DeviceTensor, default_device
 from oracle import make_model, run_mlrt, tolerance
 
@@ -32,7 +32,7 @@ def run_opencl(model, inputs: list, constant_inputs=()) -> list[np.ndarray]:
     """Run a model's whole graph as one OpenCL partition; outputs as host arrays."""
     device = opencl_device()
     graph = graph_mod.load(model.SerializeToString())
-    part = Partition(graph, device)
+    part = OpenCLPartition(graph, device)
     names = [v.name for v in graph.inputs]
     feeds = {}
     for name, x in zip(names, [x for x in inputs if x is not None]):

@@ -254,7 +254,8 @@ static int k_cast(const mlrt_context *ctx, const mlrt_tensor *in, int32_t n_in, 
         MLRT_PARAMS(mlrt_cast_params, given, params, params_size);
         p = given;
     }
-    MLRT_CHECK(p->round_mode >= 0 && p->round_mode <= 2, "round_mode %lld is not 0 (up), 1 (down) or 2 (nearest)",
+    MLRT_CHECK(p->round_mode >= MLRT_ROUND_UP && p->round_mode <= MLRT_ROUND_NEAREST,
+               "round_mode %lld is not 0 (up), 1 (down) or 2 (nearest)",
                (long long)p->round_mode);
     if (!lp_castable(x->dtype) || !lp_castable(y->dtype))
         return mlrt_fail(MLRT_ERR_NOT_IMPLEMENTED, "cast from element type %d to %d is not supported", x->dtype, y->dtype);

@@ -88,12 +88,12 @@ static int conv_setup(const mlrt_conv_params *p, const mlrt_tensor *X, const mlr
 #define DEFINE_CONV_FINISH(T, NAME)                                                                            \
     static inline T act_##NAME(T v, int64_t act, double alpha, double beta) {                                  \
         switch (act) {                                                                                         \
-        case 1: return v > 0 ? v : (v != v ? v : 0);                                    /* Relu */             \
-        case 2: return v >= 0 ? v : (T)(alpha * v);                                     /* LeakyRelu */        \
-        case 3: return v < (T)alpha ? (T)alpha : v > (T)beta ? (T)beta : v;             /* Clip */             \
-        case 4: return (T)(1.0 / (1.0 + exp(-(double)v)));                              /* Sigmoid */          \
-        case 5: return (T)tanh((double)v);                                              /* Tanh */             \
-        case 6: { double h = alpha * v + beta; return (T)(h < 0 ? 0 : h > 1 ? 1 : h); } /* HardSigmoid */      \
+        case MLRT_CONV_ACT_RELU: return v > 0 ? v : (v != v ? v : 0);                                         \
+        case MLRT_CONV_ACT_LEAKY_RELU: return v >= 0 ? v : (T)(alpha * v);                                    \
+        case MLRT_CONV_ACT_CLIP: return v < (T)alpha ? (T)alpha : v > (T)beta ? (T)beta : v;                  \
+        case MLRT_CONV_ACT_SIGMOID: return (T)(1.0 / (1.0 + exp(-(double)v)));                                \
+        case MLRT_CONV_ACT_TANH: return (T)tanh((double)v);                                                   \
+        case MLRT_CONV_ACT_HARD_SIGMOID: { double h = alpha * v + beta; return (T)(h < 0 ? 0 : h > 1 ? 1 : h); } \
         default: return v;                                                                                     \
         }                                                                                                      \
     }                                                                                                          \
@@ -106,7 +106,7 @@ static int conv_setup(const mlrt_conv_params *p, const mlrt_tensor *X, const mlr
             const T *zr = z ? z + r * ld : NULL;                                                               \
             if (bias) for (int64_t i = 0; i < cols; ++i) yr[i] += bv;                                          \
             if (zr) for (int64_t i = 0; i < cols; ++i) yr[i] += zr[i];                                         \
-            if (act == 1)                                                                                      \
+            if (act == MLRT_CONV_ACT_RELU)                                                                     \
                 for (int64_t i = 0; i < cols; ++i) yr[i] = yr[i] > 0 ? yr[i] : (yr[i] != yr[i] ? yr[i] : 0);   \
             else if (act)                                                                                      \
                 for (int64_t i = 0; i < cols; ++i) yr[i] = act_##NAME(yr[i], act, alpha, beta);                \
@@ -154,7 +154,8 @@ static int k_conv(const mlrt_context *ctx, const mlrt_tensor *in, int32_t n_in, 
     MLRT_CHECK(n_in >= 2 && n_in <= 4 && n_out == 1, "Conv: expects 2 to 4 inputs and 1 output");
     const mlrt_tensor *B = n_in >= 3 && mlrt_present(&in[2]) ? &in[2] : NULL;
     const mlrt_tensor *Z = n_in >= 4 && mlrt_present(&in[3]) ? &in[3] : NULL;
-    MLRT_CHECK(p->activation >= 0 && p->activation <= 6, "Conv: unknown activation code %lld", (long long)p->activation);
+    MLRT_CHECK(p->activation >= MLRT_CONV_ACT_NONE && p->activation <= MLRT_CONV_ACT_HARD_SIGMOID,
+               "Conv: unknown activation code %lld", (long long)p->activation);
     conv_job j = {.x = in[0].data, .w = in[1].data, .b = B ? B->data : NULL, .y = out[0].data,
                   .activation = p->activation, .alpha = p->alpha, .beta = p->beta, .z = Z ? Z->data : NULL};
     int status = conv_setup(p, &in[0], &in[1], B, &out[0], &j.g);

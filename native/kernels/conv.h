@@ -3,6 +3,18 @@
 #define MLRT_CONV_PARAMS_H
 #include <stdint.h>
 
+/* FusedConv's activation (mlrt_conv_params.activation; the ONNX names map onto these
+ * in native/ops/fusedconv.py) */
+enum mlrt_conv_activation {
+    MLRT_CONV_ACT_NONE = 0,
+    MLRT_CONV_ACT_RELU = 1,
+    MLRT_CONV_ACT_LEAKY_RELU = 2,
+    MLRT_CONV_ACT_CLIP = 3,
+    MLRT_CONV_ACT_SIGMOID = 4,
+    MLRT_CONV_ACT_TANH = 5,
+    MLRT_CONV_ACT_HARD_SIGMOID = 6
+};
+
 typedef struct mlrt_conv_params {
     int64_t group;
     int64_t n_spatial;        /* spatial dimensions, 1..6 */
@@ -11,7 +23,7 @@ typedef struct mlrt_conv_params {
     int64_t dilations[6];
     int64_t pads_begin[6];
     int64_t pads_end[6];
-    int64_t activation;       /* FusedConv: 0 none, 1 Relu, 2 LeakyRelu, 3 Clip, 4 Sigmoid, 5 Tanh, 6 HardSigmoid */
+    int64_t activation;       /* FusedConv: enum mlrt_conv_activation */
     double alpha;             /* activation parameters: LeakyRelu alpha, Clip min / max, HardSigmoid alpha / beta */
     double beta;
 } mlrt_conv_params;

@@ -71,7 +71,7 @@ static void dw_pad_plane(const void *xp, void *P, const conv_geom *g, size_t es)
             for (int64_t oh = 0; oh < OH; ++oh) {                                                                  \
                 T *yr = yp + oh * OW;                                                                              \
                 const T *vr = V + oh * PW;                                                                         \
-                if (act == 1)                                                                                      \
+                if (act == MLRT_CONV_ACT_RELU)                                                                     \
                     for (int64_t ow = 0; ow < OW; ++ow)                                                            \
                         yr[ow] = vr[ow] > 0 ? vr[ow] : (vr[ow] != vr[ow] ? vr[ow] : 0);                            \
                 else                                                                                               \
@@ -106,7 +106,7 @@ static void dw_pad_plane(const void *xp, void *P, const conv_geom *g, size_t es)
                     }                                                                                              \
                 }                                                                                                  \
             }                                                                                                      \
-            if (act == 1)                                                                                          \
+            if (act == MLRT_CONV_ACT_RELU)                                                                         \
                 for (int64_t ow = 0; ow < OW; ++ow)                                                                \
                     yr[ow] = yr[ow] > 0 ? yr[ow] : (yr[ow] != yr[ow] ? yr[ow] : 0);                                \
         }                                                                                                          \
@@ -124,7 +124,7 @@ void mlrt_conv_depthwise_tasks(void *arg, int64_t begin, int64_t end) {
     int64_t PH = dw_padded_rows(g), PW = dw_padded_cols(g);
     void *P = mlrt_scratch((size_t)(PH * PW + PW + g->out[0] * PW) * es);
     if (!P) { atomic_store(&j->failed, 1); return; }
-    bool fast = j->activation == 1 && !j->z; /* Relu in the plane's store; else finish after */
+    bool fast = j->activation == MLRT_CONV_ACT_RELU && !j->z; /* Relu in the plane's store; else finish after */
     for (int64_t t = begin; t < end; ++t) {
         int64_t n = t / g->M, m = t % g->M, xo = (n * g->C + m / g->Mg) * g->in_size, yo = t * g->out_size;
         if (f32) {

@@ -82,7 +82,7 @@ void mlrt_conv_direct_tasks(void *arg, int64_t begin, int64_t end) {
     if (!V) { atomic_store(&j->failed, 1); return; }
     float *zeros = V + j->mblock * j->tile;
     memset(zeros, 0, CONV_KC * sizeof(float));
-    bool fast = j->activation == 1 && !j->z; /* Relu in the micro-kernel's store; else finish after */
+    bool fast = j->activation == MLRT_CONV_ACT_RELU && !j->z; /* Relu in the micro-kernel's store; else finish after */
     for (int64_t t = begin; t < end; ++t) {
         conv_task k;
         if (!conv_task_at(j, t, d->vsize, &k)) continue;

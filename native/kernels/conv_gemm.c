@@ -165,7 +165,7 @@ void mlrt_conv_strip_tasks(void *arg, int64_t begin, int64_t end) {
     memset(zeros, 0, CONV_KC * sizeof(float));
     int64_t off[CONV_KC];
     for (int64_t k = 0; k < CONV_KC; ++k) off[k] = k * NR;
-    bool fast = j->activation == 1 && !j->z; /* Relu in the micro-kernel's store; else finish after */
+    bool fast = j->activation == MLRT_CONV_ACT_RELU && !j->z; /* Relu in the micro-kernel's store; else finish after */
     for (int64_t t = begin; t < end; ++t) {
         conv_task k;
         if (!conv_task_at(j, t, g->out_size, &k)) continue;

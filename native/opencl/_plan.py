@@ -133,7 +133,7 @@ class StepBuilder:
 
 
 class OpenCLPlan:
-    def __init__(self, partition: "Partition", feeds: dict):
+    def __init__(self, partition: "OpenCLPartition", feeds: dict):
         self.partition = partition
         self.device = partition.device
         self._uploads: list = []
@@ -249,7 +249,7 @@ class OpenCLPlan:
         return a
 
 
-class Partition:
+class OpenCLPartition:
     """The OpenCL provider's compiled form of a subgraph: run(feeds) -> outputs, where
     tensors are DeviceTensors (host arrays are accepted for shape-like inputs)."""
 

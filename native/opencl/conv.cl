@@ -34,12 +34,12 @@
 inline float conv_act(float v, int act, float alpha, float beta)
 {
     switch (act) {
-    case 1: return v > 0.0f ? v : (isnan(v) ? v : 0.0f);                 /* Relu */
-    case 2: return v >= 0.0f ? v : alpha * v;                              /* LeakyRelu */
-    case 3: return v < alpha ? alpha : (v > beta ? beta : v);              /* Clip */
-    case 4: return 1.0f / (1.0f + exp(-v));                                /* Sigmoid */
-    case 5: return tanh(v);                                                /* Tanh */
-    case 6: { float h = alpha * v + beta; return h < 0.0f ? 0.0f : (h > 1.0f ? 1.0f : h); } /* HardSigmoid */
+    case MLRT_CONV_ACT_RELU: return v > 0.0f ? v : (isnan(v) ? v : 0.0f);
+    case MLRT_CONV_ACT_LEAKY_RELU: return v >= 0.0f ? v : alpha * v;
+    case MLRT_CONV_ACT_CLIP: return v < alpha ? alpha : (v > beta ? beta : v);
+    case MLRT_CONV_ACT_SIGMOID: return 1.0f / (1.0f + exp(-v));
+    case MLRT_CONV_ACT_TANH: return tanh(v);
+    case MLRT_CONV_ACT_HARD_SIGMOID: { float h = alpha * v + beta; return h < 0.0f ? 0.0f : (h > 1.0f ? 1.0f : h); }
     default: return v;
     }
 }
@@ -85,12 +85,12 @@ inline void conv_store(__global const long *g, __global const T *bias, __global 
 inline float16 conv_act16(float16 v, int act, float alpha, float beta)
 {
     switch (act) {
-    case 1: return select((float16)(0.0f), v, (v > 0.0f) | isnan(v));
-    case 2: return select(alpha * v, v, v >= 0.0f);
-    case 3: return select(select(v, (float16)(beta), v > beta), (float16)(alpha), v < alpha);
-    case 4: return 1.0f / (1.0f + exp(-v));
-    case 5: return tanh(v);
-    case 6: { float16 h = alpha * v + beta;
+    case MLRT_CONV_ACT_RELU: return select((float16)(0.0f), v, (v > 0.0f) | isnan(v));
+    case MLRT_CONV_ACT_LEAKY_RELU: return select(alpha * v, v, v >= 0.0f);
+    case MLRT_CONV_ACT_CLIP: return select(select(v, (float16)(beta), v > beta), (float16)(alpha), v < alpha);
+    case MLRT_CONV_ACT_SIGMOID: return 1.0f / (1.0f + exp(-v));
+    case MLRT_CONV_ACT_TANH: return tanh(v);
+    case MLRT_CONV_ACT_HARD_SIGMOID: { float16 h = alpha * v + beta;
               return select(select(h, (float16)(1.0f), h > 1.0f), (float16)(0.0f), h < 0.0f); }
     default: return v;
     }

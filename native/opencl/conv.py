@@ -17,6 +17,8 @@ import os
 import numpy as np
 
 from ..._errors import DeviceError
+from .._lib import enum_value
+from ..ops.fusedconv import FusedConv
 from ._runtime import recorder, round_up
 
 MB, NV = 8, 2        # filters and float16 vectors of grid positions per work-item of mlrt_conv_gemm
@@ -28,6 +30,8 @@ TILED = 64           # filters and grid positions per work-group of mlrt_conv_ge
 MAX_SPATIAL = 3
 # conv.cl's defines (see _runtime.family_options)
 BUILD_OPTIONS = {"CONV_MB": MB, "CONV_NV": NV, "CONV_TM": TILED, "CONV_TN": TILED}
+# FusedConv's activation codes, as kernels/conv.h numbers them (none is conv.cl's default case)
+C_CONSTANTS = tuple(sorted({c for c, _ in FusedConv.ACTIVATIONS.values()} - {"MLRT_CONV_ACT_NONE"}))
 
 
 def _supports(op, inputs) -> bool:
@@ -128,7 +132,8 @@ def conv(k, op, inputs, outputs):
     y = k.output(0)
     bias = k.input(2) if b is not None else y  # not read without its flag
     zbuf = k.input(3) if z is not None else y
-    act = (np.int32(p.get("activation", 0)), np.float32(p.get("alpha", 0.0)), np.float32(p.get("beta", 0.0)))
+    act = (np.int32(p.get("activation", enum_value("MLRT_CONV_ACT_NONE"))), np.float32(p.get("alpha", 0.0)),
+           np.float32(p.get("beta", 0.0)))
     if kind == "direct":
         k.enqueue(k.kernel("mlrt_conv_direct"), (round_up(-(-lay["P"] // DIRECT_TP), 8), M, N), (8, 1, 1),
                   B, offs, k.input(1), bias, zbuf, y, geo, *act)

@@ -16,11 +16,8 @@
  * n_in - 1 reads sample n_in - 1 (the crop's edges clamp the taps, as cv2.resize does).
  */
 
-#define MLRT_PIXEL_BGRA8 0
-#define MLRT_PIXEL_RGBA8 1
-#define MLRT_PIXEL_BGR8 2
-#define MLRT_PIXEL_RGB8 3
-#define MLRT_PIXEL_GRAY8 4
+/* MLRT_PIXEL_* (enum mlrt_pixel_format of kernels/tensorize.h) come as build options
+ * (native/opencl/tensorize.py). */
 
 typedef struct {
     long src_format;  /* MLRT_PIXEL_* */

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from ... import _errors
-from .._lib import onnx_type
+from .._lib import enum_value, onnx_type
 from ._base import Info, Launch, Op, broadcast_shape, broadcast_view, normalize_axis
 
 
@@ -88,7 +88,7 @@ class _LegacyBroadcast(_Broadcast):
         return super().launch(self._aligned(inputs), outputs)
 
 
-ROUND_MODES = {"up": 0, "down": 1, "nearest": 2}  # mlrt_cast_params.round_mode
+ROUND_MODES = {"up": "MLRT_ROUND_UP", "down": "MLRT_ROUND_DOWN", "nearest": "MLRT_ROUND_NEAREST"}  # kernels/cast.h
 
 
 class _Converting(Op):
@@ -103,7 +103,7 @@ class _Converting(Op):
         mode = mode.decode() if isinstance(mode, bytes) else str(mode)
         if mode not in ROUND_MODES:
             raise self.fail(f"round_mode {mode!r} is not one of {', '.join(ROUND_MODES)}")
-        return {"saturate": int(bool(self.a.saturate)), "round_mode": ROUND_MODES[mode]}
+        return {"saturate": int(bool(self.a.saturate)), "round_mode": enum_value(ROUND_MODES[mode])}
 
     def _converted(self, x: Info, to) -> Info:
         """y's Info; NotImplemented when the C core has no element type for x or y."""

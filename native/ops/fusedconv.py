@@ -5,16 +5,19 @@ result is finished while it is still in cache.  Z (input 3) is optional."""
 
 import numpy as np
 
+from .._lib import enum_value
 from .conv import Conv
 
 
 class FusedConv(Conv):
     domain = "com.microsoft"
     attributes = {**Conv.attributes, "activation": "", "activation_params": None}
-    # activation name -> (kernel code, default parameters)
-    ACTIVATIONS = {"": (0, ()), "Identity": (0, ()), "Relu": (1, ()), "LeakyRelu": (2, (0.01,)),
-                   "Clip": (3, (float("-inf"), float("inf"))), "Sigmoid": (4, ()), "Tanh": (5, ()),
-                   "HardSigmoid": (6, (0.2, 0.5))}
+    # activation name -> (enum mlrt_conv_activation constant in kernels/conv.h, default parameters)
+    ACTIVATIONS = {"": ("MLRT_CONV_ACT_NONE", ()), "Identity": ("MLRT_CONV_ACT_NONE", ()),
+                   "Relu": ("MLRT_CONV_ACT_RELU", ()), "LeakyRelu": ("MLRT_CONV_ACT_LEAKY_RELU", (0.01,)),
+                   "Clip": ("MLRT_CONV_ACT_CLIP", (float("-inf"), float("inf"))),
+                   "Sigmoid": ("MLRT_CONV_ACT_SIGMOID", ()), "Tanh": ("MLRT_CONV_ACT_TANH", ()),
+                   "HardSigmoid": ("MLRT_CONV_ACT_HARD_SIGMOID", (0.2, 0.5))}
 
     def geometry(self, inputs):
         shape, params = super().geometry(inputs)
@@ -25,9 +28,9 @@ class FusedConv(Conv):
         name = self.a.activation or ""
         if name not in self.ACTIVATIONS:
             raise self.fail(f"activation '{name}' is not one of {', '.join(a for a in self.ACTIVATIONS if a)}")
-        code, defaults = self.ACTIVATIONS[name]
+        constant, defaults = self.ACTIVATIONS[name]
         values = [float(v) for v in (self.a.activation_params or defaults)]
         if len(values) < len(defaults):
             raise self.fail(f"activation {name} needs {len(defaults)} activation_params, got {len(values)}")
         values += [0.0] * (2 - len(values))
-        return shape, {**params, "activation": code, "alpha": values[0], "beta": values[1]}
+        return shape, {**params, "activation": enum_value(constant), "alpha": values[0], "beta": values[1]}

@@ -16,5 +16,5 @@ The CPU provider's side:
     cpu.py      CPUPartition: plans from the cache, node-by-node runs where shapes
                 depend on data, host operators and the bodies of If/Loop/Scan
 
-The OpenCL provider's side is native/opencl/_plan.py (StepBuilder, OpenCLPlan).
+The OpenCL provider's side is native/opencl/_plan.py (StepBuilder, OpenCLPlan, OpenCLPartition).
 """

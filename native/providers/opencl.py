@@ -109,7 +109,7 @@ class OpenCLExecutionProvider(ExecutionProvider):
         return [i for i, w in wanted.items() if not w or f"{w[0]}:{w[1]}" not in broken]
 
     def compile(self, graph):
-        return _plan.Partition(graph, self.cl_device)
+        return _plan.OpenCLPartition(graph, self.cl_device)
 
     def allocate(self, shape, dtype):
         device = self.cl_device

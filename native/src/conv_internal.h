@@ -9,6 +9,7 @@
 #include <stdatomic.h>
 
 #include "internal.h"
+#include "../kernels/conv.h" /* enum mlrt_conv_activation */
 
 #define CONV_MAX_SPATIAL 6
 /* Patch rows per block of the micro-kernel paths (packed strips and direct). */

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "../include/mlrt.h"
+#include "../kernels/cast.h" /* enum mlrt_round_mode, for mlrt_f32_to_e8m0 */
 
 /* Register a kernel: MLRT_KERNEL(relu_f32, "Relu", "", 6, 2147483647, MASK, fn);
  * The definition lands in the "mlrt_kernels" section, which the registry walks,
@@ -51,7 +52,6 @@ uint16_t mlrt_f32_to_bf16(float f);
  * E5M2FNUZ, float4 E2M1 and float8 E8M0 (one byte each); rounding to nearest even,
  * `saturate` clamps out-of-range values to the largest finite one (float8; float4
  * always saturates), else they become inf / NaN as ONNX's Cast table says */
-enum mlrt_round_mode { MLRT_ROUND_UP = 0, MLRT_ROUND_DOWN = 1, MLRT_ROUND_NEAREST = 2 };
 float mlrt_lowp_to_f32(uint8_t v, int32_t dtype);
 uint8_t mlrt_f32_to_lowp(float f, int32_t dtype, int saturate);
 uint8_t mlrt_f32_to_e8m0(float f, int saturate, int round_mode);

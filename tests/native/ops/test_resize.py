@@ -273,3 +273,25 @@ def test_large_and_many_taps():
     resize(x, sizes_=sizes(2, 8, 37, 123), mode="linear")
     resize(img((1, 30, 40, 50)), scales(1, 0.1, 0.1, 0.3), mode="linear", antialias=1)
     resize(img((1, 1, 3, 41, 53)), scales(1, 1, 1, 0.15, 0.2), mode="cubic", antialias=1)
+
+
+def test_exported_tap_table_checks_what_it_is_given():
+    """mlrt_resize_taps (the table the OpenCL kernels read) sizes its table first and
+    refuses an axis out of range, a bad mode, an empty input axis or too little room."""
+    from mlrt.native import _lib
+    ffi, lib = _lib.ffi(), _lib.lib()
+    fields = {"mode": _lib.enum_value("MLRT_RESIZE_LINEAR"), "coord_mode": _lib.enum_value("MLRT_RESIZE_HALF_PIXEL"),
+              "scales": [2.0] * 8}
+    _, params, _ = _lib.pack_params("mlrt_resize_params", fields)
+    taps = ffi.new("int64_t *")
+    assert lib.mlrt_resize_taps(params, 0, 3, 6, 0, taps, ffi.NULL, ffi.NULL) == lib.MLRT_OK and taps[0] == 2
+    idx, w = np.empty(12, np.int32), np.empty(12, np.float32)
+    ip, wp = ffi.cast("int32_t *", idx.ctypes.data), ffi.cast("float *", w.ctypes.data)
+    assert lib.mlrt_resize_taps(params, 0, 3, 6, 12, taps, ip, wp) == lib.MLRT_OK
+    np.testing.assert_array_equal(idx.reshape(6, 2)[:, 0], [0, 0, 0, 1, 1, 2])  # half-pixel, clamped at the edges
+    np.testing.assert_allclose(w.reshape(6, 2).sum(axis=1), 1)
+    assert lib.mlrt_resize_taps(params, 0, 3, 6, 11, taps, ip, wp) != lib.MLRT_OK  # no room
+    assert lib.mlrt_resize_taps(params, 8, 3, 6, 12, taps, ip, wp) != lib.MLRT_OK  # no such axis
+    assert lib.mlrt_resize_taps(params, 0, 0, 6, 12, taps, ip, wp) != lib.MLRT_OK  # nothing to read
+    _, bad, _ = _lib.pack_params("mlrt_resize_params", {**fields, "mode": 7})
+    assert lib.mlrt_resize_taps(bad, 0, 3, 6, 12, taps, ip, wp) != lib.MLRT_OK
