@@ -54,7 +54,7 @@ def tensorize(pixels: DeviceTensor, pixel_format, crop, out: DeviceTensor, index
     p = np.array((fmt.value, x0, y0, cw, ch, bool(rgb), bool(nhwc), index, _per_channel(alpha, c, "alpha"),
                   _per_channel(beta, c, "beta")), TENSORIZE_PARAMS)
     if h and w:
-        _launch(out, "mlrt_tensorize", h, w, pixels.buffer, out.buffer, p, width, c)
+        _enqueue(out, "mlrt_tensorize", h, w, pixels.buffer, out.buffer, p, width, c)
 
 
 def detensorize(tensor: DeviceTensor, index: int, *, rgb: bool, nhwc: bool, alpha, beta, out: DeviceTensor,
@@ -75,7 +75,7 @@ def detensorize(tensor: DeviceTensor, index: int, *, rgb: bool, nhwc: bool, alph
     p = np.array((fmt.value, bool(rgb), bool(nhwc), index, _per_channel(alpha, c, "alpha"),
                   _per_channel(beta, c, "beta")), DETENSORIZE_PARAMS)
     if h and w:
-        _launch(tensor, "mlrt_detensorize", h, w, tensor.buffer, out.buffer, p, c)
+        _enqueue(tensor, "mlrt_detensorize", h, w, tensor.buffer, out.buffer, p, c)
 
 
 # -- checks ------------------------------------------------------------------------------------------
@@ -146,7 +146,7 @@ def _same_device(a: DeviceTensor, b: DeviceTensor) -> None:
                               f"{b.device.name})")
 
 
-# -- launching ---------------------------------------------------------------------------------------
+# -- dispatching --------------------------------------------------------------------------------------
 def _kernel(device, dtype, name: str):
     """(kernel, its work-group size, lock), made once per device, element type and name."""
     key = (device, dtype, name)
@@ -163,7 +163,7 @@ def _kernel(device, dtype, name: str):
     return found
 
 
-def _launch(tensor: DeviceTensor, name: str, rows: int, cols: int, *args) -> None:
+def _enqueue(tensor: DeviceTensor, name: str, rows: int, cols: int, *args) -> None:
     """The kernel over rows x cols pixels, one run of `chunk` per item (its last arguments
     are cols, chunk, rows), built for `tensor`'s element type and enqueued on its device."""
     device = tensor.device

@@ -331,13 +331,11 @@ MLRT_KERNEL(space_to_depth, "SpaceToDepth", "", 1, MLRT_OPSET_MAX, MLRT_MASK_ALL
 static int k_slice(const mlrt_context *ctx, const mlrt_tensor *in, int32_t n_in, mlrt_tensor *out, int32_t n_out,
                    const void *params, size_t params_size) {
     MLRT_PARAMS(mlrt_slice_params, p, params, params_size);
-    MLRT_CHECK(n_in >= 1 && n_out >= 1 && mlrt_present(&in[0]) && mlrt_present(&out[0]), "expects an input and an output");
+    size_t es;
+    int status = mlrt_check_movement(in, n_in, out, n_out, &es);
+    if (status != MLRT_OK) return status;
     const mlrt_tensor *x = &in[0];
     mlrt_tensor *y = &out[0];
-    size_t es = mlrt_dtype_size(x->dtype);
-    if (!es) return mlrt_fail(MLRT_ERR_NOT_IMPLEMENTED, "element type %d not supported", x->dtype);
-    MLRT_CHECK(x->dtype == y->dtype && x->rank == y->rank, "output must have the input's type and rank");
-    MLRT_CHECK(mlrt_is_contiguous(x) && mlrt_is_contiguous(y), "needs contiguous tensors");
     if (mlrt_numel(y) == 0) return MLRT_OK;
     int64_t strides[MLRT_MAX_RANK], offset = 0, acc = 1;
     for (int32_t d = x->rank - 1; d >= 0; --d) {

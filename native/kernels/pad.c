@@ -85,13 +85,11 @@ static void pad_rows(void *arg, int64_t begin, int64_t end) {
 static int k_pad(const mlrt_context *ctx, const mlrt_tensor *in, int32_t n_in, mlrt_tensor *out, int32_t n_out,
                  const void *params, size_t params_size) {
     MLRT_PARAMS(mlrt_pad_params, p, params, params_size);
-    MLRT_CHECK(n_in >= 1 && n_out >= 1 && mlrt_present(&in[0]) && mlrt_present(&out[0]), "expects an input and an output");
+    size_t es;
+    int status = mlrt_check_movement(in, n_in, out, n_out, &es);
+    if (status != MLRT_OK) return status;
     const mlrt_tensor *x = &in[0];
     mlrt_tensor *y = &out[0];
-    size_t es = mlrt_dtype_size(x->dtype);
-    if (!es) return mlrt_fail(MLRT_ERR_NOT_IMPLEMENTED, "element type %d not supported", x->dtype);
-    MLRT_CHECK(x->dtype == y->dtype && x->rank == y->rank, "output must have the input's type and rank");
-    MLRT_CHECK(mlrt_is_contiguous(x) && mlrt_is_contiguous(y), "needs contiguous tensors");
     MLRT_CHECK(p->mode >= MLRT_PAD_CONSTANT && p->mode <= MLRT_PAD_WRAP, "unknown mode %lld", (long long)p->mode);
     pad_job job = {.p = p, .src = x->data, .dst = y->data, .es = (int64_t)es, .value = p->value_bits, .rank = x->rank};
     if (n_in >= 3 && mlrt_present(&in[2]) && mlrt_numel(&in[2]) > 0) {

@@ -461,14 +461,12 @@ int mlrt_resize_taps(const mlrt_resize_params *p, int32_t d, int64_t in, int64_t
 static int k_resize(const mlrt_context *ctx, const mlrt_tensor *in, int32_t n_in, mlrt_tensor *out, int32_t n_out,
                     const void *params, size_t params_size) {
     MLRT_PARAMS(mlrt_resize_params, p, params, params_size);
-    MLRT_CHECK(n_in >= 1 && n_out >= 1 && mlrt_present(&in[0]) && mlrt_present(&out[0]), "expects an input and an output");
+    size_t es;
+    int status = mlrt_check_movement(in, n_in, out, n_out, &es);
+    if (status != MLRT_OK) return status;
     const mlrt_tensor *x = &in[0];
     mlrt_tensor *y = &out[0];
-    const size_t es = mlrt_dtype_size(x->dtype);
-    if (!es) return mlrt_fail(MLRT_ERR_NOT_IMPLEMENTED, "element type %d not supported", x->dtype);
-    MLRT_CHECK(x->dtype == y->dtype && x->rank == y->rank, "output must have the input's type and rank");
-    MLRT_CHECK(mlrt_is_contiguous(x) && mlrt_is_contiguous(y), "needs contiguous tensors");
-    int status = rs_check_modes(p);
+    status = rs_check_modes(p);
     if (status != MLRT_OK) return status;
     mlrt_range_fn interp = NULL;
     if (p->mode != MLRT_RESIZE_NEAREST) {

@@ -502,7 +502,7 @@ class Recorder:
         return np.dtype(self.program_dtype(dtype) if self.program_dtype is not None else dtype)
 
 
-_recorders: dict[tuple[str, str], Launcher] = {}
+_recorders: dict[tuple[str, str], Recorder] = {}
 _scanned = False
 
 
@@ -528,7 +528,7 @@ def passed_over() -> list[str]:
     return list(_failures)
 
 
-def find_recorder(domain: str, op_type: str) -> Launcher | None:
+def find_recorder(domain: str, op_type: str) -> Recorder | None:
     global _scanned
     if not _scanned:
         for info in pkgutil.iter_modules([str(HERE)]):

@@ -86,7 +86,7 @@ MLRT_UNARY(acosh, acosh(v))
 MLRT_UNARY(atanh, atanh(v))
 
 /* Clip: an absent bound does not clip, NaN stays NaN; bounds from attributes (already
- * rounded to T by the launcher) or from one-element tensors (opset 11+, an absent one
+ * rounded to T by the recorder) or from one-element tensors (opset 11+, an absent one
  * is not read). */
 #define CLIP(v, lo, hi) { if (has_lo) v = v < lo ? lo : v; if (has_hi) v = v > hi ? hi : v; }
 #define MLRT_CLIP(NAME, BOUND, GET)                                                                     \

@@ -22,7 +22,7 @@
  */
 #ifdef T_IS_FLOAT
 
-/* Tile sizes, build options from gemm.py (its launch geometry): VN columns per work-item
+/* Tile sizes, build options from gemm.py (its dispatch geometry): VN columns per work-item
  * (one float16), TM x TN tiles of Y, RM rows per work-item, GV the gemv work-group size,
  * KR and KCC the depth of the A chunk staged by mlrt_gemv_rows4 and mlrt_gemv_cols1/8. */
 #if !defined(VN) || !defined(TM) || !defined(TN) || !defined(RM) || !defined(GV) || !defined(KR) || !defined(KCC)

@@ -9,7 +9,7 @@
  * Instance/LayerNormalization: the Python semantics hand X over as a view whose first
  * n_kept dims pick a group and whose other dims are the group's `count` elements;
  * scale and bias are views of the same shape (stride 0 where they broadcast).  The
- * launcher splits each into a kept view and a reduced view.  One work-group of NORM_WG
+ * recorder splits each into a kept view and a reduced view.  One work-group of NORM_WG
  * work-items per group: mean, then the mean squared deviation (two passes, partial
  * sums combined in local memory), then
  *   y = (x - mean) / sqrt(var + eps) * scale + bias

@@ -2,7 +2,7 @@
  * GlobalAveragePool, and LRN (across channels).
  *
  * Windows: the Python semantics resolve output sizes and pads (auto_pad, ceil_mode);
- * the launcher hands them over as a table of 3 dims (1-D and 2-D padded in front with
+ * the recorder hands them over as a table of 3 dims (1-D and 2-D padded in front with
  * size-1 dims), POOL_FIELDS ints per dim:  in, out, kernel, stride, dilation,
  * pad_begin, pad_end.  Every window is clipped to the input, so any size is safe.
  * As the C kernels: MaxPool skips NaN and gives 0 for a window with no element in X;
@@ -17,7 +17,7 @@
 
 /* Taps [*t0, *t1) of window o along one dim that fall inside X; returns the taps
  * inside the padded input [-pad_begin, in + pad_end).  (In-image arithmetic is in int:
- * the launcher checks that an image's positions, pads included, fit.) */
+ * the recorder checks that an image's positions, pads included, fit.) */
 inline int mlrt_pool_taps(__global const int *f, int o, int *t0, int *t1)
 {
     int in = f[0], k = f[2], s = f[3], dl = f[4], pb = f[5], pe = f[6];

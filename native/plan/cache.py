@@ -7,6 +7,7 @@ import threading
 import numpy as np
 
 MAX_PLANS = 16  # signatures kept per partition; the oldest is dropped first
+_ABSENT = object()
 
 
 def signature(feeds: dict, names, by_value=frozenset()):
@@ -15,16 +16,22 @@ def signature(feeds: dict, names, by_value=frozenset()):
     fed value is not a tensor (a sequence, an optional, strings): no plan then."""
     key = []
     for name in names:
-        if name not in feeds:
+        v = feeds.get(name, _ABSENT)
+        if v is _ABSENT:
             continue
-        v = feeds[name]
-        dtype = getattr(v, "dtype", None)
-        if dtype is None or not hasattr(v, "shape") or np.dtype(dtype).kind in "OUS":
+        if type(v) is np.ndarray:  # the common case, kept quick: this runs on every run()
+            dtype, shape = v.dtype, v.shape
+        else:
+            dtype = getattr(v, "dtype", None)
+            if dtype is None or not hasattr(v, "shape"):
+                return None
+            dtype, shape = np.dtype(dtype), tuple(v.shape)
+        if dtype.kind in "OUS":
             return None
-        entry = (name, np.dtype(dtype).str, tuple(v.shape))
-        if name in by_value and isinstance(v, np.ndarray):
-            entry += (v.tobytes(),)
-        key.append(entry)
+        if name in by_value and type(v) is np.ndarray:
+            key.append((name, dtype.str, shape, v.tobytes()))
+        else:
+            key.append((name, dtype.str, shape))
     return tuple(key)
 
 

@@ -41,7 +41,8 @@ def allocate(shape, dtype, where: str) -> np.ndarray:
     count = 1
     for d in shape:
         count *= int(d)
-    check_size(count * dtype.itemsize, f"{where}: a {list(shape)} {dtype.name} tensor")
+    if count * dtype.itemsize > MEMORY_LIMIT:  # (the message only when needed: this runs for every output)
+        check_size(count * dtype.itemsize, f"{where}: a {list(shape)} {dtype.name} tensor")
     try:
         return np.empty(shape, dtype)
     except (MemoryError, ValueError) as exc:

@@ -121,6 +121,9 @@ int64_t mlrt_numel(const mlrt_tensor *t);
 bool mlrt_is_contiguous(const mlrt_tensor *t);
 bool mlrt_same_shape(const mlrt_tensor *a, const mlrt_tensor *b);
 static inline bool mlrt_present(const mlrt_tensor *t) { return t->dtype != MLRT_UNDEFINED; }
+/* What a kernel moving elements of in[0] into out[0] relies on: both present, of one
+ * type (a known size, stored in *es) and rank, contiguous. */
+int mlrt_check_movement(const mlrt_tensor *in, int32_t n_in, const mlrt_tensor *out, int32_t n_out, size_t *es);
 
 /* Check the params blob has the size of the struct the kernel expects. */
 #define MLRT_PARAMS(type, var, params, size)                                                   \

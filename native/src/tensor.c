@@ -29,6 +29,15 @@ bool mlrt_is_contiguous(const mlrt_tensor *t) {
     return true;
 }
 
+int mlrt_check_movement(const mlrt_tensor *in, int32_t n_in, const mlrt_tensor *out, int32_t n_out, size_t *es) {
+    MLRT_CHECK(n_in >= 1 && n_out >= 1 && mlrt_present(&in[0]) && mlrt_present(&out[0]), "expects an input and an output");
+    *es = mlrt_dtype_size(in[0].dtype);
+    if (!*es) return mlrt_fail(MLRT_ERR_NOT_IMPLEMENTED, "element type %d not supported", in[0].dtype);
+    MLRT_CHECK(in[0].dtype == out[0].dtype && in[0].rank == out[0].rank, "output must have the input's type and rank");
+    MLRT_CHECK(mlrt_is_contiguous(&in[0]) && mlrt_is_contiguous(&out[0]), "needs contiguous tensors");
+    return MLRT_OK;
+}
+
 bool mlrt_same_shape(const mlrt_tensor *a, const mlrt_tensor *b) {
     if (a->rank != b->rank) return false;
     for (int32_t d = 0; d < a->rank; ++d)
