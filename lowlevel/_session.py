@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import os
+import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -12,7 +13,7 @@ from onnx import helper
 from .. import distribution
 from .._errors import InvalidArgument, MlrtError, NotImplemented
 from ..native import graph as graph_mod
-from ..native import optimizer, partitioner
+from ..native import optimizer, partitioner, profile
 from ..native.providers import _base as providers_base
 from ._options import GraphOptimizationLevel, RunOptions, SessionOptions
 from ._ortvalue import IOBinding, OrtValue
@@ -91,6 +92,8 @@ class InferenceSession:
     def __init__(self, path_or_bytes, sess_options: SessionOptions | None = None, providers=None,
                  provider_options=None, **kwargs):
         self._options = sess_options or SessionOptions()
+        self._profiler = profile.Profiler() if self._options.enable_profiling else None
+        started = self._profiler.start_ns if self._profiler is not None else 0
         self._model_path = path_or_bytes if isinstance(path_or_bytes, (str, os.PathLike)) else None
         names, options = _normalize_providers(providers, provider_options)
         known = providers_base.available()
@@ -104,7 +107,11 @@ class InferenceSession:
         self._providers = [known[n](o, intra_op_num_threads=threads) for n, o in zip(names, options)]
         self._provider_options = {n: o for n, o in zip(names, options)}
 
+        loading = time.monotonic_ns()
         self._graph = graph_mod.load(path_or_bytes, self._dimension_overrides())
+        if self._profiler is not None:
+            self._profiler.event("Session", "model_loading_uri" if self._model_path else "model_loading_array",
+                                 loading, time.monotonic_ns())
         _check_runtime_opsets(self._graph)
         self._inputs = [NodeArg.of(v) for v in self._graph.inputs]
         self._overridable = [NodeArg.of(v) for v in self._graph.overridable]
@@ -118,6 +125,8 @@ class InferenceSession:
         if self._options.optimized_model_filepath:
             self._save_optimized(self._options.optimized_model_filepath)
         self._assignment, self._runnable = self._place()
+        if self._profiler is not None:
+            self._profiler.event("Session", "session_initialization", started, time.monotonic_ns())
 
     def _dimension_overrides(self) -> dict:
         o = self._options
@@ -172,7 +181,18 @@ class InferenceSession:
                              m.model_version, {p.key: p.value for p in m.metadata_props})
 
     def end_profiling(self) -> str:
-        return ""
+        """Stop profiling and write the trace (Chrome trace format, onnxruntime's event
+        fields) to `<profile_file_prefix>_<date>_<time>.json`; returns that path, or ""
+        when the session was not profiling."""
+        if self._profiler is None:
+            return ""
+        path = self._profiler.write(self._options.profile_file_prefix)
+        self._profiler = None
+        return path
+
+    def get_profiling_start_time_ns(self) -> int:
+        """When profiling started, in time.monotonic_ns() nanoseconds (0: not profiling)."""
+        return self._profiler.start_ns if self._profiler is not None else 0
 
     # -- running ----------------------------------------------------------------------------------
     def _check_feeds(self, input_feed) -> dict[str, np.ndarray]:
@@ -245,7 +265,14 @@ class InferenceSession:
                 raise InvalidArgument(f"'{n}' is not an output of this model (outputs: {', '.join(known)})")
         if run_options is not None and run_options.terminate:
             raise MlrtError("run() was terminated by RunOptions.terminate")
-        results = self._runnable.run(feeds, keep_on_device)
+        profiler = self._profiler
+        if profiler is None:
+            results = self._runnable.run(feeds, keep_on_device)
+        else:
+            with profile.profiling(profiler):
+                start = time.monotonic_ns()
+                results = self._runnable.run(feeds, keep_on_device)
+                profiler.event("Session", "model_run", start, time.monotonic_ns())
         return [results[n] for n in names]
 
     def io_binding(self) -> IOBinding:

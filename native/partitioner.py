@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 import warnings
 from collections import Counter
 from dataclasses import dataclass, field
@@ -27,6 +28,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .._errors import DeviceError, NotImplemented
+from . import profile
 from .graph import Graph, ValueType, node_reads
 
 log = logging.getLogger("mlrt")
@@ -301,7 +303,11 @@ class Placement:
             for name in piece.inputs:
                 if name in values:  # else an optional input left out, or an initializer not overridden
                     args[name] = (values[name], owner_of.get(name))
-            results = self._run_piece(piece, args)
+            if profile.active() is None:
+                results = self._run_piece(piece, args)
+            else:
+                with profile.provider(piece.provider.name):
+                    results = self._run_piece(piece, args)
             for name, v in results.items():
                 values[name] = v
                 owner_of[name] = piece
@@ -322,9 +328,20 @@ class Placement:
         if piece.on_host or name in piece.host_inputs:
             if name in piece.shape_only and not _is_host(value):
                 return np.broadcast_to(np.zeros((), value.dtype), value.shape)
-            return _to_host(value, src)
+            if not piece.on_host or _is_host(value) or profile.active() is None:
+                return _to_host(value, src)
+            start = time.monotonic_ns()
+            moved = _to_host(value, src)
+            profile.active().node(f"MemcpyToHost_{name}", "MemcpyToHost", start, time.monotonic_ns(), [value], [moved],
+                                  src.provider.name if src is not None else "")
+            return moved
         if _is_host(value) and isinstance(value, np.ndarray):
-            return piece.provider.to_device(value)
+            start = time.monotonic_ns()
+            moved = piece.provider.to_device(value)
+            if profile.active() is not None:
+                profile.active().node(f"MemcpyFromHost_{name}", "MemcpyFromHost", start, time.monotonic_ns(), [value],
+                                      [moved], piece.provider.name)
+            return moved
         return value
 
     def _run_piece(self, piece: Piece, args: dict) -> dict:

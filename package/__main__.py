@@ -12,6 +12,10 @@ operator semantics files).
     mlrt runtime which                      the runtime this environment selects (MLRT_RUNTIME)
     mlrt runtime uninstall VERSION [--prefix P]
 P defaults to $MLRT_SYSTEM_PREFIX, else /usr/local.
+
+`mlrt profile MODEL [--runs N] [--providers A,B] [--dim NAME=N] [--top K]` runs a model
+on generated inputs with profiling on, writes the Chrome trace (load it in Perfetto or
+chrome://tracing) and prints the time per op type and the slowest nodes.
 """
 
 from __future__ import annotations
@@ -108,8 +112,22 @@ def main(argv: list[str] | None = None) -> int:
     p = rsub.add_parser("uninstall", help="remove one installed version")
     p.add_argument("version")
     p.add_argument("--prefix", default=None, help="default: $MLRT_SYSTEM_PREFIX, else /usr/local")
+    p = sub.add_parser("profile", help="run a model with profiling on: time per op type, slowest nodes, a trace")
+    p.add_argument("model")
+    p.add_argument("--runs", type=int, default=10, help="runs after the first (which plans), default 10")
+    p.add_argument("--providers", default="", help="comma-separated, e.g. OpenCLExecutionProvider (CPU is added last)")
+    p.add_argument("--dim", action="append", default=[], metavar="NAME=N", help="size of a named free dimension")
+    p.add_argument("--top", type=int, default=15, help="how many nodes to list")
+    p.add_argument("--prefix", default="mlrt_profile", help="trace file prefix")
     args = parser.parse_args(argv)
     from ._errors import MlrtError
+    if args.command == "profile":
+        from ._profile import profile_command
+        try:
+            return profile_command(args)
+        except (MlrtError, OSError, ValueError) as exc:
+            print(f"mlrt: {type(exc).__name__}: {exc}", file=sys.stderr)
+            return 1
     if args.command == "runtime":
         try:
             return runtime_command(args)

@@ -137,6 +137,13 @@ mlrt_plan *mlrt_plan_create(const mlrt_node_record *nodes, int32_t n_nodes,
                             int32_t n_external, size_t arena_bytes);
 int mlrt_plan_run(const mlrt_plan *plan, mlrt_threadpool *pool,
                   void *const *external, void *arena);
+/* As mlrt_plan_run, and when times_ns is not NULL, it receives two numbers per node
+ * (2 * n_nodes in all): when the node's kernel started and ended, in nanoseconds of
+ * CLOCK_MONOTONIC (the clock of Python's time.monotonic_ns); a node not reached keeps
+ * what was there.  For profiling. */
+int mlrt_plan_run_timed(const mlrt_plan *plan, mlrt_threadpool *pool,
+                        void *const *external, void *arena, int64_t *times_ns);
+int32_t mlrt_plan_node_count(const mlrt_plan *plan);
 size_t mlrt_plan_arena_bytes(const mlrt_plan *plan);
 void mlrt_plan_destroy(mlrt_plan *plan);
 

@@ -12,11 +12,13 @@ last reader (plan/memory.py's lifetimes); the queue's order keeps reuse safe.
 from __future__ import annotations
 
 import threading
+import time
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from ..._errors import DeviceError, InvalidArgument, MlrtError
+from .. import profile
 from .._lib import MAX_RANK, np_type
 from ..ops import make_op
 from ..plan.cache import PlanCache, signature
@@ -44,7 +46,9 @@ class _Dispatch:
 
 @dataclass
 class _Step:
-    where: str
+    op: object               # the node's operator; in_infos, out_infos: its values (for profiles)
+    in_infos: list
+    out_infos: list
     outputs: list            # (name, dtype, shape, bytes) of values this node allocates
     aliases: list            # (name, source name, dtype, shape): outputs sharing an input's buffer
     scratch: list            # byte sizes
@@ -59,7 +63,7 @@ class StepBuilder:
         self._plan, self.op, self._recorder = plan, op, recorder
         self.inputs, self.outputs = inputs, outputs
         self.device = plan.device
-        self.step = _Step(op.where, [], [], [])
+        self.step = _Step(op, inputs, outputs, [], [], [])
         self._aliased: set[int] = set()
 
     def kernel(self, name: str, dtype=None):
@@ -201,7 +205,9 @@ class OpenCLPlan:
         with self._lock:  # kernel objects hold their arguments: one run of a plan at a time
             if self._error is not None:
                 self._error.write(np.zeros(1, np.int32))
+            profiler = profile.active()
             for step in self.steps:
+                start = time.monotonic_ns() if profiler is not None else 0
                 for name, dtype, shape, nbytes in step.outputs:
                     values[name] = DeviceTensor(device.allocate(nbytes), dtype, shape, device)
                 for name, src, dtype, shape in step.aliases:
@@ -211,6 +217,10 @@ class OpenCLPlan:
                     args = [self._resolve(a, values, scratch, feeds) for a in d.args]
                     d.kernel.set_args(*args)
                     cl.enqueue_nd_range_kernel(queue, d.kernel, d.global_size, d.local_size)
+                if profiler is not None:  # the step's kernels timed to their end
+                    queue.finish()
+                    profiler.node(step.op.node.name, step.op.op_type, start, time.monotonic_ns(), step.in_infos,
+                                  step.out_infos)
                 for b in scratch:
                     b.release()
                 for name in step.release:

@@ -13,11 +13,13 @@ as partitions of their own.
 from __future__ import annotations
 
 import threading
+import time
 
 import numpy as np
 
 from ..._errors import InvalidModel
 from .. import graph as graph_mod
+from .. import profile
 from .._lib import ThreadPool
 from ..graph import Graph
 from ..ops import Op, make_op
@@ -118,12 +120,16 @@ class CPUPartition:
             ops = self._rest
         else:
             ops = self.ops
+        profiler = profile.active()
         for op in ops:
             arrays = [values[n] if n else None for n in op.node.input]
+            start = time.monotonic_ns() if profiler is not None else 0
             if op.host or (type(op).run_host is not Op.run_host and _needs_host(op, arrays)):
                 outs = op.run_host(arrays, _HostRuntime(self, values))
             else:
                 outs = run_eager(op, arrays, self.pool)
+            if profiler is not None:
+                profiler.node(op.node.name, op.op_type, start, time.monotonic_ns(), arrays, outs)
             for name, v in zip(op.node.output, outs):
                 if name:
                     values[name] = v

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import _lib
+from .. import _lib, profile
 from ..ops import Info, Op
 from .memory import allocate, arena_layout, check_size, lifetimes
 
@@ -91,6 +91,7 @@ class NativePlan:
         if plan == ffi.NULL:
             _lib.raise_status(lib.MLRT_ERR_INTERNAL, "plan")
         self.handle = ffi.gc(plan, lib.mlrt_plan_destroy)
+        self.steps = list(steps)
         self.arena_bytes = arena
         self.pool = pool
         self._arenas: list = []
@@ -114,9 +115,18 @@ class NativePlan:
             results[name] = allocate(info.shape, info.dtype, f"output '{name}'")
             ext[b - 1] = _lib.array_pointer(results[name])
         arena = self._take_arena()
+        arena_ptr = _lib.array_pointer(arena) if arena is not None else ffi.NULL
+        profiler = profile.active()
         try:
-            status = lib.mlrt_plan_run(self.handle, self.pool.handle, ext,
-                                       _lib.array_pointer(arena) if arena is not None else ffi.NULL)
+            if profiler is None:
+                status = lib.mlrt_plan_run(self.handle, self.pool.handle, ext, arena_ptr)
+            else:
+                times = np.zeros(2 * len(self.steps), np.int64)  # per node: start, end (ns)
+                status = lib.mlrt_plan_run_timed(self.handle, self.pool.handle, ext, arena_ptr,
+                                                 ffi.cast("int64_t *", times.ctypes.data))
+                for step, (t0, t1) in zip(self.steps, times.reshape(-1, 2).tolist()):
+                    if t1:
+                        profiler.node(step.op.node.name, step.op.op_type, t0, t1, step.inputs, step.outputs)
         finally:
             if arena is not None:
                 with self._arena_lock:

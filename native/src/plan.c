@@ -7,6 +7,7 @@
  * plan at once, each with its own arena. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "internal.h"
 
@@ -136,7 +137,20 @@ static void *slot_address(const mlrt_slot *s, void *const *external, char *arena
     return base ? base + s->offset : NULL;
 }
 
+static int64_t now_ns(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
+int32_t mlrt_plan_node_count(const mlrt_plan *plan) { return plan ? plan->n_nodes : 0; }
+
 int mlrt_plan_run(const mlrt_plan *plan, mlrt_threadpool *pool, void *const *external, void *arena) {
+    return mlrt_plan_run_timed(plan, pool, external, arena, NULL);
+}
+
+int mlrt_plan_run_timed(const mlrt_plan *plan, mlrt_threadpool *pool, void *const *external, void *arena,
+                        int64_t *times_ns) {
     if (!plan) return mlrt_fail(MLRT_ERR_INVALID_ARGUMENT, "plan: NULL plan");
     if (plan->n_external && !external) return mlrt_fail(MLRT_ERR_INVALID_ARGUMENT, "plan: external pointers missing");
     void *own_arena = NULL;
@@ -164,7 +178,9 @@ int mlrt_plan_run(const mlrt_plan *plan, mlrt_threadpool *pool, void *const *ext
             if (n->output_slots[k].base < 0) outs[k].dtype = MLRT_UNDEFINED;
         }
         const mlrt_kernel_def *k = mlrt_kernel_get(n->kernel);
+        if (times_ns) times_ns[2 * i] = now_ns();
         status = k->run(&ctx, ins, n->n_inputs, outs, n->n_outputs, n->params, n->params_size);
+        if (times_ns) times_ns[2 * i + 1] = now_ns();
         if (status != MLRT_OK) mlrt_error_prefix("node '%s' (%s): ", n->name, k->op_type);
     }
     free(ins);
