@@ -18,6 +18,7 @@
 
 #include "conv.h"
 #include "conv_internal.h"
+#include "fastmath.h"
 #include "gemm.h"
 
 /* Elements of one im2col tile buffer (per task): bounds memory, keeps tiles warm. */
@@ -83,38 +84,87 @@ static int conv_setup(const mlrt_conv_params *p, const mlrt_tensor *X, const mlr
     return MLRT_OK;
 }
 
-/* The activations of FusedConv (codes of mlrt_conv_params.activation), and the finish
- * of rows of Y: + bias[r], + Z (same layout, leading dimension ld), activation. */
-#define DEFINE_CONV_FINISH(T, NAME)                                                                            \
-    static inline T act_##NAME(T v, int64_t act, double alpha, double beta) {                                  \
-        switch (act) {                                                                                         \
-        case MLRT_CONV_ACT_RELU: return v > 0 ? v : (v != v ? v : 0);                                         \
-        case MLRT_CONV_ACT_LEAKY_RELU: return v >= 0 ? v : (T)(alpha * v);                                    \
-        case MLRT_CONV_ACT_CLIP: return v < (T)alpha ? (T)alpha : v > (T)beta ? (T)beta : v;                  \
-        case MLRT_CONV_ACT_SIGMOID: return (T)(1.0 / (1.0 + exp(-(double)v)));                                \
-        case MLRT_CONV_ACT_TANH: return (T)tanh((double)v);                                                   \
-        case MLRT_CONV_ACT_HARD_SIGMOID: { double h = alpha * v + beta; return (T)(h < 0 ? 0 : h > 1 ? 1 : h); } \
-        default: return v;                                                                                     \
-        }                                                                                                      \
-    }                                                                                                          \
-                                                                                                               \
-    void mlrt_conv_finish_##NAME(T *y, const T *z, int64_t rows, int64_t cols, int64_t ld, const T *bias,      \
-                                 int64_t act, double alpha, double beta) {                                     \
-        if (!bias && !z && !act) return;                                                                       \
-        for (int64_t r = 0; r < rows; ++r) {                                                                   \
-            T *yr = y + r * ld, bv = bias ? bias[r] : 0;                                                       \
-            const T *zr = z ? z + r * ld : NULL;                                                               \
-            if (bias) for (int64_t i = 0; i < cols; ++i) yr[i] += bv;                                          \
-            if (zr) for (int64_t i = 0; i < cols; ++i) yr[i] += zr[i];                                         \
-            if (act == MLRT_CONV_ACT_RELU)                                                                     \
-                for (int64_t i = 0; i < cols; ++i) yr[i] = yr[i] > 0 ? yr[i] : (yr[i] != yr[i] ? yr[i] : 0);   \
-            else if (act)                                                                                      \
-                for (int64_t i = 0; i < cols; ++i) yr[i] = act_##NAME(yr[i], act, alpha, beta);                \
-        }                                                                                                      \
-    }
+/* Row loops of the float32 activations that need more than a compare: the exp is the
+ * polynomial of fastmath.h (as the Sigmoid kernel's, about 2 ulp), cloned per ISA. */
+static HOT_LOOP void sigmoid_row_f32(float *y, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) y[i] = 1.0f / (1.0f + mlrt_exp_f32(-y[i]));
+}
 
-DEFINE_CONV_FINISH(float, f32)
-DEFINE_CONV_FINISH(double, f64)
+static HOT_LOOP void swish_row_f32(float *y, int64_t n, float alpha) {
+    for (int64_t i = 0; i < n; ++i) y[i] = y[i] / (1.0f + mlrt_exp_f32(-alpha * y[i]));
+}
+
+static HOT_LOOP void hard_swish_row_f32(float *y, int64_t n, float alpha, float beta) {
+    for (int64_t i = 0; i < n; ++i) {
+        float h = alpha * y[i] + beta;
+        h = h < 0.0f ? 0.0f : h > 1.0f ? 1.0f : h;
+        y[i] = y[i] * h;
+    }
+}
+
+static HOT_LOOP void clip_row_f32(float *y, int64_t n, float lo, float hi) {
+    for (int64_t i = 0; i < n; ++i) y[i] = y[i] < lo ? lo : y[i] > hi ? hi : y[i];
+}
+
+static HOT_LOOP void relu_row_f32(float *y, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) y[i] = y[i] > 0 ? y[i] : (y[i] != y[i] ? y[i] : 0);
+}
+
+static HOT_LOOP void bias_add_row_f32(float *y, const float *z, int64_t n, float bias) {
+    if (z)
+        for (int64_t i = 0; i < n; ++i) y[i] = (y[i] + bias) + z[i];
+    else
+        for (int64_t i = 0; i < n; ++i) y[i] += bias;
+}
+
+/* One activation of FusedConv (codes of mlrt_conv_params.activation) on one value. */
+static inline double conv_act_f64(double v, int64_t act, double alpha, double beta) {
+    switch (act) {
+    case MLRT_CONV_ACT_RELU: return v > 0 ? v : (v != v ? v : 0);
+    case MLRT_CONV_ACT_LEAKY_RELU: return v >= 0 ? v : alpha * v;
+    case MLRT_CONV_ACT_CLIP: return v < alpha ? alpha : v > beta ? beta : v;
+    case MLRT_CONV_ACT_SIGMOID: return 1.0 / (1.0 + exp(-v));
+    case MLRT_CONV_ACT_TANH: return tanh(v);
+    case MLRT_CONV_ACT_HARD_SIGMOID: { double h = alpha * v + beta; return h < 0 ? 0 : h > 1 ? 1 : h; }
+    case MLRT_CONV_ACT_HARD_SWISH: { double h = alpha * v + beta; return v * (h < 0 ? 0 : h > 1 ? 1 : h); }
+    case MLRT_CONV_ACT_SWISH: return v / (1.0 + exp(-alpha * v));
+    default: return v;
+    }
+}
+
+/* The finish of rows of Y: + bias[r], + Z (same layout, leading dimension ld), activation. */
+void mlrt_conv_finish_f32(float *y, const float *z, int64_t rows, int64_t cols, int64_t ld, const float *bias,
+                          int64_t act, double alpha, double beta) {
+    if (!bias && !z && !act) return;
+    const float a = (float)alpha, b = (float)beta;
+    for (int64_t r = 0; r < rows; ++r) {
+        float *yr = y + r * ld;
+        if (bias || z) bias_add_row_f32(yr, z ? z + r * ld : NULL, cols, bias ? bias[r] : 0.0f);
+        switch (act) {
+        case MLRT_CONV_ACT_NONE: break;
+        case MLRT_CONV_ACT_RELU: relu_row_f32(yr, cols); break;
+        case MLRT_CONV_ACT_CLIP: clip_row_f32(yr, cols, a, b); break;
+        case MLRT_CONV_ACT_SIGMOID: sigmoid_row_f32(yr, cols); break;
+        case MLRT_CONV_ACT_SWISH: swish_row_f32(yr, cols, a); break;
+        case MLRT_CONV_ACT_HARD_SWISH: hard_swish_row_f32(yr, cols, a, b); break;
+        default:
+            for (int64_t i = 0; i < cols; ++i) yr[i] = (float)conv_act_f64(yr[i], act, alpha, beta);
+        }
+    }
+}
+
+void mlrt_conv_finish_f64(double *y, const double *z, int64_t rows, int64_t cols, int64_t ld, const double *bias,
+                          int64_t act, double alpha, double beta) {
+    if (!bias && !z && !act) return;
+    for (int64_t r = 0; r < rows; ++r) {
+        double *yr = y + r * ld, bv = bias ? bias[r] : 0;
+        const double *zr = z ? z + r * ld : NULL;
+        if (bias) for (int64_t i = 0; i < cols; ++i) yr[i] += bv;
+        if (zr) for (int64_t i = 0; i < cols; ++i) yr[i] += zr[i];
+        if (act) for (int64_t i = 0; i < cols; ++i) yr[i] = conv_act_f64(yr[i], act, alpha, beta);
+    }
+}
+
 
 /* Cut the work into tasks: whole (image, group) products, then column tiles that
  * bound the im2col buffer, then more tiles (or filter blocks) until the threads get
@@ -154,7 +204,7 @@ static int k_conv(const mlrt_context *ctx, const mlrt_tensor *in, int32_t n_in, 
     MLRT_CHECK(n_in >= 2 && n_in <= 4 && n_out == 1, "Conv: expects 2 to 4 inputs and 1 output");
     const mlrt_tensor *B = n_in >= 3 && mlrt_present(&in[2]) ? &in[2] : NULL;
     const mlrt_tensor *Z = n_in >= 4 && mlrt_present(&in[3]) ? &in[3] : NULL;
-    MLRT_CHECK(p->activation >= MLRT_CONV_ACT_NONE && p->activation <= MLRT_CONV_ACT_HARD_SIGMOID,
+    MLRT_CHECK(p->activation >= MLRT_CONV_ACT_NONE && p->activation <= MLRT_CONV_ACT_SWISH,
                "Conv: unknown activation code %lld", (long long)p->activation);
     conv_job j = {.x = in[0].data, .w = in[1].data, .b = B ? B->data : NULL, .y = out[0].data,
                   .activation = p->activation, .alpha = p->alpha, .beta = p->beta, .z = Z ? Z->data : NULL};

@@ -12,7 +12,9 @@ enum mlrt_conv_activation {
     MLRT_CONV_ACT_CLIP = 3,
     MLRT_CONV_ACT_SIGMOID = 4,
     MLRT_CONV_ACT_TANH = 5,
-    MLRT_CONV_ACT_HARD_SIGMOID = 6
+    MLRT_CONV_ACT_HARD_SIGMOID = 6,
+    MLRT_CONV_ACT_HARD_SWISH = 7, /* v * HardSigmoid(v; alpha, beta): HardSwish, or HardSigmoid * x */
+    MLRT_CONV_ACT_SWISH = 8       /* v * Sigmoid(alpha * v): SiLU (alpha 1), or Sigmoid * x */
 };
 
 typedef struct mlrt_conv_params {

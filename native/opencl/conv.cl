@@ -40,6 +40,8 @@ inline float conv_act(float v, int act, float alpha, float beta)
     case MLRT_CONV_ACT_SIGMOID: return 1.0f / (1.0f + exp(-v));
     case MLRT_CONV_ACT_TANH: return tanh(v);
     case MLRT_CONV_ACT_HARD_SIGMOID: { float h = alpha * v + beta; return h < 0.0f ? 0.0f : (h > 1.0f ? 1.0f : h); }
+    case MLRT_CONV_ACT_HARD_SWISH: { float h = alpha * v + beta; return v * (h < 0.0f ? 0.0f : (h > 1.0f ? 1.0f : h)); }
+    case MLRT_CONV_ACT_SWISH: return v / (1.0f + exp(-alpha * v));
     default: return v;
     }
 }
@@ -92,6 +94,9 @@ inline float16 conv_act16(float16 v, int act, float alpha, float beta)
     case MLRT_CONV_ACT_TANH: return tanh(v);
     case MLRT_CONV_ACT_HARD_SIGMOID: { float16 h = alpha * v + beta;
               return select(select(h, (float16)(1.0f), h > 1.0f), (float16)(0.0f), h < 0.0f); }
+    case MLRT_CONV_ACT_HARD_SWISH: { float16 h = alpha * v + beta;
+              return v * select(select(h, (float16)(1.0f), h > 1.0f), (float16)(0.0f), h < 0.0f); }
+    case MLRT_CONV_ACT_SWISH: return v / (1.0f + exp(-alpha * v));
     default: return v;
     }
 }

@@ -1,7 +1,11 @@
 """FusedConv (com.microsoft, as in onnxruntime): activation(Conv(X, W, B) + Z).
 
 What a fusion pass turns Conv (+ Add of a same-shape Z) + activation into, so the
-result is finished while it is still in cache.  Z (input 3) is optional."""
+result is finished while it is still in cache.  Z (input 3) is optional.  Beside
+onnxruntime's activations, mlrt's FusedConv takes "HardSwish" (v * HardSigmoid(v; alpha,
+beta), defaults 1/6 and 0.5) and "Swish" (v * Sigmoid(alpha * v), SiLU at alpha 1), which
+the fusion pass makes of HardSwish, HardSigmoid * x and Sigmoid * x; onnxruntime does
+not know these two names."""
 
 import numpy as np
 
@@ -17,7 +21,8 @@ class FusedConv(Conv):
                    "Relu": ("MLRT_CONV_ACT_RELU", ()), "LeakyRelu": ("MLRT_CONV_ACT_LEAKY_RELU", (0.01,)),
                    "Clip": ("MLRT_CONV_ACT_CLIP", (float("-inf"), float("inf"))),
                    "Sigmoid": ("MLRT_CONV_ACT_SIGMOID", ()), "Tanh": ("MLRT_CONV_ACT_TANH", ()),
-                   "HardSigmoid": ("MLRT_CONV_ACT_HARD_SIGMOID", (0.2, 0.5))}
+                   "HardSigmoid": ("MLRT_CONV_ACT_HARD_SIGMOID", (0.2, 0.5)),
+                   "HardSwish": ("MLRT_CONV_ACT_HARD_SWISH", (1 / 6, 0.5)), "Swish": ("MLRT_CONV_ACT_SWISH", (1.0,))}
 
     def geometry(self, inputs):
         shape, params = super().geometry(inputs)

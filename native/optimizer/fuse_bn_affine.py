@@ -57,8 +57,7 @@ def apply(graph, context) -> int:
         bn.input[1], bn.input[2] = f"{base}__fused_scale", f"{base}__fused_bias"
         bn.output[0] = node.output[0]
         producer[node.output[0]] = bn
-        graph.nodes.remove(node)
-        consumers = graph.consumers()
+        graph.nodes.remove(node)  # (consumers stays true by name: the fused node's output keeps its readers)
         fused += 1
     if fused:
         prune_initializers(graph)

@@ -1,13 +1,16 @@
 """Conv [+ Add (or two-input Sum) of a same-shape tensor] + activation -> com.microsoft FusedConv.
 
 The activation (Relu, LeakyRelu, Clip with constant bounds, Sigmoid, Tanh,
-HardSigmoid) is applied as the Conv kernel stores its result, while it is in cache;
+HardSigmoid, HardSwish, and x * Sigmoid(x) or x * HardSigmoid(x) as exporters write
+SiLU and HardSwish) is applied as the Conv kernel stores its result, while it is in cache;
 an Add of another tensor of the output's shape (a residual connection) is folded in
 the same way.  Applies when each intermediate feeds only the next node and is not a
 graph output.  Runs after the Conv+BN and Conv+Mul/Add fusions (ORDER)."""
 
 import numpy as np
 from onnx import helper
+
+from ..graph import node_reads
 
 LEVEL = 2
 ORDER = 50
@@ -16,15 +19,15 @@ _WITH_PARAMS = {"LeakyRelu": ("alpha",), "HardSigmoid": ("alpha", "beta")}
 
 
 def _activation(node, graph):
-    """(name, params) FusedConv understands for this node, or None."""
+    """(name, params) FusedConv understands for this one-node activation, or None."""
     if node.domain != "":
         return None
     if node.op_type in _PLAIN:
         return node.op_type, []
     if node.op_type in _WITH_PARAMS:
-        defaults = {"alpha": 0.01 if node.op_type == "LeakyRelu" else 0.2, "beta": 0.5}
-        given = {a.name: a.f for a in node.attribute}
-        return node.op_type, [given.get(k, defaults[k]) for k in _WITH_PARAMS[node.op_type]]
+        return node.op_type, _params(node)
+    if node.op_type == "HardSwish":
+        return "HardSwish", [1 / 6, 0.5]
     if node.op_type == "Clip":
         if len(node.input) == 1:  # opset < 11: attributes
             given = {a.name: a.f for a in node.attribute}
@@ -42,59 +45,92 @@ def _activation(node, graph):
     return None
 
 
-def _single_use(name, consumers, outputs):
-    return name not in outputs and len(consumers.get(name, [])) == 1
+def _params(node):
+    defaults = {"alpha": 0.01 if node.op_type == "LeakyRelu" else 0.2, "beta": 0.5}
+    given = {a.name: a.f for a in node.attribute}
+    return [given.get(k, defaults[k]) for k in _WITH_PARAMS[node.op_type]]
+
+
+def _single_use(name, readers, outputs):
+    return name not in outputs and len(readers.get(name, ())) == 1
+
+
+def _activation_of(value, readers, outputs, graph):
+    """(name, params, nodes) when the readers of `value` compute nothing but one activation
+    of it: one activation node, or a gate times the value (Sigmoid(v) * v is Swish,
+    HardSigmoid(v) * v HardSwish).  None otherwise."""
+    if value in outputs:
+        return None
+    rs = readers.get(value, ())
+    if len(rs) == 1:
+        act = _activation(rs[0], graph)
+        if act is None or rs[0].input[0] != value or value in rs[0].input[1:]:
+            return None
+        return act[0], act[1], [rs[0]]
+    if len(rs) != 2:
+        return None
+    mul, gate = rs if rs[0].op_type == "Mul" else rs[::-1]
+    if mul.op_type != "Mul" or mul.domain != "" or gate.domain != "" or len(gate.input) != 1:
+        return None
+    if sorted(mul.input) != sorted([value, gate.output[0]]) or not _single_use(gate.output[0], readers, outputs):
+        return None
+    if gate.op_type == "Sigmoid":
+        return "Swish", [1.0], [gate, mul]
+    if gate.op_type == "HardSigmoid":
+        return "HardSwish", _params(gate), [gate, mul]
+    return None
 
 
 def apply(graph, context) -> int:
+    """One pass in node order.  `readers` (name -> the nodes reading it) is kept true as
+    nodes are fused, so a later Conv sees the FusedConv that took its old reader."""
     outputs = {o.name for o in graph.outputs}
-    fused = 0
-    changed = True
-    while changed:
-        changed = False
-        consumers = graph.consumers()
-        by_index = graph.nodes
-        for conv in list(graph.nodes):
-            if conv.op_type != "Conv" or conv.domain != "":
-                continue
-            out = conv.output[0]
-            if not _single_use(out, consumers, outputs):
-                continue
-            nxt = by_index[consumers[out][0]]
-            z, tail = "", nxt
+    readers: dict[str, list] = {}
+    for node in graph.nodes:
+        for name in node_reads(node):
+            readers.setdefault(name, []).append(node)
+    replaced: dict[int, object] = {}  # id(conv) -> its FusedConv
+    removed: set[int] = set()         # ids of the nodes fused into one
+    for conv in list(graph.nodes):
+        if conv.op_type != "Conv" or conv.domain != "" or id(conv) in removed:
+            continue
+        out = conv.output[0]
+        gone, z, last = [conv], "", out
+        act = _activation_of(out, readers, outputs, graph)
+        if act is None and _single_use(out, readers, outputs):
+            nxt = readers[out][0]
             if nxt.op_type in ("Add", "Sum") and nxt.domain == "" and len(nxt.input) == 2:
                 other = nxt.input[1] if nxt.input[0] == out else nxt.input[0]
-                shapes = graph.value_types
-                same = (other in shapes and out in shapes and shapes[other].shape is not None
-                        and shapes[other].shape == shapes[out].shape and None not in shapes[out].shape
-                        and all(isinstance(d, int) for d in shapes[out].shape))
-                if not same or other == out:
-                    continue
-                z = other
-                if _single_use(nxt.output[0], consumers, outputs):
-                    tail = by_index[consumers[nxt.output[0]][0]]
-                else:
-                    tail = None
-            act = _activation(tail, graph) if tail is not None else None
-            if act is None and not z:
-                continue
-            name, params = act if act is not None else ("", [])
-            last = tail if act is not None else nxt
-            inputs = list(conv.input) + [""] * (3 - len(conv.input))
-            attrs = {a.name: helper.get_attribute_value(a) for a in conv.attribute}
-            if name:
-                attrs["activation"] = name
-            if params:
-                attrs["activation_params"] = [float(p) for p in params]
-            fused_node = helper.make_node("FusedConv", inputs[:3] + ([z] if z else []), [last.output[0]],
-                                          name=conv.name or f"FusedConv_{out}", domain="com.microsoft", **attrs)
-            position = graph.nodes.index(conv)
-            removed = {id(conv), id(nxt), id(tail) if act is not None else 0}
-            graph.nodes[:] = [n for n in graph.nodes if id(n) not in removed]
-            graph.nodes.insert(min(position, len(graph.nodes)), fused_node)
-            fused += 1
-            changed = True
-            break
-    if fused:
+                mine, theirs = graph.type_of(out), graph.type_of(other)
+                same = (mine is not None and theirs is not None and mine.shape is not None
+                        and theirs.shape == mine.shape and all(isinstance(d, int) for d in mine.shape))
+                if same and other != out:
+                    z, last = other, nxt.output[0]
+                    gone.append(nxt)
+                    act = _activation_of(last, readers, outputs, graph)
+        if act is None and not z:
+            continue
+        name, params = "", []
+        if act is not None:
+            name, params, nodes = act
+            gone += nodes
+            last = nodes[-1].output[0]
+        inputs = list(conv.input) + [""] * (3 - len(conv.input))
+        attrs = {a.name: helper.get_attribute_value(a) for a in conv.attribute}
+        if name:
+            attrs["activation"] = name
+        if params:
+            attrs["activation_params"] = [float(p) for p in params]
+        fused_node = helper.make_node("FusedConv", inputs[:3] + ([z] if z else []), [last],
+                                      name=conv.name or f"FusedConv_{out}", domain="com.microsoft", **attrs)
+        removed.update(id(n) for n in gone)
+        replaced[id(conv)] = fused_node
+        for n in gone:
+            for r in node_reads(n):
+                readers[r] = [x for x in readers.get(r, ()) if x is not n]
+        for r in node_reads(fused_node):
+            readers.setdefault(r, []).append(fused_node)
+    if replaced:
+        graph.nodes[:] = [replaced.get(id(n), n) for n in graph.nodes if id(n) in replaced or id(n) not in removed]
         graph.reorder()
-    return fused
+    return len(replaced)

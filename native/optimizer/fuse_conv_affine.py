@@ -56,8 +56,7 @@ def apply(graph, context) -> int:
         conv.input.extend([f"{base}__fused_W", f"{base}__fused_B"])
         conv.output[0] = node.output[0]
         producer[node.output[0]] = conv
-        graph.nodes.remove(node)
-        consumers = graph.consumers()
+        graph.nodes.remove(node)  # (consumers stays true by name: the fused node's output keeps its readers)
         fused += 1
     if fused:
         prune_initializers(graph)

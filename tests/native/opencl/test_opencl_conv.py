@@ -106,7 +106,7 @@ def test_conv_nan_propagates():
 
 
 ACTIVATIONS = [("Relu", None), ("LeakyRelu", [0.2]), ("Clip", [-0.5, 0.75]), ("Sigmoid", None), ("Tanh", None),
-               ("HardSigmoid", [0.3, 0.4]), ("", None)]
+               ("HardSigmoid", [0.3, 0.4]), ("HardSwish", None), ("Swish", [1.5]), ("", None)]
 
 
 @pytest.mark.parametrize("activation, params", ACTIVATIONS)

@@ -153,6 +153,10 @@ FUSED = [("Relu", None, lambda v, p: np.maximum(v, 0)),
          ("Sigmoid", None, lambda v, p: 1 / (1 + np.exp(-v))),
          ("Tanh", None, lambda v, p: np.tanh(v)),
          ("HardSigmoid", [0.3, 0.4], lambda v, p: np.clip(0.3 * v + 0.4, 0, 1)),
+         ("HardSwish", None, lambda v, p: v * np.clip(v / 6 + 0.5, 0, 1)),
+         ("HardSwish", [0.25, 0.4], lambda v, p: v * np.clip(0.25 * v + 0.4, 0, 1)),
+         ("Swish", None, lambda v, p: v / (1 + np.exp(-v))),
+         ("Swish", [1.7], lambda v, p: v / (1 + np.exp(-1.7 * v))),
          ("", None, lambda v, p: v)]
 
 
@@ -185,4 +189,4 @@ def test_fusedconv_bad_input():
     with pytest.raises(mlrt.MlrtError):
         run_mlrt(make_model("FusedConv", [x, w, None, z], {}, opset=1, domain="com.microsoft"), [x, w, None, z])
     with pytest.raises(mlrt.MlrtError):
-        run_mlrt(make_model("FusedConv", [x, w], {"activation": "Swish"}, opset=1, domain="com.microsoft"), [x, w])
+        run_mlrt(make_model("FusedConv", [x, w], {"activation": "Softsign"}, opset=1, domain="com.microsoft"), [x, w])

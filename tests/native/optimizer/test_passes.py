@@ -118,12 +118,54 @@ def test_constant_folding_respects_overridable_initializers():
 
 
 @pytest.mark.parametrize("act, attrs", [("Relu", {}), ("LeakyRelu", {"alpha": 0.2}), ("Sigmoid", {}),
-                                        ("HardSigmoid", {"alpha": 0.3, "beta": 0.4}), ("Tanh", {})])
+                                        ("HardSigmoid", {"alpha": 0.3, "beta": 0.4}), ("Tanh", {}),
+                                        ("HardSwish", {})])
 def test_conv_activation_fused(act, attrs):
     inits = conv_inits()
     nodes = [helper.make_node("Conv", ["x", "W", "B"], ["c"], pads=[1, 1, 1, 1]), helper.make_node(act, ["c"], ["y"], **attrs)]
     m = model(nodes, inits, [X], [Y])
     assert ops_after(m, ml.GraphOptimizationLevel.ORT_ENABLE_ALL) == ["FusedConv"]
+    agree(m, {"x": rng.standard_normal((1, 3, 8, 8)).astype(np.float32)})
+
+
+@pytest.mark.parametrize("gate, attrs", [("Sigmoid", {}), ("HardSigmoid", {}), ("HardSigmoid", {"alpha": 0.25})])
+@pytest.mark.parametrize("order", ["value_first", "gate_first"])
+def test_conv_gated_activation_fused(gate, attrs, order):
+    """SiLU (conv * Sigmoid(conv)) and HardSwish written as conv * HardSigmoid(conv)."""
+    inits = conv_inits()
+    mul_in = ["c", "g"] if order == "value_first" else ["g", "c"]
+    nodes = [helper.make_node("Conv", ["x", "W", "B"], ["c"], pads=[1, 1, 1, 1]),
+             helper.make_node(gate, ["c"], ["g"], **attrs), helper.make_node("Mul", mul_in, ["y"])]
+    m = model(nodes, inits, [X], [Y])
+    assert ops_after(m, ml.GraphOptimizationLevel.ORT_ENABLE_ALL) == ["FusedConv"]
+    agree(m, {"x": rng.standard_normal((1, 3, 8, 8)).astype(np.float32)})
+
+
+def test_conv_residual_then_silu_fused():
+    inits = conv_inits(c_in=4, c_out=4)
+    nodes = [helper.make_node("Conv", ["x4", "W", "B"], ["c"], pads=[1, 1, 1, 1]), helper.make_node("Add", ["c", "x4"], ["s"]),
+             helper.make_node("Sigmoid", ["s"], ["g"]), helper.make_node("Mul", ["s", "g"], ["y"])]
+    x4 = helper.make_tensor_value_info("x4", T.FLOAT, [1, 4, 8, 8])
+    m = model(nodes, inits, [x4], [Y])
+    assert ops_after(m, ml.GraphOptimizationLevel.ORT_ENABLE_ALL) == ["FusedConv"]
+    agree(m, {"x4": rng.standard_normal((1, 4, 8, 8)).astype(np.float32)})
+
+
+@pytest.mark.parametrize("case", ["gate_is_output", "value_read_elsewhere", "other_gate"])
+def test_gated_activation_not_fused(case):
+    """The gate's output is a graph output, the Conv feeds a third node, or the gate is not a sigmoid."""
+    inits = conv_inits()
+    gate = "Tanh" if case == "other_gate" else "Sigmoid"
+    nodes = [helper.make_node("Conv", ["x", "W", "B"], ["c"], pads=[1, 1, 1, 1]),
+             helper.make_node(gate, ["c"], ["g"]), helper.make_node("Mul", ["c", "g"], ["y"])]
+    outputs = [Y]
+    if case == "gate_is_output":
+        outputs.append(helper.make_tensor_value_info("g", T.FLOAT, None))
+    if case == "value_read_elsewhere":
+        nodes.append(helper.make_node("Relu", ["c"], ["r"]))
+        outputs.append(helper.make_tensor_value_info("r", T.FLOAT, None))
+    m = model(nodes, inits, [X], outputs)
+    assert "Conv" in ops_after(m, ml.GraphOptimizationLevel.ORT_ENABLE_ALL)
     agree(m, {"x": rng.standard_normal((1, 3, 8, 8)).astype(np.float32)})
 
 
