@@ -86,8 +86,22 @@ def _check_runtime_opsets(graph) -> None:
                              f"use {other}")
 
 
+def _disabled_passes(names) -> frozenset:
+    """The optimizer passes named by `disabled_optimizers` (as onnxruntime takes it):
+    mlrt's pass names are the modules of native/optimizer (e.g. "fuse_conv_activation")."""
+    if not names:
+        return frozenset()
+    known = {p.__name__.rsplit(".", 1)[-1] for p in optimizer.passes()}
+    unknown = sorted(set(names) - known)
+    if unknown:
+        raise InvalidArgument(f"disabled_optimizers: unknown pass(es) {', '.join(unknown)}; "
+                              f"mlrt's passes are {', '.join(sorted(known))}")
+    return frozenset(names)
+
+
 class InferenceSession:
-    """Run an ONNX model: InferenceSession(path_or_bytes, sess_options=None, providers=None)."""
+    """Run an ONNX model: InferenceSession(path_or_bytes, sess_options=None, providers=None,
+    provider_options=None, disabled_optimizers=None)."""
 
     def __init__(self, path_or_bytes, sess_options: SessionOptions | None = None, providers=None,
                  provider_options=None, **kwargs):
@@ -116,12 +130,19 @@ class InferenceSession:
         self._inputs = [NodeArg.of(v) for v in self._graph.inputs]
         self._overridable = [NodeArg.of(v) for v in self._graph.overridable]
         self._outputs = [NodeArg.of(v) for v in self._graph.outputs]
+        self._output_names = [o.name for o in self._outputs]
+        self._output_index = dict.fromkeys(self._output_names)
         self._input_types = {v.name: v for v in self._graph.inputs + self._graph.overridable}
+        graph_inputs = {id(v) for v in self._graph.inputs}
+        self._quick_checks = {v.name: _quick_check(v, id(v) in graph_inputs)
+                              for v in self._graph.inputs + self._graph.overridable
+                              if v.kind == "tensor" and v.elem_type and v.shape is not None}
 
         cpu = self._providers[-1]
         level = int(self._options.graph_optimization_level)
         if level > 0:
-            optimizer.optimize(self._graph, level, optimizer.Context(pool=cpu.pool))
+            optimizer.optimize(self._graph, level, optimizer.Context(pool=cpu.pool),
+                               disabled=_disabled_passes(kwargs.get("disabled_optimizers")))
         if self._options.optimized_model_filepath:
             self._save_optimized(self._options.optimized_model_filepath)
         self._assignment, self._runnable = self._place()
@@ -199,15 +220,25 @@ class InferenceSession:
         if not isinstance(input_feed, dict):
             raise InvalidArgument(f"input_feed must be a dict of name -> array, got {type(input_feed).__name__}")
         feeds = {}
+        quick = self._quick_checks
+        required = 0  # graph inputs (not overridable initializers) taken on the quick path
         for name, value in input_feed.items():
+            check = quick.get(name)
+            if check is not None and type(value) is np.ndarray and value.dtype == check[0]:
+                shape, dims = value.shape, check[1]
+                if shape == dims or (len(shape) == len(dims) and all(w is None or w == d for w, d in zip(dims, shape))):
+                    feeds[name] = value  # the common case, kept quick: a host array of the right type
+                    required += check[2]
+                    continue
             vt = self._input_types.get(name)
             if vt is None:
                 expected = ", ".join(a.name for a in self._inputs)
                 raise InvalidArgument(f"input '{name}' is not an input of this model (inputs: {expected})")
             feeds[name] = self._check_value(vt, value)
-        for a in self._inputs:
-            if a.name not in feeds:
-                raise InvalidArgument(f"input '{a.name}' is missing ({a.type} with shape {a.shape})")
+        if required != len(self._inputs):
+            for a in self._inputs:
+                if a.name not in feeds:
+                    raise InvalidArgument(f"input '{a.name}' is missing ({a.type} with shape {a.shape})")
         return feeds
 
     @staticmethod
@@ -258,11 +289,14 @@ class InferenceSession:
 
     def _run(self, output_names, input_feed, run_options=None, keep_on_device=()) -> list:
         feeds = self._check_feeds(input_feed)
-        names = list(output_names) if output_names else [o.name for o in self._outputs]
-        known = {o.name for o in self._outputs}
-        for n in names:
-            if n not in known:
-                raise InvalidArgument(f"'{n}' is not an output of this model (outputs: {', '.join(known)})")
+        if output_names:
+            names = list(output_names)
+            known = self._output_index
+            for n in names:
+                if n not in known:
+                    raise InvalidArgument(f"'{n}' is not an output of this model (outputs: {', '.join(known)})")
+        else:
+            names = self._output_names
         if run_options is not None and run_options.terminate:
             raise MlrtError("run() was terminated by RunOptions.terminate")
         profiler = self._profiler
@@ -281,6 +315,14 @@ class InferenceSession:
     def run_with_iobinding(self, iobinding: IOBinding, run_options: RunOptions | None = None) -> None:
         """Run on the bound inputs; outputs stay where they were bound (get_outputs())."""
         iobinding._run(lambda names, feeds, on_device: self._run(names, feeds, run_options, on_device))
+
+
+def _quick_check(vt: graph_mod.ValueType, required: bool) -> tuple:
+    """(dtype, dims, 1 if a graph input else 0) a fed array is checked against on the quick
+    path of _check_feeds; a dim of None takes any size (as _check_value: free, symbolic or
+    non-positive)."""
+    dims = tuple(d if isinstance(d, int) and d > 0 else None for d in vt.shape)
+    return np.dtype(helper.tensor_dtype_to_np_dtype(vt.elem_type)), dims, int(required)
 
 
 __all__ = ["InferenceSession", "NodeArg", "ModelMetadata", "get_available_providers",

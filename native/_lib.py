@@ -108,6 +108,9 @@ def fill_tensor(desc, dtype, shape, strides=None, data=None) -> None:
 
 
 def array_pointer(a: np.ndarray):
+    """The data pointer of `a` as cdata (keeps `a` alive while the cdata lives)."""
+    if a.flags.c_contiguous:
+        return ffi().from_buffer(a)  # the quick way (this runs for every tensor of every run)
     return ffi().cast("void *", a.ctypes.data)
 
 

@@ -29,9 +29,9 @@ def signature(feeds: dict, names, by_value=frozenset()):
         if dtype.kind in "OUS":
             return None
         if name in by_value and type(v) is np.ndarray:
-            key.append((name, dtype.str, shape, v.tobytes()))
+            key.append((name, dtype, shape, v.tobytes()))
         else:
-            key.append((name, dtype.str, shape))
+            key.append((name, dtype, shape))
     return tuple(key)
 
 
@@ -43,12 +43,11 @@ class PlanCache:
         self._plans: dict = {}
         self._lock = threading.Lock()
 
-    def get(self, key, make):
-        """The plan for `key`, made by `make()` the first time."""
-        with self._lock:
-            plan = self._plans.get(key)
+    def get(self, key, make, *args):
+        """The plan for `key`, made by `make(*args)` the first time."""
+        plan = self._plans.get(key)  # (a dict read is atomic: only changes take the lock)
         if plan is None:
-            plan = make()
+            plan = make(*args)
             with self._lock:
                 if key not in self._plans and len(self._plans) >= MAX_PLANS:
                     self._plans.pop(next(iter(self._plans)))

@@ -96,10 +96,12 @@ class CPUPartition:
         return plan
 
     def _plan_for(self, feeds):
-        key = signature(feeds, self.input_names)
-        if key is None or self._has_host_ops:
+        if self._has_host_ops:
             return _DYNAMIC
-        return self.plans.get(key, lambda: self._make_plan(feeds))
+        key = signature(feeds, self.input_names)
+        if key is None:
+            return _DYNAMIC
+        return self.plans.get(key, self._make_plan, feeds)
 
     # -- running ---------------------------------------------------------------------------
     def run(self, feeds: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
@@ -107,8 +109,9 @@ class CPUPartition:
         if plan is _DYNAMIC:
             return self._run_eager(feeds)
         results = plan.run(feeds)
-        for name, value in plan.fixed_outputs.items():
-            results[name] = np.array(feeds[name] if value is None else value, copy=True)
+        if plan.fixed_outputs:
+            for name, value in plan.fixed_outputs.items():
+                results[name] = np.array(feeds[name] if value is None else value, copy=True)
         return results
 
     def _run_eager(self, feeds):

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import _lib, profile
+from ..._errors import ResourceExhausted
 from ..ops import Info, Op
 from .memory import allocate, arena_layout, check_size, lifetimes
 
@@ -54,6 +55,11 @@ class NativePlan:
                 external[name] = n_fixed + len(self.output_bases) + 1
                 self.output_bases[name] = external[name]
         self.output_infos = {n: infos[n] for n in self.output_names}
+        for name, base in self.output_bases.items():  # sizes fixed by the signature: checked once here
+            info = self.output_infos[name]
+            check_size(info.size * info.dtype.itemsize, f"output '{name}': a {list(info.shape)} {info.dtype.name} tensor")
+        self._outputs = [(name, tuple(self.output_infos[name].shape), self.output_infos[name].dtype)
+                         for name in self.output_bases]  # the last externals, in this order
         self.n_external = n_fixed + len(self.output_bases)
         sizes = {name: infos[name].size * infos[name].dtype.itemsize
                  for s in steps for name in s.op.node.output if name and name not in external}
@@ -97,26 +103,39 @@ class NativePlan:
         self._arenas: list = []
         self._arena_lock = threading.Lock()
         self._const_ptrs = [_lib.array_pointer(c) for c in self.constants]
+        self._ffi, self._run_plan = ffi, lib.mlrt_plan_run  # what run() calls, looked up once
+        self._pointers = ffi.typeof("void *[]")
 
     def run(self, feeds: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-        ffi, lib = _lib.ffi(), _lib.lib()
-        ext = ffi.new("void *[]", max(self.n_external, 1))
-        keep = []
-        for i, name in enumerate(self.input_names):
-            a = np.require(feeds[name], requirements="C")
-            keep.append(a)
-            ext[i] = _lib.array_pointer(a)
-        base = len(self.input_names)
-        for i, p in enumerate(self._const_ptrs):
-            ext[base + i] = p
+        ffi = self._ffi
+        from_buffer = ffi.from_buffer
+        pointers, keep = [], []
+        for name in self.input_names:
+            a = feeds[name]
+            if not a.flags.c_contiguous:
+                a = np.ascontiguousarray(a)
+                keep.append(a)
+            pointers.append(from_buffer(a))
+        pointers += self._const_ptrs
         results = {}
-        for name, b in self.output_bases.items():
-            info = self.output_infos[name]
-            results[name] = allocate(info.shape, info.dtype, f"output '{name}'")
-            ext[b - 1] = _lib.array_pointer(results[name])
+        for name, shape, dtype in self._outputs:
+            try:
+                out = np.empty(shape, dtype)
+            except MemoryError as exc:
+                raise ResourceExhausted(f"output '{name}': cannot allocate a {list(shape)} {dtype.name} tensor "
+                                        f"({exc})") from None
+            results[name] = out
+            pointers.append(from_buffer(out))
+        ext = ffi.new(self._pointers, pointers or 1)
+        if not self.arena_bytes and profile.active() is None:  # the quick way, for small plans
+            status = self._run_plan(self.handle, self.pool.handle, ext, ffi.NULL)
+            if status:
+                _lib.raise_status(status)
+            return results
         arena = self._take_arena()
-        arena_ptr = _lib.array_pointer(arena) if arena is not None else ffi.NULL
+        arena_ptr = from_buffer(arena) if arena is not None else ffi.NULL
         profiler = profile.active()
+        lib = _lib.lib()
         try:
             if profiler is None:
                 status = lib.mlrt_plan_run(self.handle, self.pool.handle, ext, arena_ptr)

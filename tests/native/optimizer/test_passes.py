@@ -204,3 +204,18 @@ def test_bn_mul_add_folded():
     m = model(nodes, inits, [X], [Y])
     assert ops_after(m) == ["BatchNormalization"]
     agree(m, {"x": rng.standard_normal((1, 3, 8, 8)).astype(np.float32)})
+
+
+def test_disabled_optimizers_leave_their_rewrite_out():
+    """InferenceSession(..., disabled_optimizers=[...]) as in onnxruntime, with mlrt's pass names."""
+    inits = conv_inits()
+    nodes = [helper.make_node("Conv", ["x", "W", "B"], ["c"], pads=[1, 1, 1, 1]), helper.make_node("Relu", ["c"], ["y"])]
+    m = model(nodes, inits, [X], [Y])
+    so = ml.SessionOptions()
+    kept = ml.InferenceSession(m, so, disabled_optimizers=["fuse_conv_activation"])
+    assert [op for _, op, _ in kept.get_node_assignment()] == ["Conv", "Relu"]
+    x = rng.standard_normal((1, 3, 8, 8)).astype(np.float32)
+    np.testing.assert_allclose(kept.run(None, {"x": x})[0], ml.InferenceSession(m).run(None, {"x": x})[0], rtol=1e-5,
+                               atol=1e-5)
+    with pytest.raises(ml.InvalidArgument, match="no_such_pass"):
+        ml.InferenceSession(m, so, disabled_optimizers=["no_such_pass"])
