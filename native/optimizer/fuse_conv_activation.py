@@ -1,8 +1,8 @@
 """Conv [+ Add (or two-input Sum) of a same-shape tensor] + activation -> com.microsoft FusedConv.
 
 The activation (Relu, LeakyRelu, Clip with constant bounds, Sigmoid, Tanh,
-HardSigmoid, HardSwish, and x * Sigmoid(x) or x * HardSigmoid(x) as exporters write
-SiLU and HardSwish) is applied as the Conv kernel stores its result, while it is in cache;
+HardSigmoid, HardSwish, and x * Sigmoid(x), x * HardSigmoid(x) or x * Clip(x + 3, 0, 6) / 6
+as exporters write SiLU and HardSwish) is applied as the Conv kernel stores its result, while it is in cache;
 an Add of another tensor of the output's shape (a residual connection) is folded in
 the same way.  Applies when each intermediate feeds only the next node and is not a
 graph output.  Runs after the Conv+BN and Conv+Mul/Add fusions (ORDER)."""
@@ -11,6 +11,7 @@ import numpy as np
 from onnx import helper
 
 from ..graph import node_reads
+from ._util import constant
 
 LEVEL = 2
 ORDER = 50
@@ -37,8 +38,8 @@ def _activation(node, graph):
             name = node.input[k] if len(node.input) > k else ""
             if not name:
                 bounds.append(default)
-            elif name in graph.initializers and graph.initializers[name].size == 1:
-                bounds.append(float(graph.initializers[name].reshape(())))
+            elif _scalar(graph, name) is not None:
+                bounds.append(_scalar(graph, name))
             else:
                 return None
         return "Clip", bounds
@@ -69,6 +70,9 @@ def _activation_of(value, readers, outputs, graph):
         return act[0], act[1], [rs[0]]
     if len(rs) != 2:
         return None
+    spelled_out = _hard_swish_spelled_out(value, rs, readers, outputs, graph)
+    if spelled_out is not None:
+        return spelled_out
     mul, gate = rs if rs[0].op_type == "Mul" else rs[::-1]
     if mul.op_type != "Mul" or mul.domain != "" or gate.domain != "" or len(gate.input) != 1:
         return None
@@ -79,6 +83,40 @@ def _activation_of(value, readers, outputs, graph):
     if gate.op_type == "HardSigmoid":
         return "HardSwish", _params(gate), [gate, mul]
     return None
+
+
+def _scalar(graph, name):
+    value = constant(graph, name)
+    return float(value.reshape(())) if value is not None and value.size == 1 else None
+
+
+def _only_reader(name, readers, outputs):
+    return readers[name][0] if _single_use(name, readers, outputs) else None
+
+
+def _hard_swish_spelled_out(value, rs, readers, outputs, graph):
+    """v * Clip(v + a, 0, b) / b (or * (1 / b)), as paddle2onnx writes HardSwish (a = 3,
+    b = 6): HardSwish with alpha 1 / b and beta a / b.  None if `rs` is not that."""
+    add, mul = rs if rs[0].op_type == "Add" else rs[::-1]
+    if add.op_type != "Add" or mul.op_type != "Mul" or add.domain != "" or mul.domain != "":
+        return None
+    a = _scalar(graph, add.input[1] if add.input[0] == value else add.input[0])
+    clip = _only_reader(add.output[0], readers, outputs)
+    if a is None or clip is None or clip.op_type != "Clip" or clip.input[0] != add.output[0]:
+        return None
+    bounds = _activation(clip, graph)
+    if bounds is None or bounds[1][0] != 0.0 or not bounds[1][1] > 0.0:
+        return None
+    b = bounds[1][1]
+    if sorted(mul.input) != sorted([value, clip.output[0]]) or not _single_use(clip.output[0], readers, outputs):
+        return None
+    tail = _only_reader(mul.output[0], readers, outputs)
+    if tail is None or tail.domain != "" or tail.input[0] != mul.output[0] or len(tail.input) != 2:
+        return None
+    k = _scalar(graph, tail.input[1])
+    if k is None or not ((tail.op_type == "Div" and k == b) or (tail.op_type == "Mul" and abs(k * b - 1.0) < 1e-6)):
+        return None
+    return "HardSwish", [1.0 / b, a / b], [add, clip, mul, tail]
 
 
 def apply(graph, context) -> int:

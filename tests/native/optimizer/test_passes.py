@@ -219,3 +219,27 @@ def test_disabled_optimizers_leave_their_rewrite_out():
                                atol=1e-5)
     with pytest.raises(ml.InvalidArgument, match="no_such_pass"):
         ml.InferenceSession(m, so, disabled_optimizers=["no_such_pass"])
+
+
+@pytest.mark.parametrize("scale", ["Div", "Mul"])
+def test_conv_hard_swish_spelled_out_fused(scale):
+    """conv * Clip(conv + 3, 0, 6) / 6, as paddle2onnx writes HardSwish."""
+    inits = {**conv_inits(), "three": np.array(3, np.float32), "zero": np.array(0, np.float32),
+             "six": np.array(6, np.float32), "sixth": np.array(1 / 6, np.float32)}
+    nodes = [helper.make_node("Conv", ["x", "W", "B"], ["c"], pads=[1, 1, 1, 1]), helper.make_node("Add", ["c", "three"], ["a"]),
+             helper.make_node("Clip", ["a", "zero", "six"], ["k"]), helper.make_node("Mul", ["c", "k"], ["m"]),
+             helper.make_node(scale, ["m", "six" if scale == "Div" else "sixth"], ["y"])]
+    m = model(nodes, inits, [X], [Y])
+    assert ops_after(m, ml.GraphOptimizationLevel.ORT_ENABLE_ALL) == ["FusedConv"]
+    agree(m, {"x": rng.standard_normal((1, 3, 8, 8)).astype(np.float32) * 4})
+
+
+def test_hard_swish_with_other_bounds_not_fused():
+    inits = {**conv_inits(), "three": np.array(3, np.float32), "one": np.array(1, np.float32),
+             "six": np.array(6, np.float32)}
+    nodes = [helper.make_node("Conv", ["x", "W", "B"], ["c"], pads=[1, 1, 1, 1]), helper.make_node("Add", ["c", "three"], ["a"]),
+             helper.make_node("Clip", ["a", "one", "six"], ["k"]), helper.make_node("Mul", ["c", "k"], ["m"]),
+             helper.make_node("Div", ["m", "six"], ["y"])]
+    m = model(nodes, inits, [X], [Y])
+    assert "Clip" in ops_after(m, ml.GraphOptimizationLevel.ORT_ENABLE_ALL)
+    agree(m, {"x": rng.standard_normal((1, 3, 8, 8)).astype(np.float32) * 4})
