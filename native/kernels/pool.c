@@ -11,6 +11,7 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "fastmath.h"
 #include "gemm.h"
 #include "internal.h"
 #include "pool.h"
@@ -142,7 +143,13 @@ static void padded_plane_f32(const pool_job *j, const float *x, float *y, float 
         float *yr = y + oh * OW;
         const float *r0 = P + oh * sh * PW, *r1 = r0 + PW, *r2 = r1 + PW;
         if (max && k3 && sw == 1) for (int64_t ow = 0; ow < OW; ++ow) yr[ow] = TAPS9(PMAX, -INFINITY, r0, r1, r2, ow);
-        else if (max && k3 && sw == 2) for (int64_t ow = 0; ow < OW; ++ow) yr[ow] = TAPS9(PMAX, -INFINITY, r0, r1, r2, 2 * ow);
+        else if (max && k3 && sw == 2) {
+            /* the three rows' maximum first, over whole rows (contiguous: it vectorizes), then the
+             * strided maximum of three of those: the same values (max is exact, NaN skipped alike) */
+            float *V = P + PH * PW;
+            for (int64_t c = 0; c < PW; ++c) V[c] = PMAX(PMAX(PMAX(-INFINITY, r0[c]), r1[c]), r2[c]);
+            for (int64_t ow = 0; ow < OW; ++ow) yr[ow] = PMAX(PMAX(PMAX(-INFINITY, V[2 * ow]), V[2 * ow + 1]), V[2 * ow + 2]);
+        }
         else if (max && k2 && sw == 2) for (int64_t ow = 0; ow < OW; ++ow) yr[ow] = TAPS4(PMAX, -INFINITY, r0, r1, 2 * ow);
         else if (max && k2 && sw == 1) for (int64_t ow = 0; ow < OW; ++ow) yr[ow] = TAPS4(PMAX, -INFINITY, r0, r1, ow);
         else if (!max && k3 && sw == 1) for (int64_t ow = 0; ow < OW; ++ow) yr[ow] = TAPS9(PADD, 0.0f, r0, r1, r2, ow);
@@ -242,7 +249,8 @@ static void pool_planes(void *arg, int64_t begin, int64_t end) {
     if (sweep && j->dtype == MLRT_FLOAT && j->kind != POOL_LP) {
         int64_t PH = (j->out[0] - 1) * j->s[0] + (j->k[0] - 1) * j->d[0] + 1;
         int64_t PW = (j->out[1] - 1) * j->s[1] + (j->k[1] - 1) * j->d[1] + 1;
-        P = mlrt_scratch((size_t)(PH * PW + 16) * sizeof(float)); /* NULL: the sweep below still works */
+        P = mlrt_scratch((size_t)(PH * PW + PW + 16) * sizeof(float)); /* a row after the plane for 3x3 / 2 max; */
+                                                                        /* NULL: the sweep below still works */
     }
     for (int64_t plane = begin; plane < end; ++plane) {
         if (!sweep) {
@@ -344,6 +352,13 @@ typedef struct global_job {
     bool max;
 } global_job;
 
+/* A float32 plane's sum, added up in double in any order (so that it vectorizes). */
+HOT_LOOP SUM_LOOP static double sum_f32(const float *x, int64_t n) {
+    double s = 0;
+    for (int64_t i = 0; i < n; ++i) s += (double)x[i];
+    return s;
+}
+
 static void global_planes(void *arg, int64_t begin, int64_t end) {
     const global_job *j = arg;
     for (int64_t plane = begin; plane < end; ++plane) {
@@ -354,9 +369,7 @@ static void global_planes(void *arg, int64_t begin, int64_t end) {
                 for (int64_t i = 1; i < j->size; ++i) m = x[i] > m ? x[i] : m;
                 ((float *)j->y)[plane] = m;
             } else {
-                double s = 0;
-                for (int64_t i = 0; i < j->size; ++i) s += x[i];
-                ((float *)j->y)[plane] = (float)(s / (double)j->size);
+                ((float *)j->y)[plane] = (float)(sum_f32(x, j->size) / (double)j->size);
             }
         } else {
             const double *x = (const double *)j->x + plane * j->size;
