@@ -6,7 +6,8 @@ returns the final loop-carried values (tensors, sequences or optionals) and each
 scan output stacked over the iterations along a new axis 0.  With zero iterations
 the loop-carried outputs are the initial values and the scan outputs are empty
 (their declared element type and dims in the body, with 0 in front).
-The body's numeric ops run on the C kernels through `runtime.run_subgraph`.
+The body's numeric ops run on the C kernels through `runtime.run_subgraph`; a body
+whose plan is native iterates in C (`runtime.run_loop`, native/plan/loop.py).
 """
 
 import numpy as np
@@ -36,6 +37,10 @@ class Loop(_HostOp):
         going = True if cond_in is None else self.scalar_bool(cond_in, "the condition")
         scans = [[] for _ in range(n_scan)]
         i = 0
+        native = runtime.run_loop(body, state, 0, trip) if going and hasattr(runtime, "run_loop") else None
+        if native is not None:  # iterated in C to the end; scan outputs come in chunks of iterations
+            state, chunks, i, going = native
+            return list(state) + [np.concatenate(c) for c in chunks]
         while going and (trip is None or i < trip):
             outs = runtime.run_subgraph(body, [np.array(i, np.int64), np.array(going), *state])
             going = self.scalar_bool(outs[0], "the body's condition output")

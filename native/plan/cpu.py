@@ -25,6 +25,7 @@ from ..graph import Graph
 from ..ops import Op, make_op
 from .cache import PlanCache, signature
 from .eager import computes_halves_in_float, kernel_index, run_eager
+from .loop import run_native as run_native_loop
 from .native import NativePlan, NativeStep
 from .walk import Dynamic, known_infos, walk
 
@@ -182,13 +183,24 @@ class _HostRuntime:
         self.program = program
         self.values = values
 
-    def run_subgraph(self, body, inputs: list) -> list:
-        """Run a body graph on positional inputs, enclosing values visible; outputs in order."""
+    def run_loop(self, body, state: list, first_index: int, trip: int | None):
+        """Iterate a Loop body in C (loop.py): (state, scan chunks, iterations, still going),
+        or None when it must iterate in Python."""
         sub = self.program.subprogram(body)
-        feeds = {v.name: x for v, x in zip(sub.graph.inputs, inputs)}
+        return run_native_loop(sub, self._outer_feeds(sub), state, first_index, trip)
+
+    def _outer_feeds(self, sub) -> dict:
+        feeds = {}
         for name in sub.graph.outer:
             if name not in self.values:
                 raise InvalidModel(f"a subgraph reads '{name}', which is not defined in any enclosing graph")
             feeds[name] = self.values[name]
+        return feeds
+
+    def run_subgraph(self, body, inputs: list) -> list:
+        """Run a body graph on positional inputs, enclosing values visible; outputs in order."""
+        sub = self.program.subprogram(body)
+        feeds = {v.name: x for v, x in zip(sub.graph.inputs, inputs)}
+        feeds.update(self._outer_feeds(sub))
         results = sub.run(feeds)
         return [results[n] for n in sub.output_names]

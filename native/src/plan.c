@@ -188,3 +188,48 @@ int mlrt_plan_run_timed(const mlrt_plan *plan, mlrt_threadpool *pool, void *cons
     free(own_arena);
     return status;
 }
+
+/* An external index the loop may bind: in range, and (unless `may_be_null`) bound. */
+static int loop_index_ok(const mlrt_plan *plan, void **external, int32_t i, int may_be_null) {
+    return i >= 0 && i < plan->n_external && (may_be_null || external[i] != NULL);
+}
+
+int mlrt_plan_run_loop(const mlrt_plan *plan, mlrt_threadpool *pool, void **external, void *arena,
+                       mlrt_loop *loop) {
+    if (!plan || !loop) return mlrt_fail(MLRT_ERR_INVALID_ARGUMENT, "loop: NULL plan or loop");
+    loop->done = 0;
+    loop->stopped = 0;
+    MLRT_CHECK(external && loop->iterations >= 0 && loop->n_carried >= 0 && loop->n_scan >= 0,
+               "loop: bad iteration count, counts or externals");
+    MLRT_CHECK((loop->index_input == -1 || loop_index_ok(plan, external, loop->index_input, 0)) &&
+                   (loop->cond_input == -1 || loop_index_ok(plan, external, loop->cond_input, 0)) &&
+                   loop_index_ok(plan, external, loop->cond_output, 0),
+               "loop: bad iteration-number or condition slot");
+    for (int32_t c = 0; c < loop->n_carried; ++c)
+        MLRT_CHECK(loop_index_ok(plan, external, loop->carried_inputs[c], 0) &&
+                       loop_index_ok(plan, external, loop->carried_outputs[c], 0),
+                   "loop: bad slot for loop-carried value %d", c);
+    for (int32_t s = 0; s < loop->n_scan; ++s)
+        MLRT_CHECK(loop_index_ok(plan, external, loop->scan_outputs[s], 1) && loop->scan_buffers[s] &&
+                       (loop->iterations == 0 || loop->scan_bytes[s] <= SIZE_MAX / (size_t)loop->iterations),
+                   "loop: bad slot or buffer for scan output %d", s);
+    for (int64_t k = 0; k < loop->iterations; ++k) {
+        if (loop->index_input >= 0) *(int64_t *)external[loop->index_input] = loop->first_index + k;
+        if (loop->cond_input >= 0) *(bool *)external[loop->cond_input] = true;
+        for (int32_t s = 0; s < loop->n_scan; ++s)
+            external[loop->scan_outputs[s]] = (char *)loop->scan_buffers[s] + (size_t)k * loop->scan_bytes[s];
+        int status = mlrt_plan_run(plan, pool, external, arena);
+        if (status != MLRT_OK) return status;
+        loop->done = k + 1;
+        for (int32_t c = 0; c < loop->n_carried; ++c) {
+            void *t = external[loop->carried_inputs[c]];
+            external[loop->carried_inputs[c]] = external[loop->carried_outputs[c]];
+            external[loop->carried_outputs[c]] = t;
+        }
+        if (!*(const bool *)external[loop->cond_output]) {
+            loop->stopped = 1;
+            break;
+        }
+    }
+    return MLRT_OK;
+}
