@@ -16,7 +16,9 @@
  *   8 labels      int64 [C] (classifier; class indexes for string labels)
  * aggregate: enum mlrt_ml_aggregate.  post_transform: enum mlrt_ml_transform
  * (ml_misc.h).  same_mode: the mode (LEQ..NEQ) every branch node has when none
- * tracks missing values (a faster walk), else -1. */
+ * tracks missing values (a faster walk), else -1.  features_read: 1 + the largest
+ * feature a branch node reads, so that a too narrow X fails whatever rows it holds
+ * (the walk checks each node's feature anyway). */
 #ifndef MLRT_ML_TREE_H
 #define MLRT_ML_TREE_H
 #include <stdint.h>
@@ -51,6 +53,7 @@ typedef struct mlrt_ml_tree_params {
     int64_t binary_case;
     int64_t weights_are_all_positive;
     int64_t same_mode;
+    int64_t features_read;
 } mlrt_ml_tree_params;
 
 #endif

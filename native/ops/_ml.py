@@ -209,9 +209,12 @@ class TreeTables:
         self.targets = np.ascontiguousarray(targets, dtype=np.int64)
         self.weights = np.ascontiguousarray(weights, dtype=np.float64)
         self.members = np.ascontiguousarray(members if members is not None else [], dtype=np.float64)
-        kinds = np.unique(nodes[nodes[:, 0] != enum_value("MLRT_ML_NODE_LEAF"), 0])
+        branches = nodes[nodes[:, 0] != enum_value("MLRT_ML_NODE_LEAF")]
+        kinds = np.unique(branches[:, 0])
         # one comparison everywhere and no missing-value tracks: the kernel's faster walk
         self.same_mode = int(kinds[0]) if kinds.size == 1 and kinds[0] <= enum_value("MLRT_ML_NODE_NEQ") else -1
+        # the kernel refuses a narrower X at once (else only a row reaching such a node would)
+        self.features_read = int(branches[:, 1].max()) + 1 if branches.size else 0
 
     def arrays(self, base: np.ndarray, labels: np.ndarray) -> list[np.ndarray]:
         return [self.nodes, self.thresholds, self.roots, self.targets, self.weights, self.members,

@@ -44,6 +44,7 @@ class TreeEnsemble(_MlTableOp):
         if trees.targets.size and (trees.targets.min() < 0 or trees.targets.max() >= int(self.a.n_targets)):
             raise self.fail(f"leaf_targetids must lie in [0, {self.a.n_targets})")
         self._same_mode = trees.same_mode
+        self._features_read = trees.features_read
         return trees.arrays(np.zeros(0), np.zeros(0, np.int64))
 
     def infer(self, inputs):
@@ -56,4 +57,4 @@ class TreeEnsemble(_MlTableOp):
     def kernel_params(self, x):
         return {"n_targets": int(self.a.n_targets), "aggregate": enum_value(_AGGREGATE[self.a.aggregate_function]),
                 "post_transform": enum_value(_TRANSFORM[self.a.post_transform]), "classifier": 0,
-                "same_mode": self._same_mode}
+                "same_mode": self._same_mode, "features_read": self._features_read}

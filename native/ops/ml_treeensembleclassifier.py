@@ -47,6 +47,7 @@ class TreeEnsembleClassifier(_MlTableOp):
         self._binary = self._n == 2 and np.unique(_class_ids(self)).size == 1
         self._positive = bool((trees.weights >= 0).all())
         self._same_mode = trees.same_mode
+        self._features_read = trees.features_read
         return trees.arrays(base, label_table(ints, strs))
 
     def outputs_for(self, x):
@@ -56,7 +57,7 @@ class TreeEnsembleClassifier(_MlTableOp):
         return {"n_targets": self._n, "aggregate": enum_value("MLRT_ML_AGGREGATE_SUM"),
                 "post_transform": self.transform(), "classifier": 1,
                 "binary_case": int(self._binary), "weights_are_all_positive": int(self._positive),
-                "same_mode": self._same_mode}
+                "same_mode": self._same_mode, "features_read": self._features_read}
 
     def finish(self, outputs):
         y, z = outputs

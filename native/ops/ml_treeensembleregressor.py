@@ -34,6 +34,8 @@ class TreeEnsembleRegressor(_MlTableOp):
         self._n = int(n) if n is not None else int(trees.targets.max() + 1 if trees.targets.size else 1)
         if self._n < 1:
             raise self.fail(f"n_targets must be >= 1, got {self._n}")
+        if trees.targets.size and (trees.targets.min() < 0 or trees.targets.max() >= self._n):
+            raise self.fail(f"target_ids must lie in [0, {self._n})")
         if self.a.aggregate_function not in AGGREGATES:
             raise self.fail(f"aggregate_function must be one of {', '.join(AGGREGATES)}, "
                             f"got {self.a.aggregate_function!r}")
@@ -42,6 +44,7 @@ class TreeEnsembleRegressor(_MlTableOp):
         if base.size not in (0, 1, self._n):
             raise self.fail(f"{base.size} base_values for {self._n} targets")
         self._same_mode = trees.same_mode
+        self._features_read = trees.features_read
         return trees.arrays(base, np.zeros(0, np.int64))
 
     def outputs_for(self, x):
@@ -49,4 +52,5 @@ class TreeEnsembleRegressor(_MlTableOp):
 
     def kernel_params(self, x):
         return {"n_targets": self._n, "aggregate": enum_value(AGGREGATES[self.a.aggregate_function]),
-                "post_transform": self.transform(), "classifier": 0, "same_mode": self._same_mode}
+                "post_transform": self.transform(), "classifier": 0, "same_mode": self._same_mode,
+                "features_read": self._features_read}

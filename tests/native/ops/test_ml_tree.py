@@ -10,6 +10,8 @@ import pytest
 from onnx import numpy_helper
 
 import mlrt
+from mlrt.native.ops import lookup
+from mlrt.native.plan.eager import run_eager
 from _ml_oracle import check_ml, ml_model
 from oracle import make_model, run_mlrt, run_reference
 
@@ -166,6 +168,14 @@ def test_regressor_one_row_empty_batch_and_many_trees():
     check_ml("TreeEnsembleRegressor", [features(rng, 1, 4)[0]], regressor_attrs(a, w, 1), opset=3, oracle="ref")
     check_ml("TreeEnsembleRegressor", [features(rng, 0, 4)], regressor_attrs(a, w, 1), opset=3, oracle="ort")
     check_ml("TreeEnsembleRegressor", [features(rng, 500, 4)], regressor_attrs(a, w, 1), opset=3, oracle="both")
+
+
+@pytest.mark.parametrize("n_rows,n_features", [(1, 4), (13, 4), (127, 9), (200, 300), (3, 3000)])
+def test_row_blocks(n_rows, n_features):
+    # the kernel walks rows in blocks sized to its stack scratch; 3000 features take the heap
+    a, w = random_forest(rng, n_trees=5, depth=5, n_features=n_features, n_targets=3)
+    check_ml("TreeEnsembleRegressor", [features(rng, n_rows, n_features)], regressor_attrs(a, w, 3), opset=3,
+             oracle="ort")
 
 
 # -- TreeEnsembleClassifier -------------------------------------------------------------
@@ -326,6 +336,70 @@ def test_a_cycle_fails_instead_of_hanging():
     x = np.array([[-1.0], [1.0]], np.float32)
     with pytest.raises(mlrt.MlrtError, match="cycle"):
         _run("TreeEnsembleRegressor", x, regressor_attrs(a, w, 1))
+
+
+# The loaders above refuse bad attributes; the kernel checks each index as its walk uses
+# it (no pass over every node per run): tables corrupted after loading must fail cleanly.
+# One tree: node 0 sends x[0] <= 0 to leaf 1 (weight 1), else to leaf 2 (weight 2); it
+# tracks missing values, so the kernel takes its general walk, not the same-mode one.
+STUMP = {"nodes_treeids": [0, 0, 0], "nodes_nodeids": [0, 1, 2], "nodes_featureids": [0, 0, 0],
+         "nodes_modes": ["BRANCH_LEQ", "LEAF", "LEAF"], "nodes_values": [0.0, 0.0, 0.0],
+         "nodes_truenodeids": [1, 0, 0], "nodes_falsenodeids": [2, 0, 0], "nodes_missing_value_tracks_true": [1, 0, 0],
+         "target_treeids": [0, 0], "target_nodeids": [1, 2], "target_ids": [0, 0], "target_weights": [1.0, 2.0],
+         "n_targets": 1}
+
+
+def _run_corrupted(attrs, table, index, value, op_type="TreeEnsembleRegressor", opset=3):
+    x = np.array([[-1.0], [1.0]], np.float32)
+    op = lookup("ai.onnx.ml", op_type, opset)(ml_model(op_type, [x], attrs, 1, opset).graph.node[0], opset)
+    assert np.allclose(run_eager(op, [x], None)[0], [[1.0], [2.0]])  # the intact tables
+    op.tables[table] = op.tables[table].copy()
+    op.tables[table][index] = value
+    return run_eager(op, [x], None)
+
+
+@pytest.mark.parametrize("table,index,value,message", [
+    (0, (0, 1), 5, "node 0 reads feature 5"),
+    (0, (0, 1), -1, "node 0 reads feature -1"),
+    (0, (0, 2), 99, "node 0: a child is outside"),
+    (0, (0, 3), -2, "node 0: a child is outside"),
+    (0, (0, 0), 9, "node 0: bad kind 9"),
+    (0, (0, 0), -1, "node 0: bad kind -1"),
+    (0, (0, 2), 0, "cycle"),
+    (2, 0, 3, r"tree 0: root 3 outside"),
+    (0, (1, 3), 5, r"leaf 1: weights \[0, \+5\)"),
+    (0, (2, 2), -1, "leaf 2: weights"),
+    (3, 1, 4, "weight 1 names target 4 of 1"),
+])
+def test_corrupted_tables_fail_where_the_walk_meets_them(table, index, value, message):
+    with pytest.raises(mlrt.MlrtError, match=message):
+        _run_corrupted(STUMP, table, index, value)
+
+
+def test_corrupted_tables_same_mode_walk():
+    # every branch is LEQ and tracks no missing value: the same-mode walk checks too
+    attrs = dict(STUMP, nodes_missing_value_tracks_true=[0, 0, 0])
+    with pytest.raises(mlrt.MlrtError, match="node 0: kind 1, but same_mode is 0"):
+        _run_corrupted(attrs, 0, (0, 0), 1)
+    with pytest.raises(mlrt.MlrtError, match="node 0 reads feature 7"):
+        _run_corrupted(attrs, 0, (0, 1), 7)
+    with pytest.raises(mlrt.MlrtError, match="node 0: a child is outside"):
+        _run_corrupted(attrs, 0, (0, 3), 3)
+
+
+@pytest.mark.parametrize("value", [1e9, -1.0, 0.5, np.nan])
+def test_corrupted_set_fails(value):
+    # node 0: x[0] in {-1} goes to leaf 0 (weight 1), else to leaf 1 (weight 2)
+    attrs = {"nodes_featureids": [0], "nodes_splits": numpy_helper.from_array(np.array([np.nan], np.float32)),
+             "nodes_modes": numpy_helper.from_array(np.array([6], np.uint8)), "nodes_truenodeids": [0],
+             "nodes_falsenodeids": [1], "nodes_trueleafs": [1], "nodes_falseleafs": [1],
+             "membership_values": numpy_helper.from_array(np.array([-1.0, np.nan], np.float32)),
+             "leaf_targetids": [0, 0], "leaf_weights": numpy_helper.from_array(np.array([1.0, 2.0], np.float32)),
+             "tree_roots": [0], "n_targets": 1}
+    with pytest.raises(mlrt.MlrtError, match="node 0: its set is not inside"):
+        _run_corrupted(attrs, 1, 0, value, op_type="TreeEnsemble", opset=5)
+    with pytest.raises(mlrt.MlrtError, match="node 0: its set is not inside"):  # a size past the end
+        _run_corrupted(attrs, 5, 0, 2.0 if np.isnan(value) else value, op_type="TreeEnsemble", opset=5)
 
 
 def test_v5_bad_leaf_index():
