@@ -1,9 +1,10 @@
-/* conv_direct.c -- Conv, direct path: float32, 2-D, unit strides, on the SIMD
+/* conv_direct.c -- Conv, direct path: float32, 2-D, strides up to 4, on the SIMD
  * micro-kernels of src/gemm.c (AVX2 / AVX-512) with no patch matrix at all.
  *
- * Each input channel is copied once into a zero-padded plane of width PW; row
- * k = (c, kh, kw) of the patch matrix is then that plane shifted by off[k], so the
- * micro-kernels read straight from it (struct conv_direct in src/conv_internal.h).
+ * Each input channel is copied once into a zero-padded plane of width PW (with strides,
+ * into one such plane per phase of the strides); row k = (c, kh, kw) of the patch
+ * matrix is then that plane shifted by off[k], so the micro-kernels read straight from
+ * it (struct conv_direct in src/conv_internal.h).
  * Outputs are computed on the PW-wide grid and its real columns copied out; pointwise
  * convs read X itself and write Y directly. */
 #include "conv_internal.h"
@@ -12,41 +13,54 @@
 /* The largest padded copy of the input the path makes (floats, 64 MB). */
 #define CONV_DIRECT_MAX_FLOATS ((size_t)1 << 24)
 
-/* Planes [begin, end) (plane = n * C + c) of X into their padded copies. */
+/* Planes [begin, end) (plane = n * C + c) of X into their padded phase planes. */
 static void direct_pad_planes(void *arg, int64_t begin, int64_t end) {
     const conv_job *j = arg;
     const conv_geom *g = &j->g;
     const conv_direct *d = &j->direct;
     int64_t H = g->in[0], Wd = g->in[1], ph = g->pb[0], pw = g->pb[1], PW = d->PW;
-    int64_t PH = g->out[0] + (g->k[0] - 1) * g->d[0];
+    int64_t sh = g->s[0], sw = g->s[1], PH = g->out[0] + (g->k[0] - 1) * g->d[0] / sh;
     for (int64_t plane = begin; plane < end; ++plane) {
         const float *x = (const float *)j->x + plane * g->in_size;
-        float *p = d->P + plane * d->plane;
-        for (int64_t r = 0; r < PH; ++r) { /* zero only the padding around the copied rows */
-            float *pr = p + r * PW;
-            int64_t ih = r - ph, a = pw < PW ? pw : PW, b = Wd + pw < PW ? Wd + pw : PW;
-            if (ih < 0 || ih >= H || b <= a) { memset(pr, 0, (size_t)PW * sizeof(float)); continue; }
-            memset(pr, 0, (size_t)a * sizeof(float));
-            memcpy(pr + a, x + ih * Wd, (size_t)(b - a) * sizeof(float));
-            memset(pr + b, 0, (size_t)(PW - b) * sizeof(float));
-        }
-        memset(p + PH * PW, 0, (size_t)(d->plane - PH * PW) * sizeof(float));
+        for (int64_t rp = 0; rp < sh; ++rp)
+            for (int64_t cp = 0; cp < sw; ++cp) {
+                if (!(d->used >> (rp * sw + cp) & 1)) continue; /* no tap reads it (a 1x1 kernel: one phase) */
+                float *p = d->P + plane * d->plane + (rp * sw + cp) * d->phase;
+                /* phase columns q read input column q * sw + cp - pw: those in [0, Wd) are [a, b) */
+                int64_t a = pw - cp <= 0 ? 0 : (pw - cp + sw - 1) / sw;
+                int64_t b = Wd + pw - cp <= 0 ? 0 : (Wd + pw - cp + sw - 1) / sw;
+                a = a < PW ? a : PW, b = b < PW ? b : PW, b = b > a ? b : a;
+                for (int64_t r = 0; r < PH; ++r) { /* zero only the padding around the copied runs */
+                    float *pr = p + r * PW;
+                    int64_t ih = r * sh + rp - ph;
+                    if (ih < 0 || ih >= H || b == a) { memset(pr, 0, (size_t)PW * sizeof(float)); continue; }
+                    memset(pr, 0, (size_t)a * sizeof(float));
+                    const float *xr = x + ih * Wd + a * sw + cp - pw;
+                    if (sw == 1) memcpy(pr + a, xr, (size_t)(b - a) * sizeof(float));
+                    else for (int64_t q = 0; q < b - a; ++q) pr[a + q] = xr[q * sw];
+                    memset(pr + b, 0, (size_t)(PW - b) * sizeof(float));
+                }
+                memset(p + PH * PW, 0, (size_t)(d->phase - PH * PW) * sizeof(float));
+            }
     }
 }
 
-/* Decide on (and set up) the direct path: float, 2-D, unit strides, and a grid not so
+/* Decide on (and set up) the direct path: float, 2-D, strides up to 4, and a grid not so
  * much wider than the output that the dropped columns cost more than packing saves. */
 int mlrt_conv_direct_setup(conv_job *j, const mlrt_context *ctx) {
     const conv_geom *g = &j->g;
     conv_direct *d = &j->direct;
     memset(d, 0, sizeof *d);
-    if (!j->strip || g->nd != 2 || g->s[0] != 1 || g->s[1] != 1) return MLRT_OK;
+    int64_t sh = g->s[0], sw = g->s[1];
+    if (!j->strip || g->nd != 2 || sh > 4 || sw > 4) return MLRT_OK;
+    if ((sh > 1 || sw > 1) && g->k_size == 1) return MLRT_OK; /* strided 1x1: packing keeps its rows together */
     int64_t OH = g->out[0], OW = g->out[1];
-    int64_t PW = g->pointwise ? OW : OW + (g->k[1] - 1) * g->d[1];
+    int64_t PW = g->pointwise ? OW : OW + (g->k[1] - 1) * g->d[1] / sw;
     if (!g->pointwise && g->Mg * (PW - OW) >= 48 * OW) return MLRT_OK;
-    int64_t PH = OH + (g->k[0] - 1) * g->d[0];
+    int64_t PH = OH + (g->k[0] - 1) * g->d[0] / sh;
     d->PW = PW;
-    d->plane = g->pointwise ? g->in_size : (PH + 1) * PW + 64; /* slack: the last row's taps read past it */
+    d->phase = (PH + 1) * PW + 64; /* slack: the last row's taps read past it */
+    d->plane = g->pointwise ? g->in_size : sh * sw * d->phase;
     d->vsize = g->pointwise ? g->out_size : OH * PW;
     size_t planes = g->pointwise ? 0 : (size_t)(g->N * g->C);
     if (planes * (size_t)d->plane > CONV_DIRECT_MAX_FLOATS) { /* a padded copy that big: pack instead */
@@ -57,8 +71,10 @@ int mlrt_conv_direct_setup(conv_job *j, const mlrt_context *ctx) {
     if (!mem) return mlrt_fail(MLRT_ERR_OUT_OF_MEMORY, "Conv: cannot allocate the padded input");
     d->off = (int64_t *)mem;
     for (int64_t k = 0; k < g->kdim; ++k) {
-        int64_t c = k / g->k_size, kh = k % g->k_size / g->k[1], kw = k % g->k[1];
-        d->off[k] = g->pointwise ? k * g->in_size : c * d->plane + kh * g->d[0] * PW + kw * g->d[1];
+        int64_t c = k / g->k_size, kh = (k % g->k_size / g->k[1]) * g->d[0], kw = (k % g->k[1]) * g->d[1];
+        d->off[k] = g->pointwise ? k * g->in_size
+                                 : c * d->plane + (kh % sh * sw + kw % sw) * d->phase + kh / sh * PW + kw / sw;
+        d->used |= 1u << (kh % sh * sw + kw % sw);
     }
     if (!g->pointwise) {
         d->P = (float *)(mem + ((size_t)g->kdim * sizeof(int64_t) + 63) / 64 * 64);

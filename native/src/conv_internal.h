@@ -26,11 +26,16 @@ typedef struct conv_geom {
 } conv_geom;
 
 /* The direct path's set-up (kernels/conv_direct.c): row k = (c, kh, kw) of the patch
- * matrix is the padded input shifted, output position v = oh * PW + ow reads P[v + off[k]],
- * off[k] = c * plane + kh * dh * PW + kw * dw. */
+ * matrix is the padded input shifted, output position v = oh * PW + ow reads P[v + off[k]].
+ * With strides (sh, sw) each channel's padded plane is kept as sh * sw phase planes
+ * (phase (rp, cp) holds padded rows rp, rp + sh, ... and columns cp, cp + sw, ...), so
+ * that a tap still reads a contiguous run: off[k] = c * plane + phase(kh * dh % sh,
+ * kw * dw % sw) + (kh * dh / sh) * PW + kw * dw / sw (unit strides: one phase). */
 typedef struct conv_direct {
     float *P;               /* N * C padded planes (NULL for pointwise: X is used as is) */
-    int64_t PW, plane;      /* padded row width, floats per padded plane (with slack) */
+    int64_t PW, plane;      /* phase row width, floats per channel's planes (with slack) */
+    int64_t phase;          /* floats per phase plane */
+    uint32_t used;          /* bit rp * sw + cp: a tap reads phase (rp, cp) (the others stay unset) */
     int64_t vsize;          /* positions of the computed grid: OH * PW, or out_size */
     int64_t *off;           /* kdim row offsets */
 } conv_direct;

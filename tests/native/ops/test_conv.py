@@ -45,6 +45,13 @@ CASES = [
     ((1, 1, 1, 1), (1, 1, 1, 1), {}),
     ((1, 3, 5, 5), (2, 3, 5, 5), {}),                                                     # window = input
     ((1, 3, 2, 2), (2, 3, 3, 3), {"pads": [2, 2, 2, 2]}),                                 # mostly padding
+    # the direct path's stride phases: odd sizes, H or W of 1, strides up to 4 (5: packed)
+    ((1, 3, 1, 13), (4, 3, 1, 3), {"strides": [1, 2], "pads": [0, 1, 0, 1]}),
+    ((1, 2, 13, 1), (3, 2, 3, 1), {"strides": [2, 1], "pads": [1, 0, 1, 0]}),
+    ((1, 3, 23, 19), (8, 3, 7, 7), {"strides": [4, 4], "pads": [3, 2, 1, 3]}),
+    ((2, 5, 17, 15), (6, 5, 5, 3), {"strides": [3, 2], "dilations": [1, 2], "pads": [2, 2, 0, 1]}),
+    ((1, 4, 12, 14), (6, 2, 3, 3), {"strides": [2, 2], "group": 2, "pads": [1, 1, 1, 1]}),
+    ((1, 3, 9, 9), (4, 3, 3, 3), {"strides": [5, 5]}),
 ]
 
 
@@ -59,6 +66,31 @@ def test_conv_float64(xs, ws, attrs):
     conv(xs, ws, attrs, dtype=np.float64)
 
 
+# depthwise 3 x 3 (float32 on AVX-512: rows of outputs, stride 2 split in registers, flat
+# narrow planes; the portable path elsewhere): one row or column, widths 1, 2, 13, 127
+# (vector tails), strides 1 to 3, asymmetric and large pads, channel multiplier 2
+DEPTHWISE = [
+    ((1, 3, 1, 1), (3, 1, 3, 3), {"group": 3, "pads": [1, 1, 1, 1]}),
+    ((2, 3, 1, 13), (3, 1, 3, 3), {"group": 3, "pads": [1, 1, 1, 1]}),
+    ((1, 3, 13, 1), (6, 1, 3, 3), {"group": 3, "pads": [1, 1, 1, 1], "strides": [2, 2]}),
+    ((1, 3, 5, 2), (3, 1, 3, 3), {"group": 3, "pads": [1, 1, 1, 1], "strides": [2, 2]}),
+    ((1, 3, 9, 13), (3, 1, 3, 3), {"group": 3, "pads": [0, 1, 2, 0]}),
+    ((1, 3, 4, 127), (3, 1, 3, 3), {"group": 3, "pads": [1, 1, 1, 1]}),
+    ((1, 3, 13, 127), (6, 1, 3, 3), {"group": 3, "pads": [1, 0, 1, 2], "strides": [2, 2]}),
+    ((1, 3, 21, 33), (3, 1, 3, 3), {"group": 3, "pads": [1, 1, 1, 1], "strides": [2, 1]}),
+    ((1, 3, 12, 13), (3, 1, 3, 3), {"group": 3, "pads": [2, 3, 0, 1], "strides": [1, 2]}),
+    ((1, 3, 20, 15), (3, 1, 3, 3), {"group": 3, "pads": [1, 1, 1, 1], "strides": [3, 3]}),
+    ((1, 3, 7, 40), (3, 1, 3, 3), {"group": 3}),
+]
+
+
+@pytest.mark.parametrize("xs,ws,attrs", DEPTHWISE)
+@pytest.mark.parametrize("bias", [False, True])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_conv_depthwise_3x3(xs, ws, attrs, bias, dtype):
+    conv(xs, ws, attrs, bias, dtype=dtype)
+
+
 @pytest.mark.parametrize("c", [1, 2, 13, 127])
 def test_conv_channel_sizes(c):
     conv((1, c, 9, 9), (c, c, 3, 3), {"pads": [1, 1, 1, 1]}, atol=1e-4)  # sums of up to 1143 terms
@@ -70,6 +102,8 @@ def test_conv_channel_sizes(c):
     ((1, 256, 7, 7), (256, 256, 3, 3), {"pads": [1, 1, 1, 1]}),  # filter blocks
     ((3, 32, 28, 28), (96, 32, 1, 1), {}),
     ((1, 3, 64, 64), (16, 3, 7, 7), {"pads": [3, 3, 3, 3], "strides": [2, 2]}),
+    ((1, 3, 224, 224), (64, 3, 7, 7), {"pads": [3, 3, 3, 3], "strides": [2, 2]}),  # a ResNet stem: tiles, phases
+    ((1, 64, 28, 28), (128, 64, 3, 3), {"pads": [1, 1, 1, 1], "strides": [2, 2]}),
     ((1, 96, 28, 28), (96, 1, 3, 3), {"group": 96, "pads": [1, 1, 1, 1], "strides": [2, 2]}),
 ])
 def test_conv_large(xs, ws, attrs):
@@ -80,6 +114,9 @@ def test_conv_large(xs, ws, attrs):
                                          ((1, 32, 64, 48), (32, 4, 3, 3), {"group": 8, "pads": [1, 1, 1, 1]}),
                                          ((1, 64, 64, 48), (96, 64, 1, 1), {}),
                                          ((1, 48, 96, 96), (48, 1, 3, 3), {"group": 48, "pads": [1, 1, 1, 1]}),
+                                         ((1, 96, 56, 56), (96, 1, 3, 3), {"group": 96, "pads": [1, 1, 1, 1],
+                                                                           "strides": [2, 2]}),
+                                         ((1, 384, 7, 7), (384, 1, 3, 3), {"group": 384, "pads": [1, 1, 1, 1]}),
                                          ((1, 48, 96, 96), (48, 1, 5, 5), {"group": 48, "strides": [2, 2]})])
 def test_conv_threads_agree(xs, ws, attrs):
     # big enough that every path splits across the pool
@@ -108,6 +145,10 @@ def test_conv_edge_values():
     w = np.ones((3, 2, 1, 1), np.float32)
     check_node("Conv", [x, w], {}, atol=1e-30)  # pointwise: inf and NaN propagate, denormals survive
     check_node("Conv", [x, np.ones((2, 1, 3, 3), np.float32)], {"group": 2, "pads": [1, 1, 1, 1]})
+    x = np.resize(EDGE_VALUES, (1, 2, 6, 37)).astype(np.float32)
+    for strides in ([1, 1], [2, 2]):  # depthwise rows, stride 1 and 2
+        attrs = {"group": 2, "pads": [1, 1, 1, 1], "strides": strides}
+        check_node("Conv", [x, np.ones((2, 1, 3, 3), np.float32)], attrs)
 
 
 @pytest.mark.parametrize("xs,ws,attrs", [
@@ -138,7 +179,7 @@ def test_conv_kernel_choices(kernel):
     import subprocess
     import sys
     code = ("import sys; sys.path.insert(0, %r); import test_conv as t; "
-            "[t.conv(xs, ws, a, atol=1e-4) for xs, ws, a in t.CASES]; "
+            "[t.conv(xs, ws, a, atol=1e-4) for xs, ws, a in t.CASES + t.DEPTHWISE]; "
             "t.conv((1, 13, 9, 11), (13, 13, 3, 3), {'pads': [1, 1, 1, 1]}, atol=1e-4)") % os.path.dirname(__file__)
     env = dict(os.environ, MLRT_SGEMM_KERNEL=kernel)
     tests = os.path.dirname(os.path.dirname(os.path.dirname(__file__)))
@@ -165,6 +206,9 @@ FUSED = [("Relu", None, lambda v, p: np.maximum(v, 0)),
                                          ((1, 3, 9, 11), (8, 3, 3, 3), {"strides": [2, 2]}),              # packed
                                          ((2, 8, 7, 7), (16, 8, 1, 1), {}),                               # pointwise
                                          ((1, 6, 9, 9), (6, 1, 3, 3), {"group": 6, "pads": [1, 1, 1, 1]}),  # depthwise
+                                         ((1, 4, 11, 37), (4, 1, 3, 3), {"group": 4, "pads": [1, 1, 1, 1]}),
+                                         ((1, 4, 11, 37), (4, 1, 3, 3), {"group": 4, "pads": [1, 1, 1, 1],
+                                                                         "strides": [2, 2]}),
                                          ((1, 2, 4, 5, 6), (3, 2, 2, 2, 2), {})])                         # 3-D
 @pytest.mark.parametrize("with_z", [False, True])
 def test_fusedconv(name, params, fn, xs, ws, attrs, with_z):
