@@ -24,9 +24,11 @@
 /* Elements of one im2col tile buffer (per task): bounds memory, keeps tiles warm. */
 #define CONV_TILE_ELEMS (INT64_C(1) << 18)
 /* Work below which threads cost more than they save: multiply-adds of a GEMM-path
- * conv, and of a depthwise chunk of planes. */
+ * conv, and of a depthwise conv; a depthwise chunk of planes holds at least
+ * CONV_CHUNK_MIN (small chunks even out the threads' shares). */
 #define CONV_PARALLEL_MIN (INT64_C(1) << 22)
-#define CONV_CHUNK_MIN (INT64_C(1) << 19)
+#define CONV_DEPTHWISE_MIN (INT64_C(1) << 18)
+#define CONV_CHUNK_MIN (INT64_C(1) << 16)
 /* Output positions per tile of the micro-kernel paths (CONV_KC x tile floats of packed
  * strips, 256 KB, stay in L2). */
 #define CONV_STRIP_TILE 256
@@ -239,8 +241,8 @@ static int k_conv(const mlrt_context *ctx, const mlrt_tensor *in, int32_t n_in, 
     if (j.g.depthwise) {
         int64_t planes = j.g.N * j.g.M;
         int64_t work = j.g.out_size * j.g.k_size;
-        mlrt_parallel_for(ctx, planes, work >= CONV_CHUNK_MIN ? 1 : CONV_CHUNK_MIN / (work + 1) + 1,
-                          mlrt_conv_depthwise_tasks, &j);
+        int64_t grain = planes * work < CONV_DEPTHWISE_MIN ? planes : CONV_CHUNK_MIN / (work + 1) + 1;
+        mlrt_parallel_for(ctx, planes, grain, mlrt_conv_depthwise_tasks, &j);
         if (atomic_load(&j.failed)) return mlrt_fail(MLRT_ERR_OUT_OF_MEMORY, "Conv: cannot allocate a padded plane");
         return MLRT_OK;
     }

@@ -1,12 +1,22 @@
 /* conv_depthwise.c -- Conv, depthwise path: 1-D / 2-D convs with one input channel per
  * group (float32 and float64).
  *
- * Each (image, output channel) plane comes from its one input plane, copied first into
- * a zero-padded plane P (the rows and columns the windows reach), so the taps need no
- * bounds: y[oh][ow] = bias + sum w[kh][kw] * P[oh*sh + kh*dh][ow*sw + kw*dw].  3x3
- * windows with unit dilation take all nine taps in one pass over the output row. */
+ * Each (image, output channel) plane comes from its one input plane.  The portable
+ * path, for every shape and type, copies it first into a zero-padded plane P (the rows
+ * and columns the windows reach), so the taps need no bounds:
+ * y[oh][ow] = bias + sum w[kh][kw] * P[oh*sh + kh*dh][ow*sw + kw*dw]; 3x3 windows with
+ * unit dilation take all nine taps in one pass over the output row.  Float32 3 x 3
+ * windows at column stride 1 or 2 (MobileNet's) run on AVX-512 where the CPU has it
+ * (the 3 x 3 path below): no copies, the padding handled by masked loads. */
+#include <math.h>
+
 #include "conv_internal.h"
 #include "gemm.h"
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define DW3_AVX512 1
+#endif
 
 /* Rows and columns of the padded plane: all that the windows reach. */
 static int64_t dw_padded_rows(const conv_geom *g) {
@@ -115,26 +125,183 @@ static void dw_pad_plane(const void *xp, void *P, const conv_geom *g, size_t es)
 DEFINE_DW_PLANE(float, f32)
 DEFINE_DW_PLANE(double, f64)
 
-/* Tasks t = n * M + m: output channel m of image n, from input channel m / Mg. */
+/* ---- the 3 x 3 path, float32 on AVX-512 ------------------------------------------------
+ *
+ * Kernel 3 x 3, unit dilations, column stride 1 or 2, any row stride and pads.  Output
+ * rows are computed straight into Y, R at a time from the (R - 1) * sh + 3 input rows
+ * they read (each input vector loaded once for all of them), 16 columns per vector.
+ * Loads are masked to the input row, so the padding reads as zeros (and is still
+ * multiplied, as over a padded plane) with no padded copy; rows above and below the
+ * plane read a zero row.  Stride 2 loads the 33 input columns of 16 outputs and splits
+ * them into even and odd columns in registers.  Narrow planes at stride 1 run flat
+ * instead (dw3_flat_avx512).  Bias starts the sums (then the taps in order), and the clamp
+ * [lo, hi] (Relu, Clip, or none) is in the store. */
+#ifdef DW3_AVX512
+/* Stride 1 with OW == W runs flat up to this width (where rows waste lanes). */
+#define DW3_FLAT_MAX_W 16
+
+/* Lanes l < n whose element start + l lies in [0, len). */
+static inline __mmask16 dw3_lanes(int64_t start, int64_t len, int64_t n) {
+    int64_t a = start < 0 ? -start : 0, b = len - start < n ? len - start : n;
+    return (__mmask16)(b <= a ? 0 : ((UINT32_C(1) << b) - 1) & ~((UINT32_C(1) << a) - 1));
+}
+
+/* R output rows (row stride OW) at column stride SW from the input rows in[i] of width W. */
+#define DEFINE_DW3_ROWS(R, SH, SW)                                                                               \
+    __attribute__((target("avx512f"))) static void dw3_rows_##R##_##SH##_##SW(                                   \
+        const float *const *in, float *y, int64_t OW, int64_t W, int64_t pw, const float *w, float bias,          \
+        float lo, float hi) {                                                                                    \
+        __m512 wv[9], vb = _mm512_set1_ps(bias), vlo = _mm512_set1_ps(lo), vhi = _mm512_set1_ps(hi);             \
+        _Pragma("GCC unroll 9") for (int k = 0; k < 9; ++k) wv[k] = _mm512_set1_ps(w[k]);                       \
+        const __m512i even = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);        \
+        const __m512i odd = _mm512_add_epi32(even, _mm512_set1_epi32(1));                                        \
+        for (int64_t ow = 0; ow < OW; ow += 16) {                                                                \
+            int64_t n = OW - ow < 16 ? OW - ow : 16, c = ow * (SW) - pw; /* c: the chunk's first column */       \
+            __mmask16 m0 = dw3_lanes(c, W, 16), m1 = dw3_lanes(c + 1, W, 16), m2 = dw3_lanes(c + 2, W, 16);      \
+            if ((SW) == 2) m1 = dw3_lanes(c + 16, W, 16), m2 = dw3_lanes(c + 32, W, 1);                          \
+            __m512 acc[R];                                                                                       \
+            _Pragma("GCC unroll 8") for (int r = 0; r < (R); ++r) acc[r] = vb;                                   \
+            _Pragma("GCC unroll 16") for (int i = 0; i < ((R) - 1) * (SH) + 3; ++i) {                            \
+                const float *p = in[i] + c;                                                                      \
+                __m512 v[3];                                                                                     \
+                if ((SW) == 1) {                                                                                 \
+                    v[0] = _mm512_maskz_loadu_ps(m0, p), v[1] = _mm512_maskz_loadu_ps(m1, p + 1);                \
+                    v[2] = _mm512_maskz_loadu_ps(m2, p + 2);                                                     \
+                } else {                                                                                         \
+                    __m512 a = _mm512_maskz_loadu_ps(m0, p), b = _mm512_maskz_loadu_ps(m1, p + 16);              \
+                    v[0] = _mm512_permutex2var_ps(a, even, b), v[1] = _mm512_permutex2var_ps(a, odd, b);         \
+                    v[2] = _mm512_castsi512_ps(_mm512_alignr_epi32(                                              \
+                        _mm512_castps_si512(_mm512_maskz_loadu_ps(m2, p + 32)), _mm512_castps_si512(v[0]), 1));  \
+                }                                                                                                \
+                _Pragma("GCC unroll 8") for (int r = 0; r < (R); ++r) {                                          \
+                    int kh = i - r * (SH);                                                                       \
+                    if (kh < 0 || kh > 2) continue;                                                              \
+                    _Pragma("GCC unroll 3") for (int kw = 0; kw < 3; ++kw)                                       \
+                        acc[r] = _mm512_fmadd_ps(wv[kh * 3 + kw], v[kw], acc[r]);                                \
+                }                                                                                                \
+            }                                                                                                    \
+            __mmask16 ms = dw3_lanes(0, n, 16);                                                                  \
+            _Pragma("GCC unroll 8") for (int r = 0; r < (R); ++r) /* NaN stays (max, min return the 2nd) */      \
+                _mm512_mask_storeu_ps(y + r * OW + ow, ms, _mm512_min_ps(vhi, _mm512_max_ps(vlo, acc[r])));      \
+        }                                                                                                        \
+    }
+
+DEFINE_DW3_ROWS(8, 1, 1)
+DEFINE_DW3_ROWS(4, 1, 1)
+DEFINE_DW3_ROWS(4, 2, 1)
+DEFINE_DW3_ROWS(1, 1, 1)
+DEFINE_DW3_ROWS(8, 1, 2)
+DEFINE_DW3_ROWS(4, 1, 2)
+DEFINE_DW3_ROWS(4, 2, 2)
+DEFINE_DW3_ROWS(1, 1, 2)
+
+typedef void (*dw3_rows_fn)(const float *const *, float *, int64_t, int64_t, int64_t, const float *, float, float,
+                            float);
+
+/* Plane xp (H x W) into yp (OH x OW); zero: a row of W zeros. */
+__attribute__((target("avx512f"))) static void dw3_plane_avx512(const float *xp, const float *w, float *yp,
+                                                               const conv_geom *g, float bias, float lo, float hi,
+                                                               const float *zero) {
+    int64_t H = g->in[0], W = g->in[1], OH = g->out[0], OW = g->out[1], sh = g->s[0], ph = g->pb[0], pw = g->pb[1];
+    bool s2 = g->s[1] == 2;
+    for (int64_t oh = 0, R; oh < OH; oh += R) {
+        /* 8 rows (stride 1), else 4 (the last block overlapping the one before), else 1 */
+        R = sh == 1 && OH - oh >= 8 ? 8 : sh <= 2 && OH >= 4 ? 4 : 1;
+        if (oh + R > OH) oh = OH - R;
+        const float *in[10];
+        for (int64_t i = 0; i < (R - 1) * sh + 3; ++i) {
+            int64_t ih = oh * sh - ph + i;
+            in[i] = ih >= 0 && ih < H ? xp + ih * W : zero;
+        }
+        dw3_rows_fn rows = R == 8   ? (s2 ? dw3_rows_8_1_2 : dw3_rows_8_1_1)
+                           : R == 1 ? (s2 ? dw3_rows_1_1_2 : dw3_rows_1_1_1)
+                           : sh == 1 ? (s2 ? dw3_rows_4_1_2 : dw3_rows_4_1_1)
+                                     : (s2 ? dw3_rows_4_2_2 : dw3_rows_4_2_1);
+        rows(in, yp + oh * OW, OW, W, pw, w, bias, lo, hi);
+    }
+}
+
+/* Stride 1 with OW == W: the plane as one flat run of OH * W outputs, output i reading
+ * input i + (kh - ph) * W + (kw - pw) under the masks dw3_flat_masks made once for the
+ * shape: the 9 taps' lanes (column in the row, index in the plane), then the store's. */
+__attribute__((target("avx512f"))) static void dw3_flat_masks(const conv_geom *g, uint16_t *mk) {
+    int64_t W = g->in[1], n_in = g->in[0] * W, n_out = g->out[0] * W, ph = g->pb[0], pw = g->pb[1];
+    int32_t lane_col[16];
+    for (int l = 0; l < 16; ++l) lane_col[l] = (int32_t)(l % W);
+    __m512i col = _mm512_loadu_si512(lane_col), step = _mm512_set1_epi32((int32_t)(16 % W));
+    __m512i vw = _mm512_set1_epi32((int32_t)W);
+    for (int64_t i = 0; i < n_out; i += 16, mk += 10) {
+        for (int k = 0; k < 9; ++k) /* column (i + l) % W - pw + kw in the row, index in the plane */
+            mk[k] = _mm512_cmpge_epi32_mask(col, _mm512_set1_epi32((int32_t)(pw - k % 3))) &
+                    _mm512_cmplt_epi32_mask(col, _mm512_set1_epi32((int32_t)(W + pw - k % 3))) &
+                    dw3_lanes(i + (k / 3 - ph) * W + k % 3 - pw, n_in, n_out - i < 16 ? n_out - i : 16);
+        mk[9] = dw3_lanes(0, n_out - i, 16);
+        col = _mm512_add_epi32(col, step);
+        col = _mm512_mask_sub_epi32(col, _mm512_cmpge_epi32_mask(col, vw), col, vw);
+    }
+}
+
+__attribute__((target("avx512f"))) static void dw3_flat_avx512(const float *xp, const float *w, float *yp,
+                                                              const conv_geom *g, float bias, float lo, float hi,
+                                                              const uint16_t *mk) {
+    int64_t W = g->in[1], n_out = g->out[0] * W, ph = g->pb[0], pw = g->pb[1];
+    __m512 wv[9], vb = _mm512_set1_ps(bias), vlo = _mm512_set1_ps(lo), vhi = _mm512_set1_ps(hi);
+    int64_t off[9];
+    for (int k = 0; k < 9; ++k) wv[k] = _mm512_set1_ps(w[k]), off[k] = (k / 3 - ph) * W + k % 3 - pw;
+    for (int64_t i = 0; i < n_out; i += 16, mk += 10) {
+        __m512 acc = vb;
+        _Pragma("GCC unroll 9") for (int k = 0; k < 9; ++k)
+            acc = _mm512_fmadd_ps(wv[k], _mm512_maskz_loadu_ps(mk[k], xp + i + off[k]), acc);
+        _mm512_mask_storeu_ps(yp + i, mk[9], _mm512_min_ps(vhi, _mm512_max_ps(vlo, acc)));
+    }
+}
+#endif
+
+/* Tasks t = n * M + m: output channel m of image n, from input channel m / Mg.  The
+ * 3 x 3 path takes Relu and Clip (min <= max) in its store, the portable path Relu;
+ * other activations, and Z, finish the plane after (its bias already in). */
 void mlrt_conv_depthwise_tasks(void *arg, int64_t begin, int64_t end) {
     conv_job *j = arg;
     const conv_geom *g = &j->g;
     bool f32 = j->dtype == MLRT_FLOAT;
     size_t es = f32 ? sizeof(float) : sizeof(double);
-    int64_t PH = dw_padded_rows(g), PW = dw_padded_cols(g);
-    void *P = mlrt_scratch((size_t)(PH * PW + PW + g->out[0] * PW) * es);
+    int64_t act = j->activation, W = g->in[1];
+    bool dw3 = false, flat = false;
+#ifdef DW3_AVX512
+    dw3 = f32 && g->k[0] == 3 && g->k[1] == 3 && g->d[0] == 1 && g->d[1] == 1 && g->s[1] <= 2 &&
+          mlrt_sgemm_strip_width() == 64; /* the micro-kernels' choice: AVX-512 (MLRT_SGEMM_KERNEL narrows it) */
+    flat = dw3 && g->s[0] == 1 && g->s[1] == 1 && g->out[1] == W && W <= DW3_FLAT_MAX_W;
+#endif
+    int64_t PH = dw_padded_rows(g), PW = dw_padded_cols(g), n_masks = 10 * ceil_div(g->out_size, 16);
+    size_t bytes = flat  ? (size_t)n_masks * sizeof(uint16_t)
+                   : dw3 ? (size_t)W * es
+                         : (size_t)(PH * PW + PW + g->out[0] * PW) * es;
+    void *P = mlrt_scratch(bytes);
     if (!P) { atomic_store(&j->failed, 1); return; }
-    bool fast = j->activation == MLRT_CONV_ACT_RELU && !j->z; /* Relu in the plane's store; else finish after */
+#ifdef DW3_AVX512
+    if (flat) dw3_flat_masks(g, P);
+    else if (dw3) memset(P, 0, (size_t)W * es); /* the zero row */
+#endif
+    bool clamp = !j->z && (act == MLRT_CONV_ACT_RELU || (act == MLRT_CONV_ACT_CLIP && j->alpha <= j->beta));
+    float lo = !clamp ? -INFINITY : act == MLRT_CONV_ACT_RELU ? 0.0f : (float)j->alpha;
+    float hi = !clamp || act == MLRT_CONV_ACT_RELU ? INFINITY : (float)j->beta;
+    bool fast = dw3 ? clamp : act == MLRT_CONV_ACT_RELU && !j->z; /* the activation is done in the plane */
     for (int64_t t = begin; t < end; ++t) {
         int64_t n = t / g->M, m = t % g->M, xo = (n * g->C + m / g->Mg) * g->in_size, yo = t * g->out_size;
         if (f32) {
-            const float *b = j->b;
+            const float *b = j->b, *x = (const float *)j->x + xo, *w = (const float *)j->w + m * g->k_size;
             float *y = (float *)j->y + yo;
-            dw_pad_plane((const float *)j->x + xo, P, g, es);
-            dw_plane_f32(P, (const float *)j->w + m * g->k_size, y, g, b ? b[m] : 0, fast ? 1 : 0);
+#ifdef DW3_AVX512
+            if (flat) dw3_flat_avx512(x, w, y, g, b ? b[m] : 0, lo, hi, P);
+            else if (dw3) dw3_plane_avx512(x, w, y, g, b ? b[m] : 0, lo, hi, P);
+#endif
+            if (!dw3) {
+                dw_pad_plane(x, P, g, es);
+                dw_plane_f32(P, w, y, g, b ? b[m] : 0, fast ? 1 : 0);
+            }
             if (!fast)
                 mlrt_conv_finish_f32(y, j->z ? (const float *)j->z + yo : NULL, 1, g->out_size, g->out_size, NULL,
-                                     j->activation, j->alpha, j->beta);
+                                     act, j->alpha, j->beta);
         } else {
             const double *b = j->b;
             double *y = (double *)j->y + yo;
@@ -142,7 +309,7 @@ void mlrt_conv_depthwise_tasks(void *arg, int64_t begin, int64_t end) {
             dw_plane_f64(P, (const double *)j->w + m * g->k_size, y, g, b ? b[m] : 0, fast ? 1 : 0);
             if (!fast)
                 mlrt_conv_finish_f64(y, j->z ? (const double *)j->z + yo : NULL, 1, g->out_size, g->out_size, NULL,
-                                     j->activation, j->alpha, j->beta);
+                                     act, j->alpha, j->beta);
         }
     }
 }
