@@ -143,26 +143,31 @@ int mlrt_plan_run(const mlrt_plan *plan, mlrt_threadpool *pool,
  * what was there.  For profiling. */
 int mlrt_plan_run_timed(const mlrt_plan *plan, mlrt_threadpool *pool,
                         void *const *external, void *arena, int64_t *times_ns);
-/* A Loop whose body is a plan, iterated in C.  Per iteration k: the iteration number
- * (int64) and a true condition (bool) are written to their inputs (index -1: the body
- * has none), each scan output is bound to scan_buffers[s] + k * scan_bytes[s], the plan
- * runs, and each loop-carried output pointer is swapped with its input's, so the next
- * iteration reads what this one wrote (the caller owns both buffers, of equal size).
- * Stops after `iterations`, or when the condition output is false (stopped = 1).
+/* A Loop or Scan whose body is a plan, iterated in C.  Per iteration k: the iteration
+ * number (int64) and a true condition (bool) are written to their inputs (index -1: the
+ * body has none), each scan input is bound to scan_inputs_at[s] + k * scan_input_bytes[s]
+ * and each scan output to scan_buffers[s] + k * scan_bytes[s], the plan runs, and each
+ * loop-carried output pointer is swapped with its input's, so the next iteration reads
+ * what this one wrote (the caller owns both buffers, of equal size).  Stops after
+ * `iterations`, or when the condition output (index -1: none) is false (stopped = 1).
  * External indexes are 0-based; `external` is rewritten in place. */
 typedef struct mlrt_loop {
     int64_t iterations;
     int64_t first_index;          /* the iteration number of the first iteration */
     int32_t index_input;          /* external index of the iteration number, or -1 */
     int32_t cond_input;           /* external index of the condition input, or -1 */
-    int32_t cond_output;          /* external index of the condition output */
+    int32_t cond_output;          /* external index of the condition output, or -1 */
     int32_t n_carried;
     const int32_t *carried_inputs;
     const int32_t *carried_outputs;
+    int32_t n_scan_inputs;
+    const int32_t *scan_inputs;
+    const size_t *scan_input_bytes;
+    void *const *scan_inputs_at;  /* iterations * scan_input_bytes each */
     int32_t n_scan;
     const int32_t *scan_outputs;
     const size_t *scan_bytes;
-    void *const *scan_buffers;
+    void *const *scan_buffers;    /* iterations * scan_bytes each */
     int64_t done;                 /* out: iterations run */
     int32_t stopped;              /* out: 1 when the condition output was false */
 } mlrt_loop;

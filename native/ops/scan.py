@@ -8,7 +8,8 @@ Scan-9+: inputs (states..., scans...); `scan_input_axes` / `scan_input_direction
 pick the axis and direction of each scan input, `scan_output_axes` /
 `scan_output_directions` where each scan output accumulates (direction 1 prepends).
 The body takes (states..., slices...) and returns (states..., scan elements...);
-its numeric ops run on the C kernels through `runtime.run_subgraph`.
+its numeric ops run on the C kernels through `runtime.run_subgraph`; Scan-9+ bodies
+whose plan is native iterate in C (`runtime.run_scan`, native/plan/loop.py).
 """
 
 import numpy as np
@@ -129,6 +130,17 @@ class Scan_9(_Scan):
                 raise self.bad(f"scan input {j} has {x.shape[ax]} steps on axis {ax}, scan input 0 has {length}")
         st = list(states)
         steps = [[] for _ in range(n_scan)]
+        if length and hasattr(runtime, "run_scan"):  # iterated in C when the body's plan is native
+            ordered = [np.moveaxis(x, ax, 0)[::-1] if d else np.moveaxis(x, ax, 0)
+                       for x, ax, d in zip(scans, in_axes, in_dirs)]
+            native = runtime.run_scan(body, st, ordered, length)
+            if native is not None:
+                st, stacked = native
+                for k in range(n_scan):
+                    block = stacked[k][::-1] if out_dirs[k] == 1 else stacked[k]
+                    axis = normalize_axis(out_axes[k], block.ndim, self.where)
+                    st.append(np.ascontiguousarray(np.moveaxis(block, 0, axis)))
+                return st
         for t in range(length):
             slices = [np.take(x, t if d == 0 else length - 1 - t, axis=ax) for x, ax, d in zip(scans, in_axes, in_dirs)]
             outs = runtime.run_subgraph(body, st + slices)

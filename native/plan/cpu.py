@@ -26,6 +26,7 @@ from ..ops import Op, make_op
 from .cache import PlanCache, signature
 from .eager import computes_halves_in_float, kernel_index, run_eager
 from .loop import run_native as run_native_loop
+from .loop import run_native_scan
 from .native import NativePlan, NativeStep
 from .walk import Dynamic, known_infos, walk
 
@@ -188,6 +189,12 @@ class _HostRuntime:
         or None when it must iterate in Python."""
         sub = self.program.subprogram(body)
         return run_native_loop(sub, self._outer_feeds(sub), state, first_index, trip)
+
+    def run_scan(self, body, state: list, slices: list, length: int):
+        """Iterate a Scan body in C (loop.py): (state, scan outputs stacked on axis 0), or
+        None when it must iterate in Python."""
+        sub = self.program.subprogram(body)
+        return run_native_scan(sub, self._outer_feeds(sub), state, slices, length)
 
     def _outer_feeds(self, sub) -> dict:
         feeds = {}

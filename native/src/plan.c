@@ -203,8 +203,13 @@ int mlrt_plan_run_loop(const mlrt_plan *plan, mlrt_threadpool *pool, void **exte
                "loop: bad iteration count, counts or externals");
     MLRT_CHECK((loop->index_input == -1 || loop_index_ok(plan, external, loop->index_input, 0)) &&
                    (loop->cond_input == -1 || loop_index_ok(plan, external, loop->cond_input, 0)) &&
-                   loop_index_ok(plan, external, loop->cond_output, 0),
+                   (loop->cond_output == -1 || loop_index_ok(plan, external, loop->cond_output, 0)),
                "loop: bad iteration-number or condition slot");
+    MLRT_CHECK(loop->n_scan_inputs >= 0, "loop: bad scan input count");
+    for (int32_t s = 0; s < loop->n_scan_inputs; ++s)
+        MLRT_CHECK(loop_index_ok(plan, external, loop->scan_inputs[s], 1) && loop->scan_inputs_at[s] &&
+                       (loop->iterations == 0 || loop->scan_input_bytes[s] <= SIZE_MAX / (size_t)loop->iterations),
+                   "loop: bad slot or buffer for scan input %d", s);
     for (int32_t c = 0; c < loop->n_carried; ++c)
         MLRT_CHECK(loop_index_ok(plan, external, loop->carried_inputs[c], 0) &&
                        loop_index_ok(plan, external, loop->carried_outputs[c], 0),
@@ -216,6 +221,8 @@ int mlrt_plan_run_loop(const mlrt_plan *plan, mlrt_threadpool *pool, void **exte
     for (int64_t k = 0; k < loop->iterations; ++k) {
         if (loop->index_input >= 0) *(int64_t *)external[loop->index_input] = loop->first_index + k;
         if (loop->cond_input >= 0) *(bool *)external[loop->cond_input] = true;
+        for (int32_t s = 0; s < loop->n_scan_inputs; ++s)
+            external[loop->scan_inputs[s]] = (char *)loop->scan_inputs_at[s] + (size_t)k * loop->scan_input_bytes[s];
         for (int32_t s = 0; s < loop->n_scan; ++s)
             external[loop->scan_outputs[s]] = (char *)loop->scan_buffers[s] + (size_t)k * loop->scan_bytes[s];
         int status = mlrt_plan_run(plan, pool, external, arena);
@@ -226,7 +233,7 @@ int mlrt_plan_run_loop(const mlrt_plan *plan, mlrt_threadpool *pool, void **exte
             external[loop->carried_inputs[c]] = external[loop->carried_outputs[c]];
             external[loop->carried_outputs[c]] = t;
         }
-        if (!*(const bool *)external[loop->cond_output]) {
+        if (loop->cond_output >= 0 && !*(const bool *)external[loop->cond_output]) {
             loop->stopped = 1;
             break;
         }

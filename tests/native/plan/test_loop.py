@@ -126,3 +126,40 @@ def test_profiling_iterates_in_python(native_calls, tmp_path):
     s.run(None, {"M": np.array(4, np.int64), "cond": np.array(True), "x0": X0})
     s.end_profiling()
     assert native_calls == [None] or native_calls == [False]
+
+
+@pytest.fixture
+def native_scans(monkeypatch):
+    calls = []
+    real = cpu_plan.run_native_scan
+
+    def spy(*args, **kwargs):
+        result = real(*args, **kwargs)
+        calls.append(result is not None)
+        return result
+    monkeypatch.setattr(cpu_plan, "run_native_scan", spy)
+    return calls
+
+
+@pytest.mark.parametrize("in_axis, in_dir, out_axis, out_dir", [(0, 0, 0, 0), (1, 1, 1, 0), (1, 0, 0, 1), (2, 1, -1, 1)])
+def test_scan_axes_and_directions(in_axis, in_dir, out_axis, out_dir, native_scans):
+    """A running sum over the scan axis (state + slice), with its partial sums as the scan
+    output, on every axis and direction Scan-9 offers."""
+    body = helper.make_graph([helper.make_node("Add", ["s_in", "x_t"], ["s_out"]),
+                              helper.make_node("Mul", ["s_out", "two"], ["y_t"])], "body",
+                             [vi("s_in"), vi("x_t")], [vi("s_out"), vi("y_t")],
+                             initializer=[numpy_helper.from_array(np.float32(2), "two")])
+    x = np.random.default_rng(1).standard_normal((5, 7, 3)).astype(np.float32)
+    slice_shape = list(np.take(x, 0, axis=in_axis).shape)
+    node = helper.make_node("Scan", ["s0", "x"], ["s", "ys"], body=body, num_scan_inputs=1,
+                            scan_input_axes=[in_axis], scan_input_directions=[in_dir],
+                            scan_output_axes=[out_axis], scan_output_directions=[out_dir])
+    g = helper.make_graph([node], "g", [vi("s0", F, slice_shape), vi("x", F, list(x.shape))], [vi("s"), vi("ys")])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]).SerializeToString()
+    feeds = {"s0": np.zeros(slice_shape, np.float32), "x": x}
+    got = ml.InferenceSession(m).run(None, feeds)
+    expected = ort.InferenceSession(m, providers=["CPUExecutionProvider"]).run(None, feeds)
+    for a, b in zip(got, expected):
+        assert a.shape == b.shape
+        np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-6)
+    assert native_scans == [True]
