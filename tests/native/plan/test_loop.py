@@ -43,18 +43,28 @@ def run_both(m, trip, x0, outer=()):
     return got
 
 
-@pytest.fixture
-def native_calls(monkeypatch):
-    """How many loops ran natively (run_native returned a result) in the test."""
+def _spy(monkeypatch, name):
+    """Records, for each call of cpu_plan.<name>, whether the body iterated in C."""
     calls = []
-    real = cpu_plan.run_native_loop
+    real = getattr(cpu_plan, name)
 
     def spy(*args, **kwargs):
         result = real(*args, **kwargs)
         calls.append(result is not None)
         return result
-    monkeypatch.setattr(cpu_plan, "run_native_loop", spy)
+    monkeypatch.setattr(cpu_plan, name, spy)
     return calls
+
+
+@pytest.fixture
+def native_calls(monkeypatch):
+    """How many loops ran natively (run_native returned a result) in the test."""
+    return _spy(monkeypatch, "run_native_loop")
+
+
+@pytest.fixture
+def native_scans(monkeypatch):
+    return _spy(monkeypatch, "run_native_scan")
 
 
 X0 = np.arange(6, dtype=np.float32).reshape(2, 3)
@@ -126,19 +136,6 @@ def test_profiling_iterates_in_python(native_calls, tmp_path):
     s.run(None, {"M": np.array(4, np.int64), "cond": np.array(True), "x0": X0})
     s.end_profiling()
     assert native_calls == [None] or native_calls == [False]
-
-
-@pytest.fixture
-def native_scans(monkeypatch):
-    calls = []
-    real = cpu_plan.run_native_scan
-
-    def spy(*args, **kwargs):
-        result = real(*args, **kwargs)
-        calls.append(result is not None)
-        return result
-    monkeypatch.setattr(cpu_plan, "run_native_scan", spy)
-    return calls
 
 
 @pytest.mark.parametrize("in_axis, in_dir, out_axis, out_dir", [(0, 0, 0, 0), (1, 1, 1, 0), (1, 0, 0, 1), (2, 1, -1, 1)])
