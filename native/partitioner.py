@@ -302,9 +302,8 @@ class Placement:
         if sole is not None and profile.active() is None:
             args, arrays = {}, True
             for name in sole.inputs:
-                v = feeds.get(name)
-                if v is not None:
-                    args[name] = v
+                if name in feeds:  # (a feed may be None: an empty optional)
+                    v = args[name] = feeds[name]
                     arrays = arrays and type(v) is np.ndarray
             if arrays:
                 results = sole.runnable.run(args)
