@@ -14,7 +14,8 @@ named by *path*.  MLRT_RUNTIME (or select_runtime before first use) chooses:
 
 Checks, in order, before a runtime is used: the library exists; the manifest's ABI
 number; the sha256 of every file the manifest lists (before dlopen, so a truncated
-or altered library is refused rather than mapped); dlopen (an OSError becomes
+or altered library is refused rather than mapped; _cache.py remembers the digests
+of files whose stamps have not changed since); dlopen (an OSError becomes
 RuntimeLoadError); the library's own ABI number before any other call.  Every
 failure is a RuntimeLoadError naming the path and the reason; under "auto" the
 next candidate is tried.
@@ -25,7 +26,6 @@ without rebuilding the SDK.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
@@ -34,6 +34,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .._errors import RuntimeLoadError
+from . import _cache
+from ._cache import sha256_file  # noqa: F401  (part of this module's interface)
 
 LIBRARY_NAME = "libmlrt_core.so"
 MANIFEST_NAME = "manifest.json"
@@ -113,14 +115,6 @@ def system_versions(prefix=None) -> list[Path]:
     return sorted(found, key=lambda d: version_key(d.name), reverse=True)
 
 
-def sha256_file(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
-
-
 def read_manifest(folder: Path, kind: str = "path") -> dict | None:
     """folder/manifest.json as a dict; None when there is none."""
     path = Path(folder) / MANIFEST_NAME
@@ -155,16 +149,18 @@ def check_folder(folder: Path, kind: str = "path", require_manifest: bool = True
     files = manifest["files"]
     if LIBRARY_NAME not in files:
         raise RuntimeLoadError(f"{kind} runtime at {folder}: {MANIFEST_NAME} does not list {LIBRARY_NAME}")
+    digests = _cache.DigestCache()  # (a file hashed before and unchanged since is not read again)
     for name, digest in files.items():
         path = (folder / name)
         if ".." in Path(name).parts or Path(name).is_absolute():
             raise RuntimeLoadError(f"{kind} runtime at {folder}: {MANIFEST_NAME} names a file outside it: {name}")
         if not path.is_file():
             raise RuntimeLoadError(f"{kind} runtime at {folder}: missing file {path}")
-        if sha256_file(path) != digest:
+        if digests.sha256(path) != digest:
             raise RuntimeLoadError(f"{kind} runtime at {folder}: checksum mismatch for {path} "
                                    f"(truncated or changed since {MANIFEST_NAME} was written"
                                    + ("; rebuild with `python native/_build.py`)" if kind == "bundled" else ")"))
+    digests.save()
     return manifest
 
 
@@ -268,9 +264,8 @@ def load_one(kind: str, lib_path: Path) -> Runtime:
         problem = elf_problem(so)
         if problem:
             raise RuntimeLoadError(f"{kind} runtime at {lib_path} cannot be loaded: {so.name} is {problem}")
-    ffi = cffi.FFI()
     try:
-        ffi.cdef(cdef_text(_header_dir(lib_path)))
+        ffi = _cache.declarations(cdef_text(_header_dir(lib_path)))
         lib = _dlopen_quiet_blas(ffi, lib_path)
     except (OSError, cffi.CDefError, cffi.FFIError) as exc:
         raise RuntimeLoadError(f"{kind} runtime at {lib_path} cannot be loaded: {exc}") from exc

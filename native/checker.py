@@ -1,7 +1,9 @@
 """onnx's checker and shape inference, run isolated from this process.
 
-`check_isolated(model)` answers (the checker's error or None, the value infos shape
-inference found); `check_and_infer` is the same work done in this process.
+`check_isolated(model, data)` answers (the checker's error or None, the value infos
+shape inference found); `check_and_infer` is the same work done in this process.
+`data` is the model's serialized bytes where the caller has them (onnx's C++ side
+takes bytes): a large model is then not serialized again.
 
 onnx's C++ checker and shape inference can abort the whole process on some
 malformed models (failed assertions).  Run in a child, such a model costs only the
@@ -14,6 +16,7 @@ child forked for it alone.  Where there is no fork, the work runs in this proces
 
 from __future__ import annotations
 
+import ctypes
 import os
 import pickle
 import struct
@@ -24,9 +27,11 @@ import onnx
 from .._errors import InvalidModel
 
 
-def check_and_infer(model: onnx.ModelProto) -> tuple[str | None, list]:
-    """Run onnx's checker and shape inference: (checker error or None, inferred value infos)."""
-    checked = model
+def check_and_infer(model: onnx.ModelProto, data: bytes | None = None) -> tuple[str | None, list]:
+    """Run onnx's checker and shape inference: (checker error or None, inferred value infos).
+    `data`, if given, is `model` serialized (onnx takes bytes; a ModelProto it serializes)."""
+    data = data if data is not None else model.SerializeToString()
+    checked = data
 
     def declared_fully(o) -> bool:
         kind = o.type.WhichOneof("value")
@@ -34,27 +39,56 @@ def check_and_infer(model: onnx.ModelProto) -> tuple[str | None, list]:
 
     if not all(declared_fully(o) for o in model.graph.output):
         # onnxruntime accepts outputs declared without a type or shape; the checker may not
-        checked = onnx.ModelProto()
-        checked.CopyFrom(model)
-        keep = [o for o in checked.graph.output if declared_fully(o)]
-        del checked.graph.output[:]
-        checked.graph.output.extend(keep)
+        copy = onnx.ModelProto()
+        copy.CopyFrom(model)
+        keep = [o for o in copy.graph.output if declared_fully(o)]
+        del copy.graph.output[:]
+        copy.graph.output.extend(keep)
+        checked = copy.SerializeToString()
     try:
         onnx.checker.check_model(checked)
     except Exception as exc:
         return f"the model fails the ONNX checker: {str(exc).strip().splitlines()[0]}", []
     try:
-        inferred = onnx.shape_inference.infer_shapes(model, strict_mode=False)
+        inferred = onnx.shape_inference.infer_shapes(_without_large_values(data), strict_mode=False)
         return None, list(inferred.graph.value_info) + list(inferred.graph.output)
     except Exception:
         return None, []  # shape inference is advisory; the planner computes exact shapes per run
 
 
-def check_isolated(model: onnx.ModelProto) -> tuple[str | None, list]:
-    """`check_and_infer` in a child process; InvalidModel if onnx crashes it."""
+VALUES_KEPT = 1 << 20  # bytes: initializers above this go to shape inference without their values
+
+
+def _without_large_values(data: bytes) -> bytes:
+    """The model for shape inference: initializers over VALUES_KEPT keep their name,
+    type and dims but not their values.  Inference reads the values only of inputs
+    that hold shapes, axes, pads, scales or counts (a few elements each), and onnx's
+    copies of a large model (parsed, serialized, parsed again) took longer than the
+    inference itself."""
+    if len(data) <= VALUES_KEPT:
+        return data
+    model = onnx.ModelProto()
+    model.ParseFromString(data)  # (upb refers to `data` for the values: no copy)
+    stripped = False
+    for t in model.graph.initializer:
+        if t.ByteSize() > VALUES_KEPT:
+            for name in ("raw_data", "float_data", "int32_data", "string_data", "int64_data", "double_data",
+                         "uint64_data"):
+                t.ClearField(name)
+            stripped = True
+    return model.SerializeToString() if stripped else data
+
+
+def check_isolated(model: onnx.ModelProto, data: bytes | None = None, meanwhile=None) -> tuple[str | None, list]:
+    """`check_and_infer` in a child process; InvalidModel if onnx crashes it.
+    `meanwhile()`, if given, runs in this process while the child works (the caller's
+    own reading of the model: the two take about as long, on two cores)."""
     if not hasattr(os, "fork"):
-        return check_and_infer(model)
-    return _checker.check(model)
+        answer = check_and_infer(model, data)
+        if meanwhile is not None:
+            meanwhile()
+        return answer
+    return _checker.check(model, data, meanwhile)
 
 
 def _encode(err, infos) -> bytes:
@@ -88,20 +122,27 @@ class _Checker:
         return data
 
     def _serve(self, rx, tx) -> None:
+        _keep_freed_memory()
         while True:
             try:
                 (n,) = struct.unpack("<Q", self._read(rx, 8))
+                data = self._read(rx, n)
                 model = onnx.ModelProto()
-                model.ParseFromString(self._read(rx, n))
+                model.ParseFromString(data)
             except EOFError:
                 return
-            payload = _encode(*check_and_infer(model))
+            payload = _encode(*check_and_infer(model, data))
             tx.write(struct.pack("<Q", len(payload)) + payload)
             tx.flush()
 
     def _start(self) -> None:
         to_child, from_parent = os.pipe()[::-1]
         from_child, to_parent = os.pipe()
+        try:  # a model crosses in 1 MB steps, not 64 KB ones (a switch between the processes each)
+            import fcntl
+            fcntl.fcntl(to_child, getattr(fcntl, "F_SETPIPE_SZ", 1031), 1 << 20)
+        except OSError:
+            pass
         pid = os.fork()
         if pid == 0:
             try:
@@ -122,42 +163,72 @@ class _Checker:
         self.pid = None
         return f"signal {os.WTERMSIG(status)}" if os.WIFSIGNALED(status) else f"exit {os.WEXITSTATUS(status)}"
 
-    def check(self, model: onnx.ModelProto) -> tuple[str | None, list]:
-        data = model.SerializeToString()
+    def check(self, model: onnx.ModelProto, data: bytes | None = None, meanwhile=None) -> tuple[str | None, list]:
+        data = data if data is not None else model.SerializeToString()
         if len(data) > self.LARGE:
-            return self._check_forked(model)
+            return self._check_forked(model, data, meanwhile)
         with self.lock:
             if self.pid is None:
                 self._start()
             try:
-                self.tx.write(struct.pack("<Q", len(data)) + data)
+                self.tx.write(struct.pack("<Q", len(data)))
+                self.tx.write(data)  # (not joined to the header: that would copy a large model once more)
                 self.tx.flush()
-                (n,) = struct.unpack("<Q", self._read(self.rx, 8))
-                return _decode(self._read(self.rx, n))
-            except (EOFError, OSError):
+            except OSError:
                 how = self._stop()
+            else:
+                _run(meanwhile, self._stop)  # (an answer left unread: the next model gets a new child)
+                try:
+                    (n,) = struct.unpack("<Q", self._read(self.rx, 8))
+                    return _decode(self._read(self.rx, n))
+                except (EOFError, OSError):
+                    how = self._stop()
         raise InvalidModel(f"onnx's checker or shape inference crashed on this model ({how}): it is "
                            "malformed in a way onnx itself does not report")
 
     @staticmethod
-    def _check_forked(model: onnx.ModelProto) -> tuple[str | None, list]:
+    def _check_forked(model: onnx.ModelProto, data: bytes, meanwhile=None) -> tuple[str | None, list]:
         read_fd, write_fd = os.pipe()
         pid = os.fork()
         if pid == 0:
             try:
                 os.close(read_fd)
                 with os.fdopen(write_fd, "wb") as out:
-                    out.write(_encode(*check_and_infer(model)))
+                    out.write(_encode(*check_and_infer(model, data)))
             finally:
                 os._exit(0)
         os.close(write_fd)
         with os.fdopen(read_fd, "rb") as pipe:
+            _run(meanwhile, lambda: (pipe.close(), os.waitpid(pid, 0)))
             data = pipe.read()
         _, status = os.waitpid(pid, 0)
         if os.WIFSIGNALED(status) or not data:
             raise InvalidModel("onnx's checker or shape inference crashed on this model: it is malformed "
                                "in a way onnx itself does not report")
         return _decode(data)
+
+
+def _keep_freed_memory() -> None:
+    """In the long-lived child: keep up to 128 MB that one model's check freed for the
+    next, not given back to the system and faulted in again (that took 2-4x the time of
+    the check itself).  glibc's mallopt; elsewhere nothing changes."""
+    try:
+        libc = ctypes.CDLL(None)
+        libc.mallopt(-1, 128 << 20)  # M_TRIM_THRESHOLD
+        libc.mallopt(-4, 0)          # M_MMAP_MAX: large blocks from the heap too, so they are kept
+    except (OSError, AttributeError):
+        pass
+
+
+def _run(meanwhile, abandon) -> None:
+    """Call meanwhile() (if any); should it raise, abandon() the child's answer first."""
+    if meanwhile is None:
+        return
+    try:
+        meanwhile()
+    except BaseException:
+        abandon()
+        raise
 
 
 _checker = _Checker()

@@ -9,6 +9,7 @@ only from inside the model's own folder.
 from __future__ import annotations
 
 import os
+from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -82,7 +83,7 @@ def value_type(vi: onnx.ValueInfoProto) -> ValueType:
         tt = t.tensor_type
         shape = None
         if tt.HasField("shape"):
-            shape = tuple(d.dim_value if d.HasField("dim_value") else (d.dim_param or None) for d in tt.shape.dim)
+            shape = tuple([d.dim_value if d.HasField("dim_value") else (d.dim_param or None) for d in tt.shape.dim])
         return ValueType(vi.name, tt.elem_type, shape)
     kind = {"sequence_type": "sequence", "map_type": "map", "optional_type": "optional",
             "sparse_tensor_type": "sparse_tensor"}.get(which, "unknown")
@@ -114,30 +115,37 @@ def _spell(t: onnx.TypeProto) -> str:
     return "unknown"
 
 
-def _read_model(source) -> tuple[onnx.ModelProto, Path | None]:
+def _read_model(source) -> tuple[onnx.ModelProto, Path | None, bytes | None]:
+    """The model, the folder its external data may lie in, and the bytes it was read
+    from (None for a ModelProto)."""
     if isinstance(source, onnx.ModelProto):
         copy = onnx.ModelProto()
         copy.CopyFrom(source)
-        return copy, None
+        return copy, None, None
     if isinstance(source, (bytes, bytearray, memoryview)):
         try:
-            return onnx.load_model_from_string(bytes(source)), None
+            data = bytes(source)
+            return onnx.load_model_from_string(data), None, data
         except Exception as exc:  # protobuf raises DecodeError and friends
             raise InvalidModel(f"model bytes ({len(source)} bytes) are not an ONNX model: {exc}") from None
     path = Path(os.fspath(source))
     if not path.is_file():
         raise InvalidModel(f"model file {path} does not exist")
-    try:
-        return onnx.load_model(str(path), load_external_data=False), path.parent.resolve()
+    try:  # as onnx.load_model reads a path (its format from its extension), keeping the bytes
+        form = onnx.serialization.registry.get_format_from_file_extension(path.suffix) or "protobuf"
+        data = path.read_bytes()
+        return (onnx.load_model_from_string(data, format=form), path.parent.resolve(),
+                data if form == "protobuf" else None)
     except Exception as exc:
         raise InvalidModel(f"{path} is not an ONNX model: {exc}") from None
 
 
-def _load_external(model: onnx.ModelProto, base: Path | None) -> None:
+def _load_external(model: onnx.ModelProto, base: Path | None) -> bool:
+    """Read the tensors the model keeps in external files into it; True if there were any."""
     tensors = [t for t in external_data_helper._get_all_tensors(model)
                if external_data_helper.uses_external_data(t)]
     if not tensors:
-        return
+        return False
     if base is None:
         raise InvalidModel("the model refers to external data files but was given as bytes; load it from its path")
     for t in tensors:
@@ -154,14 +162,28 @@ def _load_external(model: onnx.ModelProto, base: Path | None) -> None:
         external_data_helper.load_external_data_for_model(model, str(base))
     except Exception as exc:
         raise InvalidModel(f"cannot read external data: {exc}") from None
+    return True
+
+
+_MAY_HOLD_GRAPHS = (onnx.AttributeProto.UNDEFINED, onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS)
+
+
+def subgraphs(node) -> list:
+    """The graphs a node's attributes hold (If branches, Loop and Scan bodies, ...).
+    Only attributes typed GRAPH or GRAPHS, or untyped, are looked into: onnx's checker
+    refuses a graph under any other type, and the attribute's type is quick to read."""
+    found = []
+    for a in node.attribute:
+        if a.type in _MAY_HOLD_GRAPHS:
+            found += ([a.g] if a.HasField("g") else []) + list(a.graphs)
+    return found
 
 
 def node_reads(node) -> list[str]:
     """Every name a node reads: its inputs, and enclosing-scope names its subgraphs read."""
     names = [n for n in node.input if n]
-    for a in node.attribute:
-        for sub in ([a.g] if a.HasField("g") else []) + list(a.graphs):
-            names += [n for n in outer_references(sub) if n not in names]
+    for sub in subgraphs(node):
+        names += [n for n in outer_references(sub) if n not in names]
     return names
 
 
@@ -184,10 +206,10 @@ def _toposort(nodes, known: set[str]) -> list:
                 raise InvalidModel(f"node '{n.name or n.op_type}' reads '{name}', which no node, input or initializer provides")
             pending[i] += 1
             users[producers[name]].append(i)
-    ready = [i for i, p in enumerate(pending) if p == 0]
+    ready = deque(i for i, p in enumerate(pending) if p == 0)
     order = []
     while ready:
-        i = ready.pop(0)
+        i = ready.popleft()
         order.append(i)
         for j in users[i]:
             pending[j] -= 1
@@ -202,55 +224,71 @@ def _toposort(nodes, known: set[str]) -> list:
 def load(source, dims: dict | None = None) -> Graph:
     """Read, check and order a model from a path, bytes or ModelProto.  `dims` fixes
     free input dimensions first (see `fix_dimensions`)."""
-    model, base = _read_model(source)
-    default_domain(model)
+    model, base, data = _read_model(source)
+    changed = default_domain(model)
     if dims:
-        fix_dimensions(model, **dims)
-    _load_external(model, base)
-    err, inferred = check_isolated(model)
+        changed |= fix_dimensions(model, **dims)
+    changed |= _load_external(model, base)
+    built = {}
+
+    def build():  # while the checker works; its verdict on a bad model comes first, as it would alone
+        try:
+            built["graph"] = from_model(model, infer=False)
+        except Exception as exc:
+            built["error"] = exc
+
+    err, inferred = check_isolated(model, None if changed else data, meanwhile=build)
     if err is not None:
         raise InvalidModel(err)
-    graph = from_model(model, infer=False)
+    if "error" in built:
+        raise built["error"]
+    graph = built["graph"]
     for vi in inferred:
         graph.value_types[vi.name] = value_type(vi)
     return graph
 
 
-def default_domain(model: onnx.ModelProto) -> None:
+def default_domain(model: onnx.ModelProto) -> bool:
     """Spell the default domain one way, "", in the opset imports and every node
     (subgraphs included): ONNX allows "ai.onnx" too (onnxruntime takes both, onnx's
-    checker only ""), and nothing past loading has to know."""
+    checker only ""), and nothing past loading has to know.  True if it changed the model."""
     imports = {}
     for o in model.opset_import:
         domain = "" if o.domain == "ai.onnx" else o.domain
         imports[domain] = max(imports.get(domain, 0), o.version)
-    if len(imports) != len(model.opset_import) or any(o.domain == "ai.onnx" for o in model.opset_import):
+    changed = len(imports) != len(model.opset_import) or any(o.domain == "ai.onnx" for o in model.opset_import)
+    if changed:
         del model.opset_import[:]
         model.opset_import.extend(onnx.helper.make_opsetid(d, v) for d, v in imports.items())
 
-    def nodes(graph: onnx.GraphProto) -> None:
-        for n in graph.node:
+    def respell(nodes) -> bool:
+        found = False
+        for n in nodes:
             if n.domain == "ai.onnx":
                 n.domain = ""
-            for a in n.attribute:
-                for sub in ([a.g] if a.HasField("g") else []) + list(a.graphs):
-                    nodes(sub)
+                found = True
+            for sub in subgraphs(n):
+                found |= respell(sub.node)
+        return found
 
-    nodes(model.graph)
+    changed |= respell(model.graph.node)
     for f in model.functions:
         for n in f.node:
             if n.domain == "ai.onnx":
                 n.domain = ""
+                changed = True
+    return changed
 
 
-def fix_dimensions(model: onnx.ModelProto, by_name: dict | None = None, by_denotation: dict | None = None) -> None:
+def fix_dimensions(model: onnx.ModelProto, by_name: dict | None = None, by_denotation: dict | None = None) -> bool:
     """Give free dimensions of the model's inputs a size: those named in `by_name`
     (their dim_param, wherever it appears in the graph's declared types) and those
     whose denotation is in `by_denotation` (e.g. DATA_BATCH).  A fixed dimension stays
-    as it is."""
+    as it is.  True if it changed the model."""
     by_name, by_denotation = dict(by_name or {}), dict(by_denotation or {})
     g = model.graph
     initializers = {t.name for t in g.initializer}
+    changed = False
     for vi in g.input:
         if vi.name in initializers or not vi.type.HasField("tensor_type") or not vi.type.tensor_type.HasField("shape"):
             continue
@@ -262,13 +300,16 @@ def fix_dimensions(model: onnx.ModelProto, by_name: dict | None = None, by_denot
                 if dim.dim_param and dim.dim_param not in by_name:
                     by_name[dim.dim_param] = size  # the same name elsewhere in the graph follows
                 dim.dim_value = size
+                changed = True
     if not by_name:
-        return
+        return changed
     for vi in list(g.input) + list(g.output) + list(g.value_info):
         if vi.type.HasField("tensor_type") and vi.type.tensor_type.HasField("shape"):
             for dim in vi.type.tensor_type.shape.dim:
                 if dim.HasField("dim_param") and dim.dim_param in by_name:
                     dim.dim_value = by_name[dim.dim_param]
+                    changed = True
+    return changed
 
 
 def from_model(model: onnx.ModelProto, infer: bool = True) -> Graph:
@@ -290,9 +331,8 @@ def outer_references(g: onnx.GraphProto) -> list[str]:
     refs: list[str] = []
     for n in g.node:
         names = list(n.input)
-        for a in n.attribute:
-            for sub in ([a.g] if a.HasField("g") else []) + list(a.graphs):
-                names += outer_references(sub)
+        for sub in subgraphs(n):
+            names += outer_references(sub)
         for name in names:
             if name and name not in defined and name not in refs:
                 refs.append(name)
@@ -320,5 +360,6 @@ def from_graph_proto(g: onnx.GraphProto, opsets: dict, outer: tuple[str, ...] = 
         if o.name not in produced:
             raise InvalidModel(f"graph output '{o.name}' is not produced by any node")
     graph = Graph(nodes, inits, inputs, overridable, outputs, dict(opsets))
-    graph.outer = [n for n in outer_references(g) if n not in {v.name for v in declared} and n not in inits]
+    if outer:  # (with none, _toposort has made sure that the graph reads nothing from outside)
+        graph.outer = [n for n in outer_references(g) if n not in {v.name for v in declared} and n not in inits]
     return graph

@@ -8,9 +8,10 @@ def variable_names(graph) -> set[str]:
     return {v.name for v in graph.overridable} | {v.name for v in graph.inputs}
 
 
-def constant(graph, name: str):
-    """The array behind a name if it is a constant initializer, else None."""
-    if not name or name in variable_names(graph):
+def constant(graph, name: str, variable: set[str] | None = None):
+    """The array behind a name if it is a constant initializer, else None (`variable`:
+    variable_names(graph), where the caller has it)."""
+    if not name or name in (variable if variable is not None else variable_names(graph)):
         return None
     return graph.initializers.get(name)
 

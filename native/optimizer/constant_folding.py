@@ -19,8 +19,8 @@ def apply(graph, context) -> int:
     overridable = {v.name for v in graph.overridable}
     inputs = {v.name for v in graph.inputs}
     consts = {k for k in graph.initializers if k not in overridable}
-    folded = 0
-    for node in list(graph.nodes):
+    folded = set()
+    for node in graph.nodes:
         if node.op_type in _NEVER or node.domain != "" or not node.output:
             continue
         names = [n for n in node.input if n]
@@ -45,8 +45,8 @@ def apply(graph, context) -> int:
             if name:
                 graph.initializers[name] = value
                 consts.add(name)
-        graph.nodes.remove(node)
-        folded += 1
+        folded.add(id(node))
     if folded:
+        graph.nodes[:] = [n for n in graph.nodes if id(n) not in folded]
         prune_initializers(graph)
-    return folded
+    return len(folded)

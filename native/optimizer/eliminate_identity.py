@@ -20,17 +20,24 @@ def _removable(node, graph_outputs, read) -> bool:
 
 
 def apply(graph, context) -> int:
+    if not any(n.op_type in ("Identity", "Dropout") for n in graph.nodes):
+        return 0  # (the common case: nothing to index)
     outputs = {o.name for o in graph.outputs} | graph.read_by_subgraphs()  # names that must survive
-    read = {n for node in graph.nodes for n in node.input}
+    readers: dict[str, list] = {}  # name -> nodes with it among their inputs, kept true as inputs are renamed
+    for node in graph.nodes:
+        for name in node.input:
+            readers.setdefault(name, []).append(node)
+    read = set(readers)
     removed = 0
     for node in list(graph.nodes):
         if not _removable(node, outputs, read):
             continue
         src, dst = node.input[0], node.output[0]
-        for other in graph.nodes:
+        for other in readers.pop(dst, ()):
             for k, name in enumerate(other.input):
                 if name == dst:
                     other.input[k] = src
+            readers.setdefault(src, []).append(other)
         graph.nodes.remove(node)
         removed += 1
     return removed

@@ -18,9 +18,9 @@ def apply(graph, context) -> int:
     variable = variable_names(graph)
     outputs = {o.name for o in graph.outputs}
     producer = {o: n for n in graph.nodes for o in n.output}
-    consumers = graph.consumers()
-    fused = 0
-    for node in list(graph.nodes):
+    consumers = None  # built at the first candidate (nothing has changed before it)
+    removed = set()
+    for node in graph.nodes:
         if node.op_type not in ("Mul", "Add") or node.domain != "" or len(node.input) != 2:
             continue
         for k in (0, 1):
@@ -32,8 +32,10 @@ def apply(graph, context) -> int:
         else:
             continue
         if (bn.domain != "" or len([o for o in bn.output if o]) != 1 or len(bn.input) != 5
-                or bn.output[0] in outputs or len(consumers.get(bn.output[0], [])) != 1
-                or any(a.name == "training_mode" and a.i for a in bn.attribute)):
+                or bn.output[0] in outputs or any(a.name == "training_mode" and a.i for a in bn.attribute)):
+            continue
+        consumers = consumers if consumers is not None else graph.consumers()
+        if len(consumers.get(bn.output[0], [])) != 1:
             continue
         names = list(bn.input[1:3])
         if any(n in variable or n not in graph.initializers for n in names):
@@ -57,8 +59,8 @@ def apply(graph, context) -> int:
         bn.input[1], bn.input[2] = f"{base}__fused_scale", f"{base}__fused_bias"
         bn.output[0] = node.output[0]
         producer[node.output[0]] = bn
-        graph.nodes.remove(node)  # (consumers stays true by name: the fused node's output keeps its readers)
-        fused += 1
-    if fused:
+        removed.add(id(node))  # (consumers stays true by name: the fused node's output keeps its readers)
+    if removed:
+        graph.nodes[:] = [n for n in graph.nodes if id(n) not in removed]
         prune_initializers(graph)
-    return fused
+    return len(removed)

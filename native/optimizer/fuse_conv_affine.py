@@ -17,10 +17,10 @@ ORDER = 40
 def apply(graph, context) -> int:
     variable = variable_names(graph)
     outputs = {o.name for o in graph.outputs}
-    consumers = graph.consumers()
+    consumers = None  # built at the first candidate (nothing has changed before it)
     producer = {o: n for n in graph.nodes for o in n.output}
-    fused = 0
-    for node in list(graph.nodes):
+    removed = set()
+    for node in graph.nodes:
         if node.op_type not in ("Mul", "Add") or node.domain != "" or len(node.input) != 2:
             continue
         for k in (0, 1):
@@ -30,7 +30,10 @@ def apply(graph, context) -> int:
                 break
         else:
             continue
-        if conv.output[0] in outputs or len(consumers.get(conv.output[0], [])) != 1 or conv.domain != "":
+        if conv.output[0] in outputs or conv.domain != "":
+            continue
+        consumers = consumers if consumers is not None else graph.consumers()
+        if len(consumers.get(conv.output[0], [])) != 1:
             continue
         w_name = conv.input[1]
         b_name = conv.input[2] if len(conv.input) > 2 else ""
@@ -50,14 +53,14 @@ def apply(graph, context) -> int:
         else:
             new_w, new_b = w, b + vec
         base = node.output[0]
-        graph.initializers[f"{base}__fused_W"] = new_w.astype(w.dtype)
+        graph.initializers[f"{base}__fused_W"] = new_w.astype(w.dtype, copy=False)  # (w itself after an Add)
         graph.initializers[f"{base}__fused_B"] = new_b.astype(w.dtype)
         del conv.input[1:]
         conv.input.extend([f"{base}__fused_W", f"{base}__fused_B"])
         conv.output[0] = node.output[0]
         producer[node.output[0]] = conv
-        graph.nodes.remove(node)  # (consumers stays true by name: the fused node's output keeps its readers)
-        fused += 1
-    if fused:
+        removed.add(id(node))  # (consumers stays true by name: the fused node's output keeps its readers)
+    if removed:
+        graph.nodes[:] = [n for n in graph.nodes if id(n) not in removed]
         prune_initializers(graph)
-    return fused
+    return len(removed)

@@ -8,18 +8,21 @@ feeds only this BN, and the BN runs in inference mode (one output)."""
 
 import numpy as np
 
-from ._util import constant, prune_initializers
+from ._util import constant, prune_initializers, variable_names
 
 LEVEL = 1
 ORDER = 30
 
 
 def apply(graph, context) -> int:
+    if not any(n.op_type == "BatchNormalization" for n in graph.nodes):
+        return 0
     outputs = {o.name for o in graph.outputs}
-    consumers = graph.consumers()
+    variable = variable_names(graph)
+    consumers = None  # built at the first candidate (nothing has changed before it)
     producer = {o: n for n in graph.nodes for o in n.output}
-    fused = 0
-    for bn in list(graph.nodes):
+    removed = set()
+    for bn in graph.nodes:
         if bn.op_type != "BatchNormalization" or bn.domain != "":
             continue
         if len([o for o in bn.output if o]) != 1 or len(bn.input) != 5:
@@ -29,11 +32,14 @@ def apply(graph, context) -> int:
         conv = producer.get(bn.input[0])
         if conv is None or conv.op_type != "Conv" or conv.domain != "":
             continue
-        if conv.output[0] in outputs or len(consumers.get(conv.output[0], [])) != 1:
+        if conv.output[0] in outputs:
             continue
-        w = constant(graph, conv.input[1])
-        b = constant(graph, conv.input[2]) if len(conv.input) > 2 and conv.input[2] else None
-        stats = [constant(graph, n) for n in bn.input[1:]]
+        consumers = consumers if consumers is not None else graph.consumers()
+        if len(consumers.get(conv.output[0], [])) != 1:
+            continue
+        w = constant(graph, conv.input[1], variable)
+        b = constant(graph, conv.input[2], variable) if len(conv.input) > 2 and conv.input[2] else None
+        stats = [constant(graph, n, variable) for n in bn.input[1:]]
         if w is None or any(s is None for s in stats) or w.dtype not in (np.float32, np.float64):
             continue
         if len(conv.input) > 2 and conv.input[2] and b is None:
@@ -43,7 +49,8 @@ def apply(graph, context) -> int:
         if not all(s.shape == (w.shape[0],) for s in (scale, beta, mean, var)):
             continue
         s = scale / np.sqrt(var + eps)
-        new_w = (w.astype(np.float64) * s.reshape(-1, *([1] * (w.ndim - 1)))).astype(w.dtype)
+        new_w = np.empty_like(w)  # w * s computed in float64, rounded to w's type as it is stored
+        np.multiply(w, s.reshape(-1, *([1] * (w.ndim - 1))), out=new_w, dtype=np.float64, casting="same_kind")
         bias = b.astype(np.float64) if b is not None else np.zeros(w.shape[0])
         new_b = ((bias - mean) * s + beta).astype(w.dtype)
         w_name, b_name = f"{conv.output[0]}__fused_W", f"{conv.output[0]}__fused_B"
@@ -52,8 +59,8 @@ def apply(graph, context) -> int:
         del conv.input[1:]
         conv.input.extend([w_name, b_name])
         conv.output[0] = bn.output[0]
-        graph.nodes.remove(bn)
-        fused += 1
-    if fused:
+        removed.add(id(bn))
+    if removed:
+        graph.nodes[:] = [n for n in graph.nodes if id(n) not in removed]
         prune_initializers(graph)
-    return fused
+    return len(removed)

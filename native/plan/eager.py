@@ -3,6 +3,8 @@ graphs whose shapes depend on run-time data use it."""
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from ..._errors import InvalidModel, NotImplemented
@@ -24,13 +26,18 @@ def kernel_index(op: Op, launch, inputs: list[Info | None]) -> int:
 _HALVES = ("float16", "bfloat16")
 
 
+@functools.cache
+def _is_half(dtype) -> bool:
+    return np.dtype(dtype).name in _HALVES  # (dtype.name is slow to ask for every node)
+
+
 def computes_halves_in_float(op: Op, launch, inputs: list[Info | None]) -> bool:
     """True when the op has no kernel for its float16/bfloat16 inputs but has one for
     float32: it then runs on float32 copies and its half outputs are rounded back
     once at the end (numpy's own float16 matmul and reductions accumulate in float)."""
     ti = launch.type_input
     t = inputs[ti].dtype if ti < len(inputs) and inputs[ti] is not None else None
-    if t is None or np.dtype(t).name not in _HALVES:
+    if t is None or not _is_half(t):
         return False
     return (_lib.find_kernel(op.domain, launch.kernel, op.opset, t) < 0
             and _lib.find_kernel(op.domain, launch.kernel, op.opset, np.float32) >= 0)
@@ -66,7 +73,8 @@ def run_eager(op: Op, arrays: list[np.ndarray | None], pool) -> list[np.ndarray 
         if a is None:
             ins[i].dtype = 0
             continue
-        a = np.require(a, requirements="C")  # (ascontiguousarray would make rank 0 rank 1)
+        if type(a) is not np.ndarray or not a.flags.c_contiguous:
+            a = np.require(a, requirements="C")  # (ascontiguousarray would make rank 0 rank 1)
         keep.append(a)
         view = launch.views.get(i)
         _lib.fill_tensor(ins[i], a.dtype, view.shape if view else a.shape, view.strides if view else None,

@@ -30,10 +30,10 @@ def fresh_checker(monkeypatch):
 def test_checker_abort_becomes_invalid_model(fresh_checker, monkeypatch):
     real = checker.check_and_infer
 
-    def check_or_abort(model):  # runs in the child, forked after this patch
+    def check_or_abort(model, *data):  # runs in the child, forked after this patch
         if model.graph.name == "boom":
             os.abort()
-        return real(model)
+        return real(model, *data)
 
     monkeypatch.setattr(checker, "check_and_infer", check_or_abort)
     with pytest.raises(mlrt.InvalidModel, match="crashed"):
