@@ -38,6 +38,8 @@ typedef struct mlrt_rnn_params {
     int64_t activations[6];
     double alpha[6];
     double beta[6];
+    int64_t w_transposed;         /* > 0: the input holding W^T [input, dirs * G * H], made once from a
+                                     constant W and placed after the node's own inputs; 0: none */
 } mlrt_rnn_params;
 
 #endif

@@ -111,4 +111,14 @@ class _Recurrent(Op):
                     linear_before_reset=int(getattr(self.a, "linear_before_reset", 0) or 0),
                     input_forget=int(getattr(self.a, "input_forget", 0) or 0),
                     has_clip=int(clip is not None), clip=float(clip) if clip is not None else 0.0,
-                    activations=codes, alpha=alpha, beta=beta)
+                    activations=codes, alpha=alpha, beta=beta, w_transposed=0)
+
+    def launch(self, inputs, outputs):
+        launch = super().launch(inputs, outputs)
+        x, w = inputs[0], inputs[1]
+        if w.value is not None and x.shape[0] * x.shape[1] > 1:
+            # a constant W transposed once, [input, dirs * G * H]: the input projections
+            # read it in place instead of packing W on every run (one row needs no packing)
+            launch.params["w_transposed"] = len(inputs)
+            launch.extra.append(np.ascontiguousarray(w.value.reshape(-1, w.shape[2]).T))
+        return launch

@@ -4,10 +4,16 @@ peepholes, linear_before_reset, float32 / float64, optional outputs, opsets 7 / 
 sequence_lens, input_forget), against onnxruntime and against the reference run on
 the truncated sequences."""
 
+import os
+import subprocess
+import sys
+
 import numpy as np
 import pytest
+from onnx import numpy_helper
 
 import mlrt
+import mlrt.lowlevel as ml
 from oracle import assert_same, check_node, make_model, run_mlrt, run_reference, tolerance
 
 rng = np.random.default_rng(0)
@@ -207,3 +213,125 @@ def test_bad_inputs():
     for g, w in zip(got, wide):
         assert g.dtype == np.float16
         np.testing.assert_allclose(g.astype(np.float32), w, rtol=2e-3, atol=2e-3)
+
+
+# -- batch 1: matrix-vector steps, directions side by side, parts of a step across threads --
+
+def constant_weights(model, ins):
+    """The model with W and R as initializers (a constant W is transposed once by the plan)."""
+    graph = model.graph
+    for i in (1, 2):
+        name = graph.node[0].input[i]
+        graph.initializer.append(numpy_helper.from_array(ins[i], name))
+        graph.input.remove(next(v for v in graph.input if v.name == name))
+    return model
+
+
+def contractive(ins, hidden):
+    """R scaled by 1 / sqrt(hidden): a step no longer magnifies rounding differences
+    (with make_inputs' R a wide RNN is chaotic, and float32 results differ in any order)."""
+    ins = list(ins)
+    ins[2] = (ins[2] / np.sqrt(hidden)).astype(ins[2].dtype)
+    return ins
+
+
+def run_threads(model, feeds, threads):
+    options = ml.SessionOptions()
+    options.intra_op_num_threads = threads
+    return run_mlrt(model, feeds, sess_options=options)
+
+
+def check_batch1(op, ins, attrs, threads=(1, 2, 4)):
+    """Weights as inputs and as constants, on 1, 2 and 4 threads, against onnx.reference."""
+    model = make_model(op, ins, attrs, N_OUT[op])
+    want = run_reference(model, ins)
+    rtol, atol = tolerance(op, 22)
+    runs = [run_mlrt(model, ins)]
+    feeds = [v for k, v in enumerate(ins) if k not in (1, 2)]
+    runs += [run_threads(constant_weights(make_model(op, ins, attrs, N_OUT[op]), ins), feeds, t) for t in threads]
+    for got in runs:
+        for g, w in zip(got, want):
+            np.testing.assert_allclose(g, w, rtol=rtol, atol=atol)
+
+
+@pytest.mark.parametrize("op", list(GATES))
+@pytest.mark.parametrize("direction", list(DIRS))
+@pytest.mark.parametrize("layout", [0, 1])
+def test_batch1(op, direction, layout):
+    for peepholes in (False, True):  # LSTM: the default gates, or peepholes
+        ins = make_inputs(op, 9, 1, 5, 13, direction, layout, peepholes=peepholes)
+        check_batch1(op, ins, {"hidden_size": 13, "direction": direction, "layout": layout}, threads=(2,))
+
+
+@pytest.mark.parametrize("op", list(GATES))
+@pytest.mark.parametrize("hidden", [1, 16, 33, 127])
+def test_batch1_sizes_and_threads(op, hidden):
+    """127 units: a step in two or four parts (a partial block of 16 each) for GRU and LSTM."""
+    for direction in ("forward", "bidirectional"):
+        ins = contractive(make_inputs(op, 6, 1, 9, hidden, direction, bias=hidden != 16, state=hidden != 33,
+                                      peepholes=False), hidden)
+        check_batch1(op, ins, {"hidden_size": hidden, "direction": direction})
+
+
+@pytest.mark.parametrize("direction", list(DIRS))
+def test_batch1_gru_linear_before_reset(direction):
+    ins = contractive(make_inputs("GRU", 7, 1, 4, 127, direction), 127)
+    check_batch1("GRU", ins, {"hidden_size": 127, "direction": direction, "linear_before_reset": 1})
+
+
+@pytest.mark.parametrize("op", list(GATES))
+@pytest.mark.parametrize("direction", list(DIRS))
+def test_batch1_sequence_lens(op, direction):
+    attrs = {"hidden_size": 96, "direction": direction}
+    for n in (0, 1, 4, 6):
+        ins = contractive(make_inputs(op, 6, 1, 3, 96, direction, lens=np.array([n], np.int32)), 96)
+        feeds = [v for k, v in enumerate(ins) if k not in (1, 2)]
+        for got in [run_mlrt(make_model(op, ins, attrs, N_OUT[op]), ins),
+                    run_threads(constant_weights(make_model(op, ins, attrs, N_OUT[op]), ins), feeds, 2)]:
+            assert not got[0][n:].any(), "Y past the end of the sequence must be zero"
+            if n == 0:
+                assert not any(g.any() for g in got[1:])
+                continue
+            one = [v[:n] if k == 0 else v for k, v in enumerate(ins)]
+            one[4] = None
+            want = run_reference(make_model(op, one, attrs, N_OUT[op]), one)
+            rtol, atol = tolerance(op, 22)
+            np.testing.assert_allclose(got[0][:n], want[0], rtol=rtol, atol=atol)
+            for g, w in zip(got[1:], want[1:]):
+                np.testing.assert_allclose(g, w, rtol=rtol, atol=atol)
+
+
+@pytest.mark.parametrize("op", list(GATES))
+def test_batch1_activations_and_clip_against_onnxruntime(op):
+    ins = contractive(make_inputs(op, 6, 1, 3, 37, "bidirectional"), 37)
+    acts = ACTIVATION_SETS[op][0] * 2
+    check_ort(op, ins, {"hidden_size": 37, "direction": "bidirectional", "activations": acts,
+                        "activation_alpha": [0.3, 0.2, 0.4, 0.1, 0.7, 0.6], "activation_beta": [0.6, 0.4, 0.3, 0.5]})
+    check_ort(op, ins, {"hidden_size": 37, "direction": "bidirectional", "clip": 0.3})
+
+
+@pytest.mark.parametrize("op", list(GATES))
+def test_batch1_float64(op):
+    ins = make_inputs(op, 5, 1, 4, 37, "bidirectional", dtype=np.float64)  # float64: no chaos to fear
+    check_batch1(op, ins, {"hidden_size": 37, "direction": "bidirectional"})
+
+
+def test_batch_with_constant_weights():
+    """The batched path reads a constant W transposed once, as the one-row path does."""
+    for op in GATES:
+        ins = make_inputs(op, 5, 3, 7, 21, "bidirectional", peepholes=False)
+        check_batch1(op, ins, {"hidden_size": 21, "direction": "bidirectional"}, threads=(2,))
+
+
+def test_batch1_portable_kernels():
+    """MLRT_SGEMM_KERNEL=avx2 (read once per process, so in a child): the matrix-vector
+    product through the GEMM and the gate arithmetic of every activation."""
+    code = ("import sys; sys.path.insert(0, %r); import test_rnn as t; "
+            "[t.test_batch1(op, d, 0) for op in t.GATES for d in t.DIRS]; "
+            "[t.test_batch1_sizes_and_threads(op, 127) for op in t.GATES]; "
+            "t.test_batch1_sequence_lens('GRU', 'bidirectional')") % os.path.dirname(__file__)
+    env = dict(os.environ, MLRT_SGEMM_KERNEL="avx2")
+    tests = os.path.dirname(os.path.dirname(os.path.dirname(__file__)))
+    env["PYTHONPATH"] = os.pathsep.join([tests, env.get("PYTHONPATH", "")])
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
