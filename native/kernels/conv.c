@@ -6,14 +6,18 @@
  * intra-op pool (GEMM runs single-threaded inside the tasks); the paths, sharing
  * src/conv_internal.h, are
  *   - conv_depthwise.c: depthwise 1-D/2-D (one input channel per group), a plane per task;
- *   - conv_direct.c: float32 on AVX2 / AVX-512, 2-D, unit strides: the micro-kernels of
- *     src/gemm.c read the (zero-padded) input directly, no patch matrix;
+ *   - conv_direct.c: float32 on AVX2 / AVX-512, 2-D, strides up to 4: the micro-kernels
+ *     of src/gemm.c read the (zero-padded) input directly, no patch matrix;
  *   - conv_gemm.c: the patch columns (im2col) of a tile of output positions, gathered
  *     straight into packed strips for the micro-kernels (float32 on AVX2 / AVX-512),
  *     or else multiplied through BLAS.
+ * A plan packs a constant float32 W once (mlrt_conv_pack_weights, below: the micro-
+ * kernels' panels) and passes it as one more input, named by params.packed_weights; the
+ * micro-kernel paths then read only that copy.
  * Tasks are (image, group, column tile, filter block); the tiling is chosen so that
  * the threads get equal shares and each tile's buffer stays bounded.  Every path ends
- * in mlrt_conv_finish_* below: bias, Z and the activation. */
+ * with bias, Z and the activation: in the micro-kernels' store where they know it, else
+ * in mlrt_conv_finish_* below. */
 #include <math.h>
 
 #include "conv.h"
@@ -80,7 +84,7 @@ static int conv_setup(const mlrt_conv_params *p, const mlrt_tensor *X, const mlr
     }
     g->kdim = g->Cg * g->k_size;
     g->pointwise = unit;
-    g->depthwise = g->Cg == 1 && g->nd == 2 && !unit;
+    g->depthwise = g->Cg == 1 && g->G > 1 && g->nd == 2 && !unit; /* (one input channel in all: a plain product) */
     MLRT_CHECK(g->kdim <= INT32_MAX && g->out_size <= INT32_MAX && g->in_size <= INT32_MAX && g->Mg <= INT32_MAX,
                "Conv: sizes exceed the 32-bit BLAS limit");
     return MLRT_OK;
@@ -186,26 +190,49 @@ static void conv_plan(conv_job *j, int64_t threads) {
     int64_t f = 1;
     while (threads > 1 && (base * j->n_tiles * f) % threads != 0 && base * j->n_tiles * f < 8 * threads) ++f;
     if (f > 1) {
-        if (ceil_div(size, j->n_tiles * f) >= 32 || g->Mg < 2 * f)
-            j->n_tiles *= f;
-        else
+        /* cut the filters where they outweigh a tile's columns: with packed weights each
+         * thread then streams its share of them only (and the tile stays whole) */
+        int64_t cols = ceil_div(size, j->n_tiles * f); /* per task, if the tiles are cut */
+        bool filters = j->wp ? g->Mg >= f * 4 * MLRT_SGEMM_PANEL && g->Mg >= f * cols : cols < 32 && g->Mg >= 2 * f;
+        if (filters)
             j->n_mblocks = f;
+        else
+            j->n_tiles *= f;
     }
     j->tile = ceil_div(size, j->n_tiles);
-    int64_t align = j->strip ? j->strip : 16;
+    int64_t align = 16; /* the kernels' vectors: strips of 16 to 64 columns run equally well */
     if (j->tile > align && j->n_tiles > 1) j->tile = ceil_div(j->tile, align) * align;
     if (j->tile < 1) j->tile = 1;
     j->n_tiles = ceil_div(size, j->tile);
     j->mblock = ceil_div(g->Mg, j->n_mblocks);
+    if (j->wp && j->mblock < g->Mg) j->mblock = ceil_div(j->mblock, MLRT_SGEMM_PANEL) * MLRT_SGEMM_PANEL; /* whole panels */
     j->n_mblocks = ceil_div(g->Mg, j->mblock);
+}
+
+int mlrt_conv_pack_weights(int64_t group, int64_t filters, int64_t kdim, const float *w, int64_t capacity,
+                           int64_t *size, float *packed) {
+    MLRT_CHECK(size && group >= 1 && filters >= 0 && filters % group == 0 && kdim >= 0 && kdim <= INT32_MAX &&
+                   filters <= INT32_MAX,
+               "mlrt_conv_pack_weights: bad sizes (group %lld, filters %lld, kdim %lld)", (long long)group,
+               (long long)filters, (long long)kdim);
+    int64_t Mg = filters / group, each = mlrt_sgemm_packed_size(Mg, kdim);
+    *size = mlrt_sgemm_strip_width() ? group * each : 0;
+    if (*size == 0 || capacity < *size || !packed) return MLRT_OK;
+    MLRT_CHECK(w, "mlrt_conv_pack_weights: no weights");
+    for (int64_t grp = 0; grp < group; ++grp) mlrt_sgemm_pack_a(w + grp * Mg * kdim, Mg, kdim, kdim, packed + grp * each);
+    return MLRT_OK;
 }
 
 static int k_conv(const mlrt_context *ctx, const mlrt_tensor *in, int32_t n_in, mlrt_tensor *out, int32_t n_out,
                   const void *params, size_t params_size) {
     MLRT_PARAMS(mlrt_conv_params, p, params, params_size);
-    MLRT_CHECK(n_in >= 2 && n_in <= 4 && n_out == 1, "Conv: expects 2 to 4 inputs and 1 output");
-    const mlrt_tensor *B = n_in >= 3 && mlrt_present(&in[2]) ? &in[2] : NULL;
-    const mlrt_tensor *Z = n_in >= 4 && mlrt_present(&in[3]) ? &in[3] : NULL;
+    int64_t pk = p->packed_weights; /* the node's inputs come before it */
+    MLRT_CHECK(pk == 0 || (pk >= 2 && pk == n_in - 1), "Conv: packed weights at input %lld of %d", (long long)pk,
+               n_in);
+    int32_t n_node = pk ? (int32_t)pk : n_in;
+    MLRT_CHECK(n_node >= 2 && n_node <= 4 && n_out == 1, "Conv: expects 2 to 4 inputs and 1 output");
+    const mlrt_tensor *B = n_node >= 3 && mlrt_present(&in[2]) ? &in[2] : NULL;
+    const mlrt_tensor *Z = n_node >= 4 && mlrt_present(&in[3]) ? &in[3] : NULL;
     MLRT_CHECK(p->activation >= MLRT_CONV_ACT_NONE && p->activation <= MLRT_CONV_ACT_SWISH,
                "Conv: unknown activation code %lld", (long long)p->activation);
     conv_job j = {.x = in[0].data, .w = in[1].data, .b = B ? B->data : NULL, .y = out[0].data,
@@ -247,6 +274,14 @@ static int k_conv(const mlrt_context *ctx, const mlrt_tensor *in, int32_t n_in, 
         return MLRT_OK;
     }
     j.strip = dtype == MLRT_FLOAT ? mlrt_sgemm_strip_width() : 0;
+    if (pk && j.strip) {
+        const mlrt_tensor *P = &in[pk];
+        MLRT_CHECK(P->dtype == MLRT_FLOAT && mlrt_is_contiguous(P) &&
+                       mlrt_numel(P) == j.g.G * mlrt_sgemm_packed_size(j.g.Mg, j.g.kdim),
+                   "Conv: packed weights of %lld floats, W packs into %lld (mlrt_conv_pack_weights)",
+                   (long long)mlrt_numel(P), (long long)(j.g.G * mlrt_sgemm_packed_size(j.g.Mg, j.g.kdim)));
+        j.wp = P->data;
+    }
     if ((status = mlrt_conv_direct_setup(&j, ctx))) return status;
     conv_plan(&j, mlrt_ctx_threads(ctx));
     int64_t tasks = j.g.N * j.g.G * j.n_tiles * j.n_mblocks;

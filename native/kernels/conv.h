@@ -28,6 +28,14 @@ typedef struct mlrt_conv_params {
     int64_t activation;       /* FusedConv: enum mlrt_conv_activation */
     double alpha;             /* activation parameters: LeakyRelu alpha, Clip min / max, HardSigmoid alpha / beta */
     double beta;
+    int64_t packed_weights;   /* Conv, float32: the input holding W packed by mlrt_conv_pack_weights (0: none) */
 } mlrt_conv_params;
+
+/* W (M, C/G, k...) of a float32 Conv packed as the micro-kernels read it (per group, rows in
+ * panels, k-major), for a plan to make once and pass back as an extra input (named by
+ * packed_weights).  *size is set to the floats the packed copy holds, 0 when this CPU has
+ * no such kernels (then pass W alone); `packed` is written when capacity >= *size. */
+int mlrt_conv_pack_weights(int64_t group, int64_t filters, int64_t kdim, const float *w, int64_t capacity,
+                           int64_t *size, float *packed);
 
 #endif

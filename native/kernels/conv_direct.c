@@ -5,8 +5,9 @@
  * into one such plane per phase of the strides); row k = (c, kh, kw) of the patch
  * matrix is then that plane shifted by off[k], so the micro-kernels read straight from
  * it (struct conv_direct in src/conv_internal.h).
- * Outputs are computed on the PW-wide grid and its real columns copied out; pointwise
- * convs read X itself and write Y directly. */
+ * Outputs are computed on the PW-wide grid and its real columns copied out; where the
+ * grid is Y's own (1 x 1 kernels, strided ones too) the kernels write Y, Z added in
+ * their store.  Pointwise convs read X itself. */
 #include "conv_internal.h"
 #include "gemm.h"
 
@@ -53,14 +54,13 @@ int mlrt_conv_direct_setup(conv_job *j, const mlrt_context *ctx) {
     memset(d, 0, sizeof *d);
     int64_t sh = g->s[0], sw = g->s[1];
     if (!j->strip || g->nd != 2 || sh > 4 || sw > 4) return MLRT_OK;
-    if ((sh > 1 || sw > 1) && g->k_size == 1) return MLRT_OK; /* strided 1x1: packing keeps its rows together */
     int64_t OH = g->out[0], OW = g->out[1];
     int64_t PW = g->pointwise ? OW : OW + (g->k[1] - 1) * g->d[1] / sw;
     if (!g->pointwise && g->Mg * (PW - OW) >= 48 * OW) return MLRT_OK;
     int64_t PH = OH + (g->k[0] - 1) * g->d[0] / sh;
     d->PW = PW;
     d->phase = (PH + 1) * PW + 64; /* slack: the last row's taps read past it */
-    d->plane = g->pointwise ? g->in_size : sh * sw * d->phase;
+    d->plane = g->pointwise ? g->in_size : (g->k_size == 1 ? 1 : sh * sw) * d->phase; /* 1x1: one phase */
     d->vsize = g->pointwise ? g->out_size : OH * PW;
     size_t planes = g->pointwise ? 0 : (size_t)(g->N * g->C);
     if (planes * (size_t)d->plane > CONV_DIRECT_MAX_FLOATS) { /* a padded copy that big: pack instead */
@@ -84,45 +84,56 @@ int mlrt_conv_direct_setup(conv_job *j, const mlrt_context *ctx) {
     return MLRT_OK;
 }
 
+/* Rows of X per block of a pointwise conv: as many as keep the tile's block of X within
+ * half of L2 (a 7 x 7 output takes K up to 1024 at once, so the packed weights stream
+ * through once and Y is written once), in blocks of equal size. */
+#define POINTWISE_BLOCK_FLOATS (INT64_C(1) << 17)
+#define POINTWISE_KC_MAX 1024
+
+static int64_t pointwise_kc(int64_t kdim, int64_t tw) {
+    int64_t most = POINTWISE_BLOCK_FLOATS / (tw > 0 ? tw : 1);
+    most = most < CONV_KC ? CONV_KC : most > POINTWISE_KC_MAX ? POINTWISE_KC_MAX : most;
+    int64_t blocks = ceil_div(kdim, most);
+    return ceil_div(kdim, blocks);
+}
+
 /* Tasks over tiles of the computed grid: the micro-kernels write a tile into V (Y
- * itself for pointwise convs), whose real columns are then copied into Y. */
+ * itself for pointwise convs), whose real columns are then copied into Y.  Bias and the
+ * activations the kernels know are done in their store, Z too where they write Y. */
 void mlrt_conv_direct_tasks(void *arg, int64_t begin, int64_t end) {
     conv_job *j = arg;
     const conv_geom *g = &j->g;
     const conv_direct *d = &j->direct;
-    const float *w = j->w, *b = j->b;
+    const float *b = j->b;
     float *y = j->y;
     int64_t NR = j->strip, OW = g->out[1], PW = d->PW;
-    bool pointwise = d->P == NULL;
-    float *V = mlrt_scratch((size_t)(j->mblock * j->tile + CONV_KC + 16) * sizeof(float));
-    if (!V) { atomic_store(&j->failed, 1); return; }
-    float *zeros = V + j->mblock * j->tile;
-    memset(zeros, 0, CONV_KC * sizeof(float));
-    bool fast = j->activation == MLRT_CONV_ACT_RELU && !j->z; /* Relu in the micro-kernel's store; else finish after */
+    bool pointwise = d->P == NULL, straight = PW == OW; /* the grid is Y's: written in place */
+    float *V = straight ? NULL : mlrt_scratch((size_t)(j->mblock * j->tile + 16) * sizeof(float));
+    if (!straight && !V) { atomic_store(&j->failed, 1); return; }
     for (int64_t t = begin; t < end; ++t) {
         conv_task k;
         if (!conv_task_at(j, t, d->vsize, &k)) continue;
         int64_t n = k.n, grp = k.grp, v0 = k.c0, tw = k.tw, m0 = k.m0, mw = k.mw;
         const float *base = pointwise ? (const float *)j->x + (n * g->C + grp * g->Cg) * g->in_size
                                       : d->P + (n * g->C + grp * g->Cg) * d->plane;
-        const float *wg = w + (grp * g->Mg + m0) * g->kdim;
+        mlrt_sgemm_a A = conv_filters(j, grp);
         const float *bg = b ? b + grp * g->Mg + m0 : NULL;
         float *yg = y + (n * g->M + grp * g->Mg + m0) * g->out_size;
-        float *dst = pointwise ? yg + v0 : V;
-        int64_t ldd = pointwise ? g->out_size : tw;
-        for (int64_t k0 = 0; k0 < g->kdim; k0 += CONV_KC) {
-            int64_t kc = g->kdim - k0 < CONV_KC ? g->kdim - k0 : CONV_KC;
-            bool last = k0 + kc >= g->kdim;
-            for (int64_t s = 0; s * NR < tw; ++s) {
-                int64_t nr = tw - s * NR < NR ? tw - s * NR : NR;
-                mlrt_sgemm_strip(mw, kc, wg + k0, g->kdim, base + v0 + s * NR, d->off + k0, dst + s * NR, ldd, nr,
-                                 k0 > 0, last ? bg : NULL, last && fast ? 1 : 0, zeros);
-            }
+        const float *zg = j->z ? (const float *)j->z + (yg - y) : NULL;
+        float *dst = straight ? yg + v0 : V;
+        int64_t ldd = straight ? g->out_size : tw;
+        mlrt_strip_epilogue fin;
+        bool later = conv_strip_epilogue(j, bg, straight && zg ? zg + v0 : NULL, &fin);
+        if (zg && !straight) fin.act = MLRT_STRIP_NONE, later = true; /* Z and the activation after the copy */
+        int64_t kcb = g->k_size == 1 ? pointwise_kc(g->kdim, tw) : CONV_KC;
+        for (int64_t k0 = 0; k0 < g->kdim; k0 += kcb) {
+            int64_t kc = g->kdim - k0 < kcb ? g->kdim - k0 : kcb;
+            mlrt_sgemm_strips(mw, kc, &A, m0, k0, base + v0, d->off + k0, NR, dst, ldd, tw, k0 > 0,
+                              k0 + kc >= g->kdim ? &fin : NULL);
         }
-        if (pointwise) {
-            if (!fast)
-                mlrt_conv_finish_f32(yg + v0, j->z ? (const float *)j->z + (yg - y) + v0 : NULL, mw, tw, g->out_size,
-                                     NULL, j->activation, j->alpha, j->beta);
+        if (straight) {
+            if (later)
+                mlrt_conv_finish_f32(yg + v0, NULL, mw, tw, g->out_size, NULL, j->activation, j->alpha, j->beta);
             continue;
         }
         /* copy the grid's real columns out: position v is (v / PW, v % PW) */
@@ -132,9 +143,9 @@ void mlrt_conv_direct_tasks(void *arg, int64_t begin, int64_t end) {
                 int64_t len = OW - ow < run ? OW - ow : run;
                 for (int64_t m = 0; m < mw; ++m)
                     memcpy(yg + m * g->out_size + oh * OW + ow, V + m * tw + (v - v0), (size_t)len * sizeof(float));
-                if (!fast)
-                    mlrt_conv_finish_f32(yg + oh * OW + ow, j->z ? (const float *)j->z + (yg - y) + oh * OW + ow : NULL,
-                                         mw, len, g->out_size, NULL, j->activation, j->alpha, j->beta);
+                if (later)
+                    mlrt_conv_finish_f32(yg + oh * OW + ow, zg ? zg + oh * OW + ow : NULL, mw, len, g->out_size, NULL,
+                                         j->activation, j->alpha, j->beta);
             }
             v += run;
         }

@@ -1,8 +1,9 @@
 /* conv_gemm.c -- Conv, patch-matrix paths: the patch columns (im2col) of a tile of
  * output positions times the group's filters.
- *   - float32 with a SIMD micro-kernel (AVX2 / AVX-512), strides other than 1: the
- *     columns are gathered straight into packed strips for the micro-kernels of
- *     src/gemm.c, bias and Relu in their store;
+ *   - float32 with a SIMD micro-kernel (AVX2 / AVX-512) where the direct path does not
+ *     go (3-D and up, strides over 4, a padded copy too large): the columns are gathered
+ *     straight into packed strips for the micro-kernels of src/gemm.c, bias, Z and the
+ *     activations they know in their store;
  *   - otherwise (float64, or no micro-kernel) BLAS: pointwise convs (1x1, stride 1, no
  *     pads) multiply X in place; others gather the tile's patch columns into a private
  *     buffer first.
@@ -152,28 +153,29 @@ void mlrt_conv_gemm_tasks(void *arg, int64_t begin, int64_t end) {
 
 /* Float tasks over the packed-strip micro-kernels: per block of CONV_KC patch rows, the
  * tile's patch columns are gathered straight into strips of NR positions, then each
- * strip meets all the task's filters; bias and activation finish the last block. */
+ * strip meets all the task's filters; the last block's store adds bias and Z and applies
+ * the activations the kernels know (the others follow). */
 void mlrt_conv_strip_tasks(void *arg, int64_t begin, int64_t end) {
     conv_job *j = arg;
     const conv_geom *g = &j->g;
-    const float *x = j->x, *w = j->w, *b = j->b;
+    const float *x = j->x, *b = j->b;
     float *y = j->y;
     int64_t NR = j->strip, strips = ceil_div(j->tile, NR);
-    float *pack = mlrt_scratch((size_t)(CONV_KC * strips * NR + j->tile + CONV_KC + 16) * sizeof(float));
+    float *pack = mlrt_scratch((size_t)(CONV_KC * strips * NR + j->tile + 16) * sizeof(float));
     if (!pack) { atomic_store(&j->failed, 1); return; }
-    float *row = pack + CONV_KC * strips * NR, *zeros = row + j->tile;
-    memset(zeros, 0, CONV_KC * sizeof(float));
+    float *row = pack + CONV_KC * strips * NR;
     int64_t off[CONV_KC];
     for (int64_t k = 0; k < CONV_KC; ++k) off[k] = k * NR;
-    bool fast = j->activation == MLRT_CONV_ACT_RELU && !j->z; /* Relu in the micro-kernel's store; else finish after */
     for (int64_t t = begin; t < end; ++t) {
         conv_task k;
         if (!conv_task_at(j, t, g->out_size, &k)) continue;
         int64_t n = k.n, grp = k.grp, c0 = k.c0, tw = k.tw, m0 = k.m0, mw = k.mw;
         const float *xg = x + (n * g->C + grp * g->Cg) * g->in_size;
-        const float *wg = w + (grp * g->Mg + m0) * g->kdim;
+        mlrt_sgemm_a A = conv_filters(j, grp);
         const float *bg = b ? b + grp * g->Mg + m0 : NULL;
         float *yg = y + (n * g->M + grp * g->Mg + m0) * g->out_size + c0;
+        mlrt_strip_epilogue fin;
+        bool later = conv_strip_epilogue(j, bg, j->z ? (const float *)j->z + (yg - y) : NULL, &fin);
         int64_t ns = ceil_div(tw, NR);
         for (int64_t k0 = 0; k0 < g->kdim; k0 += CONV_KC) {
             int64_t kc = g->kdim - k0 < CONV_KC ? g->kdim - k0 : CONV_KC;
@@ -188,15 +190,10 @@ void mlrt_conv_strip_tasks(void *arg, int64_t begin, int64_t end) {
                     for (int64_t i = w0; i < NR; ++i) dst[i] = 0;
                 }
             }
-            bool last = k0 + kc >= g->kdim;
-            for (int64_t s = 0; s < ns; ++s) {
-                int64_t w0 = tw - s * NR < NR ? tw - s * NR : NR;
-                mlrt_sgemm_strip(mw, kc, wg + k0, g->kdim, pack + s * kc * NR, off, yg + s * NR, g->out_size, w0,
-                                 k0 > 0, last ? bg : NULL, last && fast ? 1 : 0, zeros);
-            }
+            mlrt_sgemm_strips(mw, kc, &A, m0, k0, pack, off, kc * NR, yg, g->out_size, tw, k0 > 0,
+                              k0 + kc >= g->kdim ? &fin : NULL);
         }
-        if (!fast)
-            mlrt_conv_finish_f32(yg, j->z ? (const float *)j->z + (yg - y) : NULL, mw, tw, g->out_size, NULL,
-                                 j->activation, j->alpha, j->beta);
+        if (later)
+            mlrt_conv_finish_f32(yg, NULL, mw, tw, g->out_size, NULL, j->activation, j->alpha, j->beta);
     }
 }

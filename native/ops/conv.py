@@ -1,6 +1,11 @@
 """Conv: N-D convolution with groups, strides, dilations and pads (auto_pad resolved
-here); optional bias.  kernel_shape defaults to W's spatial shape."""
+here); optional bias.  kernel_shape defaults to W's spatial shape.  A constant float32
+W is packed once, as the C kernel's micro-kernels read it, and handed to the kernel
+after the node's inputs (`packed_weights` names the input)."""
 
+import numpy as np
+
+from .. import _lib
 from ._base import Info, Op
 from ._conv import conv_operands, pad6, per_dim, window_geometry
 
@@ -38,3 +43,36 @@ class Conv(Op):
 
     def pack(self, inputs, outputs):
         return self.geometry(inputs)[1]
+
+    def launch(self, inputs, outputs):
+        launch = super().launch(inputs, outputs)
+        packed = self.packed_weights(inputs, launch.params["group"])
+        if packed is not None:
+            launch.params["packed_weights"] = len(inputs)
+            launch.extra.append(packed)
+        return launch
+
+    def packed_weights(self, inputs, group: int):
+        """A constant float32 W packed by the C kernel's own code (mlrt_conv_pack_weights),
+        made once per node; None where the kernel would not read it (no micro-kernels on
+        this CPU, one input channel per group: the depthwise kernels)."""
+        w = inputs[1]
+        if w.value is None or np.dtype(inputs[0].dtype) != np.float32 or w.shape[1] == 1:
+            return None
+        cached = getattr(self, "_packed", None)
+        if cached is not None and cached[0] is w.value and cached[1] == group:
+            return cached[2]
+        ffi, lib = _lib.ffi(), _lib.lib()
+        weights = np.ascontiguousarray(w.value, np.float32)
+        filters = weights.shape[0]
+        kdim = weights.size // filters
+        size = ffi.new("int64_t *")
+        _lib.raise_status(lib.mlrt_conv_pack_weights(group, filters, kdim, ffi.NULL, 0, size, ffi.NULL), self.where)
+        packed = None
+        if size[0]:
+            packed = np.empty(size[0], np.float32)
+            _lib.raise_status(lib.mlrt_conv_pack_weights(group, filters, kdim, ffi.cast("float *", weights.ctypes.data),
+                                                         packed.size, size, ffi.cast("float *", packed.ctypes.data)),
+                              self.where)
+        self._packed = (w.value, group, packed)
+        return packed

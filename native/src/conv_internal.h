@@ -8,11 +8,13 @@
 
 #include <stdatomic.h>
 
+#include "gemm.h"
 #include "internal.h"
 #include "../kernels/conv.h" /* enum mlrt_conv_activation */
 
 #define CONV_MAX_SPATIAL 6
-/* Patch rows per block of the micro-kernel paths (packed strips and direct). */
+/* Patch rows per block of the micro-kernel paths (packed strips and direct; the direct
+ * path's 1 x 1 kernels take up to 1024, conv_direct.c). */
 #define CONV_KC 256
 
 /* The shapes of one Conv, resolved and checked by kernels/conv.c. */
@@ -46,6 +48,7 @@ typedef struct conv_job {
     conv_geom g;
     int32_t dtype;          /* MLRT_FLOAT or MLRT_DOUBLE */
     const void *x, *w, *b;
+    const float *wp;        /* W packed for the strip kernels (mlrt_conv_pack_weights), or NULL */
     void *y;
     int64_t tile, n_tiles, mblock, n_mblocks, activation;
     double alpha, beta;     /* activation parameters */
@@ -56,6 +59,27 @@ typedef struct conv_job {
 } conv_job;
 
 static inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+/* The strip kernels' view of group grp's filters: packed when the plan packed them. */
+static inline mlrt_sgemm_a conv_filters(const conv_job *j, int64_t grp) {
+    if (j->wp) return (mlrt_sgemm_a){j->wp + grp * mlrt_sgemm_packed_size(j->g.Mg, j->g.kdim), j->g.kdim, true};
+    return (mlrt_sgemm_a){(const float *)j->w + grp * j->g.Mg * j->g.kdim, j->g.kdim, false};
+}
+
+/* What the strip kernels finish in their store for filters from `bias` (NULL: none) and Z
+ * rows from z (NULL: none, or added later): bias, Z and the activations they know.
+ * Returns true when the activation is left to mlrt_conv_finish_f32 (run after the last
+ * block; any Z is in then). */
+static inline bool conv_strip_epilogue(const conv_job *j, const float *bias, const float *z, mlrt_strip_epilogue *e) {
+    *e = (mlrt_strip_epilogue){bias, z, MLRT_STRIP_NONE, (float)j->alpha, (float)j->beta};
+    switch (j->activation) {
+    case MLRT_CONV_ACT_NONE: return false;
+    case MLRT_CONV_ACT_RELU: e->act = MLRT_STRIP_RELU; return false;
+    case MLRT_CONV_ACT_CLIP: e->act = MLRT_STRIP_CLIP; return false;
+    case MLRT_CONV_ACT_HARD_SWISH: e->act = MLRT_STRIP_HARD_SWISH; return false;
+    default: return true;
+    }
+}
 
 /* Task t of a job decoded: image n, group grp, columns [c0, c0 + tw) of `cols`, filters
  * [m0, m0 + mw) of the group.  False when the tile or block is empty. */

@@ -1,5 +1,5 @@
 /* gemm.c -- mlrt_sgemm / mlrt_dgemm: OpenBLAS, single-threaded, split by mlrt; and
- * mlrt_sgemm_strip: float micro-kernels (AVX-512, AVX2) over packed strips for Conv.
+ * mlrt_sgemm_strips: float micro-kernels (AVX-512, AVX2) over strips of B for Conv.
  *
  * OpenBLAS is told once to use one thread; a large product is cut into as many
  * blocks of columns (or rows) of C as the pool has threads, each block one BLAS
@@ -182,13 +182,70 @@ DEFINE_GEMM(double, scipy_cblas_dgemm, scipy_cblas_dgemv, dgemm)
 /* ---- strip micro-kernels (float32) -------------------------------------------------------------
  *
  * C[0:M, 0:nr] (+)= A[0:M, 0:kc] * B, row k of B at B + off[k] (a packed strip, or rows of the
- * input itself for Conv's direct path).  A is read in place (row stride lda), MR rows at a time,
- * the tail through a zero row, so every element of C is the same sequence of fused
- * multiply-adds wherever it sits (equal inputs give equal outputs).  A strip narrower than NR
- * loads under a mask, so nothing past column nr is read.  Bias and activation, when given,
- * finish the values before the (masked) store. */
+ * input itself for Conv's direct path).  A is read in place, MR rows at a time: row-major, or
+ * packed once by mlrt_sgemm_pack_a in panels of MR rows (one k step is then MR floats, one
+ * contiguous stream).  A pass over fewer than MR rows repeats row 0 (packed: reads the
+ * panel's zero rows) and stores only its rows, so every element of C is the same sequence
+ * of fused multiply-adds wherever it sits (equal inputs give equal outputs).  A strip
+ * narrower than NR loads under a mask, so nothing past column nr is read.  The epilogue
+ * (bias, Z, activation) finishes the values before the (masked) store, in the same order
+ * in every kernel (scalar code where a kernel stores lane by lane). */
 
-#define UK_MR 6
+#define UK_MR MLRT_SGEMM_PANEL /* rows per pass, 6 */
+/* How many k steps ahead the kernels prefetch A: packed weights stream from memory in a
+ * model (the column's other operand, X, was just written and is in cache). */
+#define UK_PREFETCH 64
+
+/* The epilogue of one value, as the vector kernels compute it. */
+static inline float strip_finish(float r, float old, float bias, float z, const mlrt_strip_epilogue *e,
+                                 bool accumulate) {
+    if (accumulate) r = old + r;
+    if (e && e->bias) r = r + bias;
+    if (e && e->z) r = r + z;
+    switch (e ? e->act : MLRT_STRIP_NONE) {
+    case MLRT_STRIP_RELU: return 0.0f > r ? 0.0f : r;
+    case MLRT_STRIP_CLIP: return r < e->lo ? e->lo : r > e->hi ? e->hi : r;
+    case MLRT_STRIP_HARD_SWISH: {
+        float h = e->lo * r;
+        h = h + e->hi;
+        h = h < 0.0f ? 0.0f : h > 1.0f ? 1.0f : h;
+        return r * h;
+    }
+    default: return r;
+    }
+}
+
+__attribute__((target("avx512f"))) static inline __m512 uk512_act(__m512 r, int32_t act, __m512 lo, __m512 hi) {
+    switch (act) {
+    case MLRT_STRIP_RELU: return _mm512_max_ps(_mm512_setzero_ps(), r); /* (0 > r ? 0 : r): NaN stays */
+    case MLRT_STRIP_CLIP: {
+        __mmask16 lt = _mm512_cmp_ps_mask(r, lo, _CMP_LT_OQ), gt = _mm512_cmp_ps_mask(r, hi, _CMP_GT_OQ);
+        return _mm512_mask_blend_ps(lt, _mm512_mask_blend_ps(gt, r, hi), lo);
+    }
+    case MLRT_STRIP_HARD_SWISH: {
+        __m512 h = _mm512_add_ps(_mm512_mul_ps(lo, r), hi), zero = _mm512_setzero_ps(), one = _mm512_set1_ps(1.0f);
+        __mmask16 lt = _mm512_cmp_ps_mask(h, zero, _CMP_LT_OQ), gt = _mm512_cmp_ps_mask(h, one, _CMP_GT_OQ);
+        return _mm512_mul_ps(r, _mm512_mask_blend_ps(lt, _mm512_mask_blend_ps(gt, h, one), zero));
+    }
+    default: return r;
+    }
+}
+
+/* The store of a kernel's rows: accumulate, bias, Z, activation ACT (a constant). */
+#define UK512_STORE(NV, ACT)                                                                         \
+    _Pragma("GCC unroll 8") for (int i = 0; i < UK_MR; ++i) {                                          \
+        if (i >= mr) break;                                                                            \
+        float *ci = c + i * ldc;                                                                       \
+        const float *zi = z ? z + i * ldc : NULL;                                                      \
+        __m512 bb = _mm512_set1_ps(bias ? bias[i] : 0.0f);                                             \
+        _Pragma("GCC unroll 4") for (int v = 0; v < NV; ++v) {                                         \
+            __m512 r = acc[i][v];                                                                      \
+            if (accumulate) r = _mm512_add_ps(_mm512_maskz_loadu_ps(mask[v], ci + 16 * v), r);         \
+            if (bias) r = _mm512_add_ps(r, bb);                                                        \
+            if (zi) r = _mm512_add_ps(r, _mm512_maskz_loadu_ps(mask[v], zi + 16 * v));                 \
+            _mm512_mask_storeu_ps(ci + 16 * v, mask[v], uk512_act(r, ACT, lo, hi));                    \
+        }                                                                                              \
+    }
 
 /* One kernel per width NV (vectors per row): a strip narrower than NR runs the narrowest
  * kernel that covers it, so small outputs (7 x 7, 14 x 14) do not pay for unused lanes.
@@ -196,9 +253,9 @@ DEFINE_GEMM(double, scipy_cblas_dgemm, scipy_cblas_dgemv, dgemm)
  * compiler keeps in registers. */
 #define UK512_KERNEL(NV)                                                                             \
     __attribute__((target("avx512f")))                                                               \
-    static void uk_avx512_##NV(int64_t kc, const float *const *a, const float *b, const int64_t *off,  \
-                               float *c, int64_t ldc, int64_t mr, int64_t nr, bool accumulate,        \
-                               const float *bias, int act) {                                          \
+    static void uk_avx512_##NV(int64_t kc, const float *const *a, int64_t ks, const float *b,          \
+                               const int64_t *off, float *c, int64_t ldc, int64_t mr, int64_t nr,     \
+                               bool accumulate, const mlrt_strip_epilogue *e) {                       \
         __m512 acc[UK_MR][NV];                                                                         \
         _Pragma("GCC unroll 8") for (int i = 0; i < UK_MR; ++i)                                        \
             _Pragma("GCC unroll 4") for (int v = 0; v < NV; ++v) acc[i][v] = _mm512_setzero_ps();      \
@@ -209,7 +266,11 @@ DEFINE_GEMM(double, scipy_cblas_dgemm, scipy_cblas_dgemv, dgemm)
             mask[v] = left >= 16 ? (__mmask16)0xFFFF : left <= 0 ? (__mmask16)0 : (__mmask16)((1u << left) - 1); \
         }                                                                                              \
         bool full = nr >= 16 * NV;                                                                     \
-        for (int64_t k = 0; k < kc; ++k) {                                                             \
+        if (e && e->z) /* Z's lines for the store (a residual written long before), while the FMAs run */ \
+            for (int64_t i = 0; i < mr; ++i)                                                           \
+                _Pragma("GCC unroll 4") for (int v = 0; v < NV; ++v) _mm_prefetch((const char *)(e->z + i * ldc + 16 * v), _MM_HINT_T0); \
+        for (int64_t k = 0, ka = 0; k < kc; ++k, ka += ks) {                                           \
+            _mm_prefetch((const char *)(a0 + ka + UK_PREFETCH * ks), _MM_HINT_T0);                      \
             const float *bk = b + off[k];                                                              \
             __m512 bv[NV];                                                                             \
             if (full) {                                                                                \
@@ -217,37 +278,78 @@ DEFINE_GEMM(double, scipy_cblas_dgemm, scipy_cblas_dgemv, dgemm)
             } else {                                                                                   \
                 _Pragma("GCC unroll 4") for (int v = 0; v < NV; ++v) bv[v] = _mm512_maskz_loadu_ps(mask[v], bk + 16 * v); \
             }                                                                                          \
-            __m512 x = _mm512_set1_ps(a0[k]);                                                          \
+            __m512 x = _mm512_set1_ps(a0[ka]);                                                         \
             _Pragma("GCC unroll 4") for (int v = 0; v < NV; ++v) acc[0][v] = _mm512_fmadd_ps(x, bv[v], acc[0][v]); \
-            x = _mm512_set1_ps(a1[k]);                                                                 \
+            x = _mm512_set1_ps(a1[ka]);                                                                \
             _Pragma("GCC unroll 4") for (int v = 0; v < NV; ++v) acc[1][v] = _mm512_fmadd_ps(x, bv[v], acc[1][v]); \
-            x = _mm512_set1_ps(a2[k]);                                                                 \
+            x = _mm512_set1_ps(a2[ka]);                                                                \
             _Pragma("GCC unroll 4") for (int v = 0; v < NV; ++v) acc[2][v] = _mm512_fmadd_ps(x, bv[v], acc[2][v]); \
-            x = _mm512_set1_ps(a3[k]);                                                                 \
+            x = _mm512_set1_ps(a3[ka]);                                                                \
             _Pragma("GCC unroll 4") for (int v = 0; v < NV; ++v) acc[3][v] = _mm512_fmadd_ps(x, bv[v], acc[3][v]); \
-            x = _mm512_set1_ps(a4[k]);                                                                 \
+            x = _mm512_set1_ps(a4[ka]);                                                                \
             _Pragma("GCC unroll 4") for (int v = 0; v < NV; ++v) acc[4][v] = _mm512_fmadd_ps(x, bv[v], acc[4][v]); \
-            x = _mm512_set1_ps(a5[k]);                                                                 \
+            x = _mm512_set1_ps(a5[ka]);                                                                \
             _Pragma("GCC unroll 4") for (int v = 0; v < NV; ++v) acc[5][v] = _mm512_fmadd_ps(x, bv[v], acc[5][v]); \
         }                                                                                              \
-        __m512 zero = _mm512_setzero_ps();                                                             \
-        _Pragma("GCC unroll 8") for (int i = 0; i < UK_MR; ++i) {                                      \
-            if (i >= mr) break;                                                                        \
-            float *ci = c + i * ldc;                                                                   \
-            __m512 bb = _mm512_set1_ps(bias ? bias[i] : 0.0f);                                         \
-            _Pragma("GCC unroll 4") for (int v = 0; v < NV; ++v) {                                     \
-                __m512 r = acc[i][v];                                                                  \
-                if (accumulate) r = _mm512_add_ps(_mm512_maskz_loadu_ps(mask[v], ci + 16 * v), r);     \
-                if (bias) r = _mm512_add_ps(r, bb);                                                    \
-                if (act == 1) r = _mm512_max_ps(zero, r); /* NaN stays NaN (max returns the 2nd operand) */ \
-                _mm512_mask_storeu_ps(ci + 16 * v, mask[v], r);                                        \
-            }                                                                                          \
+        const float *bias = e ? e->bias : NULL, *z = e ? e->z : NULL;                                   \
+        __m512 lo = _mm512_set1_ps(e ? e->lo : 0.0f), hi = _mm512_set1_ps(e ? e->hi : 0.0f);           \
+        switch (e ? e->act : MLRT_STRIP_NONE) { /* one store loop per activation */                    \
+        case MLRT_STRIP_RELU: UK512_STORE(NV, MLRT_STRIP_RELU) break;                                  \
+        case MLRT_STRIP_CLIP: UK512_STORE(NV, MLRT_STRIP_CLIP) break;                                  \
+        case MLRT_STRIP_HARD_SWISH: UK512_STORE(NV, MLRT_STRIP_HARD_SWISH) break;                      \
+        default: UK512_STORE(NV, MLRT_STRIP_NONE)                                                      \
         }                                                                                              \
     }
 UK512_KERNEL(1)
 UK512_KERNEL(2)
 UK512_KERNEL(3)
 UK512_KERNEL(4)
+
+/* Packed A only: NC columns of C with the rows in the lanes, NP panels of MR rows at a time
+ * (6 of 8 lanes) -- a panel's values of one k are loaded as they lie and B's elements
+ * broadcast, so a strip's last few columns cost about a twelfth of a masked vector each.
+ * The same fused multiply-adds in the same order as the strip kernels, and the same
+ * epilogue (lane by lane).  AVX2 code: it serves both kernel sets. */
+#define UKCOL_KERNEL(NP, NC)                                                                         \
+    __attribute__((target("avx2,fma")))                                                              \
+    static void uk_col_##NP##x##NC(int64_t kc, const float *a, int64_t pstride, const float *b,        \
+                                   const int64_t *off, float *c, int64_t ldc, int64_t rows,           \
+                                   bool accumulate, const mlrt_strip_epilogue *e) {                   \
+        const __m256i lanes = _mm256_setr_epi32(-1, -1, -1, -1, -1, -1, 0, 0);                        \
+        __m256 acc[NP][NC];                                                                            \
+        _Pragma("GCC unroll 4") for (int v = 0; v < NP; ++v)                                           \
+            _Pragma("GCC unroll 2") for (int q = 0; q < NC; ++q) acc[v][q] = _mm256_setzero_ps();      \
+        for (int64_t k = 0; k < kc; ++k) {                                                             \
+            const float *bk = b + off[k];                                                              \
+            __m256 x[NC];                                                                              \
+            _Pragma("GCC unroll 2") for (int q = 0; q < NC; ++q) x[q] = _mm256_broadcast_ss(bk + q);   \
+            _Pragma("GCC unroll 4") for (int v = 0; v < NP; ++v) {                                     \
+                __m256 av = _mm256_maskload_ps(a + v * pstride + k * UK_MR, lanes);                     \
+                _Pragma("GCC unroll 2") for (int q = 0; q < NC; ++q)                                   \
+                    acc[v][q] = _mm256_fmadd_ps(av, x[q], acc[v][q]);                                  \
+            }                                                                                          \
+        }                                                                                              \
+        mlrt_strip_epilogue fin = e ? *e : (mlrt_strip_epilogue){0}; /* a copy: the stores cannot touch it */ \
+        float lane[8];                                                                                 \
+        _Pragma("GCC unroll 4") for (int v = 0; v < NP; ++v)                                           \
+            _Pragma("GCC unroll 2") for (int q = 0; q < NC; ++q) {                                     \
+                _mm256_storeu_ps(lane, acc[v][q]);                                                     \
+                for (int64_t i = 0; i < UK_MR && v * UK_MR + i < rows; ++i) {                          \
+                    int64_t r = v * UK_MR + i;                                                         \
+                    float *cr = c + r * ldc + q;                                                       \
+                    *cr = strip_finish(lane[i], accumulate ? *cr : 0.0f, fin.bias ? fin.bias[r] : 0.0f, \
+                                       fin.z ? fin.z[r * ldc + q] : 0.0f, &fin, accumulate);           \
+                }                                                                                      \
+            }                                                                                          \
+    }
+UKCOL_KERNEL(1, 1)
+UKCOL_KERNEL(2, 1)
+UKCOL_KERNEL(3, 1)
+UKCOL_KERNEL(4, 1)
+UKCOL_KERNEL(1, 2)
+UKCOL_KERNEL(2, 2)
+UKCOL_KERNEL(3, 2)
+UKCOL_KERNEL(4, 2)
 
 #define UK256_STEP(K)                                                                              \
     {                                                                                              \
@@ -265,49 +367,77 @@ UK512_KERNEL(4)
         c50 = _mm256_fmadd_ps(x, b0, c50), c51 = _mm256_fmadd_ps(x, b1, c51);                      \
     }
 
+__attribute__((target("avx2,fma"))) static inline __m256 uk256_act(__m256 r, int32_t act, __m256 lo, __m256 hi) {
+    switch (act) {
+    case MLRT_STRIP_RELU: return _mm256_max_ps(_mm256_setzero_ps(), r); /* (0 > r ? 0 : r): NaN stays */
+    case MLRT_STRIP_CLIP: {
+        __m256 lt = _mm256_cmp_ps(r, lo, _CMP_LT_OQ), gt = _mm256_cmp_ps(r, hi, _CMP_GT_OQ);
+        return _mm256_blendv_ps(_mm256_blendv_ps(r, hi, gt), lo, lt);
+    }
+    case MLRT_STRIP_HARD_SWISH: {
+        __m256 h = _mm256_add_ps(_mm256_mul_ps(lo, r), hi), zero = _mm256_setzero_ps(), one = _mm256_set1_ps(1.0f);
+        __m256 lt = _mm256_cmp_ps(h, zero, _CMP_LT_OQ), gt = _mm256_cmp_ps(h, one, _CMP_GT_OQ);
+        return _mm256_mul_ps(r, _mm256_blendv_ps(_mm256_blendv_ps(h, one, gt), zero, lt));
+    }
+    default: return r;
+    }
+}
+
 __attribute__((target("avx2,fma")))
-static void uk_6x16_avx2(int64_t kc, const float *const *a, const float *b, const int64_t *off, float *c,
-                         int64_t ldc, int64_t mr, int64_t nr, bool accumulate, const float *bias, int act) {
+static void uk_6x16_avx2(int64_t kc, const float *const *a, int64_t ks, const float *b, const int64_t *off, float *c,
+                         int64_t ldc, int64_t mr, int64_t nr, bool accumulate, const mlrt_strip_epilogue *e) {
     __m256 c00 = _mm256_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00;
     __m256 c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00;
     const float *a0 = a[0], *a1 = a[1], *a2 = a[2], *a3 = a[3], *a4 = a[4], *a5 = a[5];
     if (nr >= 16) {
-        for (int64_t k = 0; k < kc; ++k) {
+        for (int64_t k = 0, ka = 0; k < kc; ++k, ka += ks) {
             const float *bk = b + off[k];
+            _mm_prefetch((const char *)(a0 + ka + UK_PREFETCH * ks), _MM_HINT_T0);
             __m256 b0 = _mm256_loadu_ps(bk), b1 = _mm256_loadu_ps(bk + 8);
-            UK256_STEP(k)
+            UK256_STEP(ka)
         }
     } else {
         int32_t lanes[16];
         for (int i = 0; i < 16; ++i) lanes[i] = i < nr ? -1 : 0;
         __m256i m0 = _mm256_loadu_si256((const __m256i *)lanes), m1 = _mm256_loadu_si256((const __m256i *)(lanes + 8));
-        for (int64_t k = 0; k < kc; ++k) {
+        for (int64_t k = 0, ka = 0; k < kc; ++k, ka += ks) {
             const float *bk = b + off[k];
             __m256 b0 = _mm256_maskload_ps(bk, m0), b1 = _mm256_maskload_ps(bk + 8, m1);
-            UK256_STEP(k)
+            UK256_STEP(ka)
         }
     }
     __m256 rows[UK_MR][2] = {{c00, c01}, {c10, c11}, {c20, c21}, {c30, c31}, {c40, c41}, {c50, c51}};
+    mlrt_strip_epilogue fin = e ? *e : (mlrt_strip_epilogue){0}; /* a copy: the stores cannot touch it */
+    const __m256 lo = _mm256_set1_ps(fin.lo), hi = _mm256_set1_ps(fin.hi);
     float tmp[16];
     for (int64_t i = 0; i < mr; ++i) {
         float *ci = c + i * ldc;
+        const float *zi = fin.z ? fin.z + i * ldc : NULL;
+        float bv = fin.bias ? fin.bias[i] : 0.0f;
+        if (nr >= 16) { /* the same operations, 8 lanes at a time */
+            for (int h = 0; h < 2; ++h) {
+                __m256 r = rows[i][h];
+                if (accumulate) r = _mm256_add_ps(_mm256_loadu_ps(ci + 8 * h), r);
+                if (fin.bias) r = _mm256_add_ps(r, _mm256_set1_ps(bv));
+                if (zi) r = _mm256_add_ps(r, _mm256_loadu_ps(zi + 8 * h));
+                _mm256_storeu_ps(ci + 8 * h, uk256_act(r, fin.act, lo, hi));
+            }
+            continue;
+        }
         _mm256_storeu_ps(tmp, rows[i][0]);
         _mm256_storeu_ps(tmp + 8, rows[i][1]);
-        float bv = bias ? bias[i] : 0.0f;
-        for (int64_t j = 0; j < nr && j < 16; ++j) {
-            float r = tmp[j];
-            if (accumulate) r = ci[j] + r;
-            if (bias) r += bv;
-            if (act == 1) r = r > 0 ? r : (r != r ? r : 0.0f);
-            ci[j] = r;
-        }
+        for (int64_t j = 0; j < nr; ++j)
+            ci[j] = strip_finish(tmp[j], accumulate ? ci[j] : 0.0f, bv, zi ? zi[j] : 0.0f, &fin, accumulate);
     }
 }
 
-typedef void (*uk_fn)(int64_t, const float *const *, const float *, const int64_t *, float *, int64_t, int64_t,
-                      int64_t, bool, const float *, int);
+typedef void (*uk_fn)(int64_t, const float *const *, int64_t, const float *, const int64_t *, float *, int64_t,
+                      int64_t, int64_t, bool, const mlrt_strip_epilogue *);
+typedef void (*uk_col_fn)(int64_t, const float *, int64_t, const float *, const int64_t *, float *, int64_t, int64_t,
+                          bool, const mlrt_strip_epilogue *);
 
-static uk_fn uk_kernels[4];  /* by strip width: up to NR/4, NR/2, 3NR/4, NR columns */
+static uk_fn uk_kernels[4];        /* by strip width: up to NR/4, NR/2, 3NR/4, NR columns */
+static uk_col_fn uk_col_kernels[2][4]; /* by columns (1, 2) and panels (1 to 4); packed A */
 static int64_t uk_nr;
 static pthread_once_t uk_once = PTHREAD_ONCE_INIT;
 
@@ -326,6 +456,12 @@ static void uk_init(void) {
     } else {
         uk_nr = 0;
     }
+    if (uk_nr) {
+        uk_col_kernels[0][0] = uk_col_1x1, uk_col_kernels[0][1] = uk_col_2x1;
+        uk_col_kernels[0][2] = uk_col_3x1, uk_col_kernels[0][3] = uk_col_4x1;
+        uk_col_kernels[1][0] = uk_col_1x2, uk_col_kernels[1][1] = uk_col_2x2;
+        uk_col_kernels[1][2] = uk_col_3x2, uk_col_kernels[1][3] = uk_col_4x2;
+    }
 }
 
 int64_t mlrt_sgemm_strip_width(void) {
@@ -333,15 +469,63 @@ int64_t mlrt_sgemm_strip_width(void) {
     return uk_nr;
 }
 
-void mlrt_sgemm_strip(int64_t M, int64_t kc, const float *A, int64_t lda, const float *B, const int64_t *off,
-                      float *C, int64_t ldc, int64_t nr, bool accumulate, const float *bias, int act,
-                      const float *zeros) {
+/* A strip's last columns, past its last 16, that run on the column kernels (packed A):
+ * each costs about a twelfth of a masked vector's multiply-adds. */
+#define UK_COL_MAX 8
+/* Rows of A per group (4 passes, what one column kernel call takes): a group's rows meet
+ * every strip, and then its last columns, before the next group's are read. */
+#define UK_GROUP (4 * UK_MR)
+
+void mlrt_sgemm_strips(int64_t M, int64_t kc, const mlrt_sgemm_a *A, int64_t m0, int64_t k0, const float *B,
+                       const int64_t *off, int64_t bstride, float *C, int64_t ldc, int64_t n, bool accumulate,
+                       const mlrt_strip_epilogue *e) {
+    int64_t ks = A->packed ? UK_MR : 1, ns = (n + uk_nr - 1) / uk_nr;
+    mlrt_strip_epilogue part = e ? *e : (mlrt_strip_epilogue){0};
+    /* packed: panel of row m0 + r at k0, whose zero rows pad the last pass */
+    const float *panel = A->packed ? A->p + (m0 / UK_MR * A->ld + k0) * UK_MR : NULL;
     const float *rows[UK_MR];
-    int64_t quarter = (nr * 4 + uk_nr - 1) / uk_nr; /* 1..4: quarters of NR the strip needs */
-    uk_fn kernel = uk_kernels[(quarter < 1 ? 1 : quarter > 4 ? 4 : quarter) - 1];
-    for (int64_t m0 = 0; m0 < M; m0 += UK_MR) {
-        int64_t mr = M - m0 < UK_MR ? M - m0 : UK_MR;
-        for (int64_t i = 0; i < UK_MR; ++i) rows[i] = i < mr ? A + (m0 + i) * lda : zeros;
-        kernel(kc, rows, B, off, C + m0 * ldc, ldc, mr, nr, accumulate, bias ? bias + m0 : NULL, act);
+    for (int64_t g0 = 0; g0 < M; g0 += UK_GROUP) {
+        int64_t g1 = M - g0 < UK_GROUP ? M : g0 + UK_GROUP;
+        for (int64_t r0 = g0; r0 < g1; r0 += UK_MR) {
+            int64_t mr = g1 - r0 < UK_MR ? g1 - r0 : UK_MR;
+            for (int64_t i = 0; i < UK_MR; ++i)
+                rows[i] = panel ? panel + r0 * A->ld + i : A->p + (m0 + r0 + (i < mr ? i : 0)) * A->ld + k0;
+            for (int64_t s = 0; s < ns; ++s) {
+                int64_t nr = n - s * uk_nr < uk_nr ? n - s * uk_nr : uk_nr;
+                if (panel && s == ns - 1 && nr % 16 <= UK_COL_MAX) nr -= nr % 16; /* left to the column kernels */
+                if (nr == 0) continue;
+                int64_t quarter = (nr * 4 + uk_nr - 1) / uk_nr; /* 1..4: quarters of NR the strip needs */
+                if (e) {
+                    part.bias = e->bias ? e->bias + r0 : NULL;
+                    part.z = e->z ? e->z + r0 * ldc + s * uk_nr : NULL;
+                }
+                uk_kernels[quarter - 1](kc, rows, ks, B + s * bstride, off, C + r0 * ldc + s * uk_nr, ldc, mr, nr,
+                                        accumulate, e ? &part : NULL);
+            }
+        }
+        int64_t last = n - (ns - 1) * uk_nr; /* the last strip's columns: any past its last 16 */
+        if (!panel || last % 16 > UK_COL_MAX) continue;
+        for (int64_t j = n - last % 16; j < n; j += 2) { /* the group's rows: 4 panels at most */
+            int64_t nc = n - j >= 2 ? 2 : 1;
+            if (e) {
+                part.bias = e->bias ? e->bias + g0 : NULL;
+                part.z = e->z ? e->z + g0 * ldc + j : NULL;
+            }
+            uk_col_kernels[nc - 1][(g1 - g0 + UK_MR - 1) / UK_MR - 1](
+                kc, panel + g0 * A->ld, UK_MR * A->ld, B + (ns - 1) * bstride + j - (ns - 1) * uk_nr, off,
+                C + g0 * ldc + j, ldc, g1 - g0, accumulate, e ? &part : NULL);
+        }
     }
+}
+
+void mlrt_sgemm_pack_a(const float *A, int64_t M, int64_t K, int64_t lda, float *dst) {
+    for (int64_t p = 0; p * UK_MR < M; ++p)
+        for (int64_t i = 0; i < UK_MR; ++i) {
+            int64_t m = p * UK_MR + i;
+            float *d = dst + p * UK_MR * K + i;
+            if (m < M)
+                for (int64_t k = 0; k < K; ++k) d[k * UK_MR] = A[m * lda + k];
+            else
+                for (int64_t k = 0; k < K; ++k) d[k * UK_MR] = 0.0f;
+        }
 }

@@ -18,16 +18,53 @@ int mlrt_dgemm(const mlrt_context *ctx, bool trans_a, bool trans_b, int64_t M, i
 
 /* Float micro-kernels over strips of NR columns (Conv's GEMM).  mlrt_sgemm_strip_width()
  * is NR (64 with AVX-512, 16 with AVX2) or 0 when no kernel fits the CPU (use mlrt_sgemm
- * then).  mlrt_sgemm_strip computes
- *     C[m, j] (+)= sum_k A[m * lda + k] * B[off[k] + j]   for m < M, j < nr <= NR
- * reading exactly nr floats of each B row; `accumulate` adds to C, and bias (per row) /
- * act (1 = Relu) finish the result before the store.  `zeros` holds >= kc zero floats.
+ * then).  mlrt_sgemm_strips computes, over ceil(n / NR) strips of B,
+ *     C[m, j] (+)= sum_k A(m0 + m, k0 + k) * B[(j / NR) * bstride + off[k] + j % NR]
+ * for m < M, j < n, reading exactly the n floats of each B row; `accumulate` adds to C,
+ * and the epilogue (may be NULL) finishes the result before the store: + bias[m],
+ * + Z[m * ldc + j], then an activation.  Rows of A go in groups, each meeting all the
+ * strips, so A (the weights, often the operand not in cache) is read once per call.
  * Every element of C is the same sequence of fused multiply-adds wherever it sits, so
- * equal inputs give equal outputs. */
+ * equal inputs give equal outputs.
+ *
+ * A is row-major (A(m, k) at p[m * ld + k]) or packed once by mlrt_sgemm_pack_a: rows in
+ * panels of MLRT_SGEMM_PANEL (the kernels' rows per pass), each panel k-major -- A(m, k)
+ * at p[(m / PANEL * ld + k) * PANEL + m % PANEL], ld = K, rows past M zero -- so the
+ * kernels stream it contiguously; m0 is then a multiple of PANEL.  Packed, a strip's last
+ * few columns (a 7 x 7 output's 49th) run on column kernels that hold rows in the vector
+ * lanes, instead of in masked lanes of a strip (up to 16x the multiply-adds). */
+#define MLRT_SGEMM_PANEL 6
+
+typedef struct mlrt_sgemm_a {
+    const float *p;
+    int64_t ld;
+    bool packed;
+} mlrt_sgemm_a;
+
+enum mlrt_strip_act {
+    MLRT_STRIP_NONE = 0,
+    MLRT_STRIP_RELU = 1,       /* 0 > v ? 0 : v (NaN stays NaN) */
+    MLRT_STRIP_CLIP = 2,       /* v < lo ? lo : v > hi ? hi : v */
+    MLRT_STRIP_HARD_SWISH = 3  /* v * clip(lo * v + hi, 0, 1) (HardSigmoid alpha, beta in lo, hi) */
+};
+
+typedef struct mlrt_strip_epilogue {
+    const float *bias; /* per row of C, or NULL */
+    const float *z;    /* added like C's layout (ld ldc), or NULL */
+    int32_t act;       /* enum mlrt_strip_act */
+    float lo, hi;
+} mlrt_strip_epilogue;
+
 int64_t mlrt_sgemm_strip_width(void);
-void mlrt_sgemm_strip(int64_t M, int64_t kc, const float *A, int64_t lda, const float *B, const int64_t *off,
-                      float *C, int64_t ldc, int64_t nr, bool accumulate, const float *bias, int act,
-                      const float *zeros);
+void mlrt_sgemm_strips(int64_t M, int64_t kc, const mlrt_sgemm_a *A, int64_t m0, int64_t k0, const float *B,
+                       const int64_t *off, int64_t bstride, float *C, int64_t ldc, int64_t n, bool accumulate,
+                       const mlrt_strip_epilogue *e);
+/* Floats of A (M x K, row-major with leading dimension lda) packed for the strip kernels:
+ * ceil(M / PANEL) * PANEL * K; mlrt_sgemm_pack_a writes them to dst. */
+static inline int64_t mlrt_sgemm_packed_size(int64_t M, int64_t K) {
+    return (M + MLRT_SGEMM_PANEL - 1) / MLRT_SGEMM_PANEL * MLRT_SGEMM_PANEL * K;
+}
+void mlrt_sgemm_pack_a(const float *A, int64_t M, int64_t K, int64_t lda, float *dst);
 
 /* Per-thread scratch buffers of at least `bytes` (im2col tiles and the like), kept and
  * reused by the thread until it exits; NULL if one cannot be allocated.  Slots 0..3 are

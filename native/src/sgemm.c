@@ -2,7 +2,7 @@
  *
  * Row-major C = alpha * op(A) * op(B) + beta * C.  The work is cut into tasks of
  * (block of rows of C) x (strip of NR columns); a task walks K in blocks of KC and
- * calls mlrt_sgemm_strip, reading B's rows in place when B is not transposed and a
+ * calls mlrt_sgemm_strips, reading B's rows in place when B is not transposed and a
  * packed copy of the strip otherwise.  One row (M == 1) or one column (N == 1) is a
  * matrix-vector product instead.
  *
@@ -139,7 +139,6 @@ typedef struct strip_job {
     int64_t M, N, K, ldc, nr, n_strips;
     bool accumulate; /* C already holds beta * C */
     float *C;
-    const float *zeros;
     int status;
 } strip_job;
 
@@ -168,8 +167,9 @@ static void strip_tasks(void *arg, int64_t begin, int64_t end) {
                 for (int64_t k = 0; k < kc; ++k) off[k] = k * nr;
                 b = packed;
             }
-            mlrt_sgemm_strip(rows, kc, j->A + i0 * j->lda + p0, j->lda, b, off, j->C + i0 * j->ldc + j0, j->ldc, cols,
-                             j->accumulate || p0 > 0, NULL, 0, j->zeros);
+            mlrt_sgemm_a a = {j->A, j->lda, false};
+            mlrt_sgemm_strips(rows, kc, &a, i0, p0, b, off, 0, j->C + i0 * j->ldc + j0, j->ldc, cols,
+                              j->accumulate || p0 > 0, NULL);
         }
     }
 }
@@ -194,7 +194,7 @@ int mlrt_sgemm_tiled(const mlrt_context *ctx, bool trans_a, bool trans_b, int64_
         return sgemv(ctx, B, trans_b ? 1 : ldb, &a, M, K, alpha, beta, C, ldc);
     }
     /* op(A) row-major with alpha folded in (a copy only when needed) */
-    float *a_copy = NULL, *zeros = calloc(KC, sizeof(float));
+    float *a_copy = NULL;
     const float *a = A;
     int64_t a_ld = lda;
     if (trans_a || alpha != 1.0f) {
@@ -204,20 +204,19 @@ int mlrt_sgemm_tiled(const mlrt_context *ctx, bool trans_a, bool trans_b, int64_
                 for (int64_t k = 0; k < K; ++k) a_copy[i * K + k] = alpha * (trans_a ? A[k * lda + i] : A[i * lda + k]);
         a = a_copy, a_ld = K;
     }
-    if (!zeros || (a != A && !a_copy)) {
-        free(a_copy), free(zeros);
+    if (a != A && !a_copy) {
         return mlrt_fail(MLRT_ERR_OUT_OF_MEMORY, "gemm: cannot allocate a %lld x %lld copy of A", (long long)M,
                          (long long)K);
     }
     if (beta != 0.0f && beta != 1.0f)
         for (int64_t i = 0; i < M; ++i)
             for (int64_t j = 0; j < N; ++j) C[i * ldc + j] *= beta;
-    strip_job job = {a, a_ld, {B, ldb, trans_b}, M, N, K, ldc, nr, (N + nr - 1) / nr, beta != 0.0f, C, zeros, MLRT_OK};
+    strip_job job = {a, a_ld, {B, ldb, trans_b}, M, N, K, ldc, nr, (N + nr - 1) / nr, beta != 0.0f, C, MLRT_OK};
     int64_t tasks = (M + ROW_BLOCK - 1) / ROW_BLOCK * job.n_strips;
     int64_t work_per_task = (M * N * K) / (tasks ? tasks : 1);
     mlrt_parallel_for(ctx, tasks, work_per_task >= (INT64_C(1) << 20) ? 1 : (INT64_C(1) << 20) / (work_per_task + 1) + 1,
                       strip_tasks, &job);
-    free(a_copy), free(zeros);
+    free(a_copy);
     if (job.status != MLRT_OK) return mlrt_fail(job.status, "gemm: cannot allocate packing buffers");
     return MLRT_OK;
 }

@@ -52,6 +52,9 @@ CASES = [
     ((2, 5, 17, 15), (6, 5, 5, 3), {"strides": [3, 2], "dilations": [1, 2], "pads": [2, 2, 0, 1]}),
     ((1, 4, 12, 14), (6, 2, 3, 3), {"strides": [2, 2], "group": 2, "pads": [1, 1, 1, 1]}),
     ((1, 3, 9, 9), (4, 3, 3, 3), {"strides": [5, 5]}),
+    # one input channel, many filters: a plain product (not depthwise)
+    ((1, 1, 512), (16, 1, 16), {"strides": [8]}),
+    ((2, 1, 13, 17), (8, 1, 3, 3), {"strides": [2, 2], "pads": [1, 1, 1, 1]}),
 ]
 
 
@@ -180,7 +183,10 @@ def test_conv_kernel_choices(kernel):
     import sys
     code = ("import sys; sys.path.insert(0, %r); import test_conv as t; "
             "[t.conv(xs, ws, a, atol=1e-4) for xs, ws, a in t.CASES + t.DEPTHWISE]; "
-            "t.conv((1, 13, 9, 11), (13, 13, 3, 3), {'pads': [1, 1, 1, 1]}, atol=1e-4)") % os.path.dirname(__file__)
+            "t.conv((1, 13, 9, 11), (13, 13, 3, 3), {'pads': [1, 1, 1, 1]}, atol=1e-4); "
+            "[t.test_conv_constant_weights(xs, ws, a, True, 2) for xs, ws, a in t.CONST_W]; "
+            "[t.test_fusedconv_constant_weights(*f, *c, True) for f in t.FUSED[:3] for c in t.CONST_W[:2]]"
+            ) % os.path.dirname(__file__)
     env = dict(os.environ, MLRT_SGEMM_KERNEL=kernel)
     tests = os.path.dirname(os.path.dirname(os.path.dirname(__file__)))
     env["PYTHONPATH"] = os.pathsep.join([tests, env.get("PYTHONPATH", "")])
@@ -234,3 +240,89 @@ def test_fusedconv_bad_input():
         run_mlrt(make_model("FusedConv", [x, w, None, z], {}, opset=1, domain="com.microsoft"), [x, w, None, z])
     with pytest.raises(mlrt.MlrtError):
         run_mlrt(make_model("FusedConv", [x, w], {"activation": "Softsign"}, opset=1, domain="com.microsoft"), [x, w])
+
+
+# constant W: the plan packs it once (mlrt_conv_pack_weights) and the float32 micro-kernels
+# run a strip's last columns (output sizes not a multiple of 16) on its panels; pointwise,
+# strided 1x1 (packed strips) and k x k (direct) convs, channel counts 1, 13, 127, batch 2,
+# groups (panels per group), filter blocks split across threads
+CONST_W = [
+    ((1, 13, 7, 7), (127, 13, 1, 1), {}),                                  # 49 = 48 + 1 column
+    ((2, 127, 14, 14), (13, 127, 1, 1), {}),                               # 196 = 192 + 4, 13 rows
+    ((1, 1, 9, 9), (13, 1, 1, 1), {}),                                     # one input channel
+    ((1, 16, 1, 1), (70, 16, 1, 1), {}),                                   # one position, 70 rows
+    ((2, 8, 3, 5), (24, 4, 1, 1), {"group": 2}),                           # 15 columns, 12 rows a group
+    ((1, 32, 5, 5), (96, 8, 1, 1), {"group": 4}),                          # 24 rows a group
+    ((1, 300, 7, 7), (40, 300, 1, 1), {}),                                 # two blocks of k
+    ((1, 24, 13, 13), (40, 24, 1, 1), {"strides": [2, 2]}),                # strided 1x1, straight into Y: 49
+    ((2, 13, 9, 9), (127, 13, 3, 3), {"pads": [1, 1, 1, 1]}),              # direct: grid 9 x 11 = 99
+    ((1, 6, 10, 10), (20, 3, 3, 3), {"group": 2, "strides": [2, 2], "pads": [1, 1, 1, 1]}),
+    ((1, 8, 30, 30), (16, 8, 1, 1), {}),                                   # 900 = 14 * 64 + 4
+    ((1, 4, 33, 33), (20, 4, 3, 3), {"strides": [5, 5]}),                  # packed strips: 49
+    ((1, 3, 5, 6, 7), (8, 3, 2, 2, 2), {}),                                # 3-D, packed strips: 120
+]
+
+
+def _const_w_model(op, x, w, b, z, attrs, domain=""):
+    from onnx import TensorProto, helper, numpy_helper
+    ins = [helper.make_tensor_value_info("x", TensorProto.FLOAT, x.shape)]
+    inits = [numpy_helper.from_array(w, "w")] + ([numpy_helper.from_array(b, "b")] if b is not None else [])
+    names = ["x", "w", "b" if b is not None else ""]
+    if z is not None:
+        ins.append(helper.make_tensor_value_info("z", TensorProto.FLOAT, z.shape))
+        names.append("z")
+    while names[-1] == "":
+        names.pop()
+    node = helper.make_node(op, names, ["y"], domain=domain, **attrs)
+    graph = helper.make_graph([node], "conv", ins, [helper.make_empty_tensor_value_info("y")], inits)
+    opsets = [helper.make_opsetid("", 17)] + ([helper.make_opsetid(domain, 1)] if domain else [])
+    return helper.make_model(graph, opset_imports=opsets)
+
+
+@pytest.mark.parametrize("xs,ws,attrs", CONST_W)
+@pytest.mark.parametrize("bias", [False, True])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_conv_constant_weights(xs, ws, attrs, bias, threads):
+    x = rng.standard_normal(xs).astype(np.float32)
+    w = rng.standard_normal(ws).astype(np.float32)
+    b = rng.standard_normal(ws[0]).astype(np.float32) if bias else None
+    expected = run_reference(make_model("Conv", [x, w] + ([b] if bias else []), attrs), [x, w] + ([b] if bias else []))
+    got = run_mlrt(_const_w_model("Conv", x, w, b, None, attrs), [x], sess_options=_options(threads))
+    assert_same(got[0], expected[0], 1e-4, 1e-4, where="Conv, constant W")
+
+
+@pytest.mark.parametrize("name,params,fn", [f for f in FUSED if f[0] in ("Relu", "Clip", "HardSwish", "Swish", "")])
+@pytest.mark.parametrize("xs,ws,attrs", [CONST_W[i] for i in (0, 1, 4, 7, 8, 11)])
+@pytest.mark.parametrize("with_z", [False, True])
+def test_fusedconv_constant_weights(name, params, fn, xs, ws, attrs, with_z):
+    """Bias, Z and the activation finished in the micro-kernels' store (the column kernels' too)."""
+    x = rng.standard_normal(xs).astype(np.float32)
+    w = rng.standard_normal(ws).astype(np.float32)
+    b = rng.standard_normal(ws[0]).astype(np.float32)
+    conv_out = run_reference(make_model("Conv", [x, w, b], attrs), [x, w, b])[0]
+    z = rng.standard_normal(conv_out.shape).astype(np.float32) if with_z else None
+    fattrs = {**attrs, "activation": name, **({"activation_params": params} if params else {})}
+    model = _const_w_model("FusedConv", x, w, b, z, fattrs, domain="com.microsoft")
+    got = run_mlrt(model, [x] + ([z] if with_z else []))[0]
+    expected = fn(conv_out + (z if with_z else 0), params).astype(np.float32)
+    assert_same(got, expected, 1e-4, 1e-4, where=f"FusedConv {name}, constant W")
+
+
+def test_conv_constant_weights_equal_columns():
+    """Equal input columns give bitwise equal outputs, whether a strip or a column kernel
+    computes them (one sequence of fused multiply-adds per element)."""
+    x = np.repeat(rng.standard_normal((1, 40, 1, 1)).astype(np.float32), 49, axis=3).reshape(1, 40, 7, 7)
+    w = rng.standard_normal((37, 40, 1, 1)).astype(np.float32)
+    b = rng.standard_normal(37).astype(np.float32)
+    got = run_mlrt(_const_w_model("Conv", x, w, b, None, {}), [x])[0].reshape(37, 49)
+    assert (got == got[:, :1]).all()
+
+
+def test_conv_pack_weights_sizes():
+    from mlrt.native import _lib
+    ffi, lib = _lib.ffi(), _lib.lib()
+    size = ffi.new("int64_t *")
+    assert lib.mlrt_conv_pack_weights(2, 26, 5, ffi.NULL, 0, size, ffi.NULL) == 0
+    assert size[0] in (0, 2 * 18 * 5)  # 13 rows a group fill 3 panels of 6 (0: no micro-kernels)
+    assert lib.mlrt_conv_pack_weights(2, 23, 5, ffi.NULL, 0, size, ffi.NULL) != 0  # filters not divisible
+    assert lib.mlrt_conv_pack_weights(0, 24, 5, ffi.NULL, 0, size, ffi.NULL) != 0
