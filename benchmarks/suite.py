@@ -75,7 +75,10 @@ else:
     s = ort.InferenceSession(data, providers=["CPUExecutionProvider"])
 for _ in range(5):
     s.run(None, feeds)
-print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+# VmHWM: this process image's own peak (ru_maxrss would carry over the forking parent's across exec)
+with open("/proc/self/status") as f:
+    hwm = [int(line.split()[1]) for line in f if line.startswith("VmHWM:")]
+print(hwm[0] if hwm else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
 """
 
 

@@ -11,7 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define MLRT_ABI_VERSION 1
+/* 2: mlrt_plan_run_loop (Loop / Scan bodies in C), Conv's packed weights (kernels/conv.h) */
+#define MLRT_ABI_VERSION 2
 #define MLRT_MAX_RANK 8
 
 /* Element types: the numbers are ONNX TensorProto.DataType. */

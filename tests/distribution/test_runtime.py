@@ -15,7 +15,9 @@ import pytest
 import mlrt.distribution as dist
 from mlrt import InvalidArgument, RuntimeLoadError
 from mlrt.__main__ import main as cli
-from mlrt.distribution._runtime import _BUNDLED_DIR, sha256_file
+from mlrt.distribution._runtime import _BUNDLED_DIR, _expected_abi, sha256_file
+
+ABI = _expected_abi()  # the C header's MLRT_ABI_VERSION
 
 # prints kind, version, path, abi of the selected runtime, then runs a Relu model
 CHILD = r"""
@@ -91,7 +93,7 @@ def own_prefix(tmp_path, prefix):
 def test_bundled_manifest():
     m = dist.read_manifest(_BUNDLED_DIR)
     assert m is not None, "native/manifest.json missing: rebuild with python native/_build.py"
-    assert m["abi"] == 1 and m["providers"] == ["CPUExecutionProvider", "OpenCLExecutionProvider"]
+    assert m["abi"] == ABI and m["providers"] == ["CPUExecutionProvider", "OpenCLExecutionProvider"]
     assert {"opencl/_common.cl", "opencl/conv.cl", "opencl/gemm.cl"} <= set(m["files"])
     assert {"libmlrt_core.so", "libscipy_openblas.so", "include/mlrt.h"} <= set(m["files"])
     assert any(n.startswith("kernels/") and n.endswith(".h") for n in m["files"])
@@ -137,7 +139,7 @@ def test_side_by_side(own_prefix, capsys):
     assert older["version"] == "0.1.0" and "/0.1.0/" in older["path"]
     assert cli(["runtime", "list", "--prefix", str(own_prefix)]) == 0
     out = capsys.readouterr().out
-    assert "0.10.0  ABI 1  (newest)" in out and "0.1.0  ABI 1" in out
+    assert f"0.10.0  ABI {ABI}  (newest)" in out and f"0.1.0  ABI {ABI}" in out
     assert cli(["runtime", "uninstall", "0.10.0", "--prefix", str(own_prefix)]) == 0
     assert [r.version for r in dist.installed(own_prefix)] == ["0.1.0"]
     assert "Version: 0.1.0" in (own_prefix / "lib" / "pkgconfig" / "mlrt.pc").read_text()
@@ -166,7 +168,7 @@ def test_wrong_abi_refused(own_prefix):
     manifest = json.loads((folder / "manifest.json").read_text())
     manifest["abi"] = 999
     (folder / "manifest.json").write_text(json.dumps(manifest))
-    refused(run_child("system", own_prefix), "ABI 999", "needs ABI 1", str(folder))
+    refused(run_child("system", own_prefix), "ABI 999", f"needs ABI {ABI}", str(folder))
     with pytest.raises(RuntimeLoadError, match="ABI 999"):
         dist.check_folder(folder, "system")
 

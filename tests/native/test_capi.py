@@ -14,7 +14,7 @@ def capi():
 
 def test_version_and_abi(capi):
     ffi, lib = capi
-    assert lib.mlrt_abi_version() == 1
+    assert lib.mlrt_abi_version() == 2
     assert ffi.string(lib.mlrt_version()).decode().count(".") == 2
     assert b"-O3" in ffi.string(lib.mlrt_build_info())
     assert b"-march=native" not in ffi.string(lib.mlrt_build_info())
