@@ -13,6 +13,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
 import onnx
 from onnx import external_data_helper, numpy_helper
 
@@ -339,10 +340,30 @@ def outer_references(g: onnx.GraphProto) -> list[str]:
     return refs
 
 
+_RAW_TYPES = {onnx.TensorProto.FLOAT: "<f4", onnx.TensorProto.DOUBLE: "<f8", onnx.TensorProto.INT64: "<i8",
+              onnx.TensorProto.INT32: "<i4", onnx.TensorProto.FLOAT16: "<f2", onnx.TensorProto.UINT8: "u1",
+              onnx.TensorProto.INT8: "i1"}
+
+
+def _array_of(t: onnx.TensorProto) -> np.ndarray:
+    """An initializer's values: the common case (raw little-endian bytes of a plain numeric
+    type, in the model) read straight from the parsed message; the rest by onnx."""
+    dtype = _RAW_TYPES.get(t.data_type)
+    if dtype is None or t.data_location == onnx.TensorProto.EXTERNAL or not t.HasField("raw_data"):
+        return numpy_helper.to_array(t)
+    raw = t.raw_data
+    count = 1
+    for d in t.dims:
+        count *= d
+    if count * np.dtype(dtype).itemsize != len(raw):
+        return numpy_helper.to_array(t)  # (onnx says what is wrong with it)
+    return np.frombuffer(raw, dtype).astype(np.dtype(dtype).newbyteorder("="), copy=True).reshape(tuple(t.dims))
+
+
 def from_graph_proto(g: onnx.GraphProto, opsets: dict, outer: tuple[str, ...] = (), ir_version: int = 8) -> Graph:
     """A Graph from a GraphProto; `outer` names values of enclosing graphs it may read."""
     try:
-        inits = {t.name: numpy_helper.to_array(t) for t in g.initializer}
+        inits = {t.name: _array_of(t) for t in g.initializer}
     except Exception as exc:
         raise InvalidModel(f"an initializer cannot be read: {exc}") from None
     for t in g.sparse_initializer:
