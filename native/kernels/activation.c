@@ -2,10 +2,12 @@
  * ThresholdedRelu, Mish, Gelu (one tensor in, same shape and type out), PRelu
  * (x and a slope broadcast to it) and Clip (bounds from attributes or inputs).
  *
- * float16 / bfloat16 are computed in float and rounded back to nearest even. */
+ * float16 / bfloat16 are computed in float and rounded back to nearest even.  Gelu's
+ * float32 loop uses the erf and exp polynomials of fastmath.h, cloned per ISA level. */
 #include <math.h>
 
 #include "activation.h"
+#include "fastmath.h"
 #include "nditer.h"
 
 /* defined in cast.c */
@@ -56,15 +58,19 @@ typedef struct act_job {
 } act_job;
 
 /* An activation: FE / DE are its float / double expressions of x and of a, b, g
- * (alpha, beta, gamma in that precision) and mode. */
-#define ACT_OP(NAME, OP, FE, DE)                                                                          \
+ * (alpha, beta, gamma in that precision) and mode.  ACT_ROW_OP's float32 loop is
+ * instead ROW(x, y, n, mode), a HOT_LOOP. */
+#define ACT_FLOAT_LOOP(NAME)                                                                              \
+    { const float *x = j->x; float *y = j->y;                                                             \
+      for (int64_t i = begin; i < end; ++i) y[i] = NAME##_f(x[i], j->af, j->bf, j->gf, j->mode); } break;
+#define ACT_ROW_LOOP(ROW) ROW((const float *)j->x + begin, (float *)j->y + begin, end - begin, j->mode); break;
+#define ACT_KERNEL(NAME, OP, FLOAT_LOOP, FE, DE)                                                          \
     static inline float NAME##_f(float x, float a, float b, float g, int64_t mode) { return FE; }        \
     static inline double NAME##_d(double x, double a, double b, double g, int64_t mode) { return DE; }   \
     static void NAME##_range(void *arg, int64_t begin, int64_t end) {                                     \
         const act_job *j = arg;                                                                           \
         switch (j->dtype) {                                                                               \
-        case MLRT_FLOAT: { const float *x = j->x; float *y = j->y;                                        \
-            for (int64_t i = begin; i < end; ++i) y[i] = NAME##_f(x[i], j->af, j->bf, j->gf, j->mode); } break; \
+        case MLRT_FLOAT: FLOAT_LOOP                                                                       \
         case MLRT_DOUBLE: { const double *x = j->x; double *y = j->y;                                     \
             for (int64_t i = begin; i < end; ++i) y[i] = NAME##_d(x[i], j->ad, j->bd, j->gd, j->mode); } break; \
         case MLRT_FLOAT16: { const uint16_t *x = j->x; uint16_t *y = j->y;                                \
@@ -81,6 +87,8 @@ typedef struct act_job {
         return act_run(ctx, in, n_in, out, n_out, NAME##_range, p);                                       \
     }                                                                                                     \
     MLRT_KERNEL(NAME, OP, "", 1, MLRT_OPSET_MAX, MASK_FLOAT_TYPES, k_##NAME);
+#define ACT_OP(NAME, OP, FE, DE) ACT_KERNEL(NAME, OP, ACT_FLOAT_LOOP(NAME), FE, DE)
+#define ACT_ROW_OP(NAME, OP, ROW, FE, DE) ACT_KERNEL(NAME, OP, ACT_ROW_LOOP(ROW), FE, DE)
 
 static int act_run(const mlrt_context *ctx, const mlrt_tensor *in, int32_t n_in, mlrt_tensor *out, int32_t n_out,
                    mlrt_range_fn fn, const mlrt_activation_params *p) {
@@ -110,12 +118,27 @@ ACT_OP(thresholdedrelu, "ThresholdedRelu", x > a ? x : 0.0f, x > a ? x : 0.0)
 /* x * tanh(softplus(x)) */
 ACT_OP(mish, "Mish", x * tanhf((x > 0 ? x : 0.0f) + log1pf(expf(-fabsf(x)))),
        x * tanh((x > 0 ? x : 0.0) + log1p(exp(-fabs(x)))))
-/* none: x/2 (1 + erf(x / sqrt 2)); tanh: x/2 (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) */
-ACT_OP(gelu, "Gelu",
-       mode == MLRT_GELU_TANH ? 0.5f * x * (1.0f + tanhf(0.7978845608028654f * (x + 0.044715f * x * x * x)))
-                              : 0.5f * x * (1.0f + erff(x * 0.7071067811865476f)),
-       mode == MLRT_GELU_TANH ? 0.5 * x * (1.0 + tanh(0.7978845608028654 * (x + 0.044715 * x * x * x)))
-                              : 0.5 * x * (1.0 + erf(x * 0.7071067811865476)))
+/* none: x/2 (1 + erf(x / sqrt 2)); tanh: x/2 (1 + tanh(u)), u = sqrt(2/pi) (x + 0.044715 x^3),
+ * which is x / (1 + e^-2u) (no cancellation), 0 * x where e^-2u overflows (as 1 + tanh(u)
+ * rounds to 0 there; -inf gives NaN, as the formula does). */
+static inline float gelu_fast_f32(float x, int64_t mode) {
+    if (mode == MLRT_GELU_TANH) {
+        float m = -1.5957691216057308f * (x + 0.044715f * x * x * x);
+        return m > 88.0f ? x * 0.0f : x / (1.0f + mlrt_exp_f32(m));
+    }
+    return 0.5f * x * (1.0f + mlrt_erf_f32(x * 0.7071067811865476f));
+}
+
+static HOT_LOOP void gelu_row_f32(const float *x, float *y, int64_t n, int64_t mode) {
+    if (mode == MLRT_GELU_TANH)
+        for (int64_t i = 0; i < n; ++i) y[i] = gelu_fast_f32(x[i], MLRT_GELU_TANH);
+    else
+        for (int64_t i = 0; i < n; ++i) y[i] = gelu_fast_f32(x[i], MLRT_GELU_NONE);
+}
+
+ACT_ROW_OP(gelu, "Gelu", gelu_row_f32, gelu_fast_f32(x, mode),
+           mode == MLRT_GELU_TANH ? 0.5 * x * (1.0 + tanh(0.7978845608028654 * (x + 0.044715 * x * x * x)))
+                                  : 0.5 * x * (1.0 + erf(x * 0.7071067811865476)))
 
 /* -- PRelu: y = x > 0 ? x : x * slope, slope a view of y's shape -------------------------------- */
 

@@ -5,9 +5,11 @@
  *
  * y has x's shape; both are contiguous.  float16 and bfloat16 are computed in
  * float and rounded back to nearest even.  One kernel per op, made by a macro
- * from the op's float and double expressions of x. */
+ * from the op's float and double expressions of x; Erf's float32 loop is a
+ * polynomial (fastmath.h) in a loop cloned per ISA level, its double is libm's. */
 #include <math.h>
 
+#include "fastmath.h"
 #include "internal.h"
 #include "unary.h"
 
@@ -88,6 +90,23 @@ static int unary_run(const mlrt_context *ctx, const mlrt_tensor *in, int32_t n_i
     KERNEL_FN(NAME, MASK_FLOAT_TYPES)                                                   \
     MLRT_KERNEL(NAME, OP, "", 1, MLRT_OPSET_MAX, MASK_FLOAT_TYPES, k_##NAME);
 
+/* An op on float types whose float32 loop is ROW(x, y, n) (a HOT_LOOP), FE its float
+ * expression for float16 / bfloat16, DE its double one. */
+#define ROW_OP(NAME, OP, ROW, FE, DE)                                                   \
+    static inline float NAME##_f(float x) { return FE; }                                \
+    static inline double NAME##_d(double x) { return DE; }                              \
+    static void NAME##_range(void *arg, int64_t begin, int64_t end) {                   \
+        const unary_job *j = arg;                                                       \
+        switch (j->dtype) {                                                             \
+        case MLRT_FLOAT: ROW((const float *)j->x + begin, (float *)j->y + begin, end - begin); break; \
+        case MLRT_DOUBLE: LOOP(double, NAME##_d(x))                                     \
+        case MLRT_FLOAT16: HALF_LOOP(mlrt_f16_to_f32, mlrt_f32_to_f16, NAME##_f)        \
+        case MLRT_BFLOAT16: HALF_LOOP(mlrt_bf16_to_f32, mlrt_f32_to_bf16, NAME##_f)     \
+        }                                                                               \
+    }                                                                                   \
+    KERNEL_FN(NAME, MASK_FLOAT_TYPES)                                                   \
+    MLRT_KERNEL(NAME, OP, "", 1, MLRT_OPSET_MAX, MASK_FLOAT_TYPES, k_##NAME);
+
 /* An op on every numeric type: SE for signed integers, UE for unsigned ones. */
 #define NUMERIC_OP(NAME, OP, FE, DE, SE, UE, MASK)                                      \
     static inline float NAME##_f(float x) { return FE; }                                \
@@ -125,7 +144,10 @@ FLOAT_OP(cosh, "Cosh", coshf(x), cosh(x))
 FLOAT_OP(asinh, "Asinh", asinhf(x), asinh(x))
 FLOAT_OP(acosh, "Acosh", acoshf(x), acosh(x))
 FLOAT_OP(atanh, "Atanh", atanhf(x), atanh(x))
-FLOAT_OP(erf, "Erf", erff(x), erf(x))
+static HOT_LOOP void erf_row_f32(const float *x, float *y, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) y[i] = mlrt_erf_f32(x[i]);
+}
+ROW_OP(erf, "Erf", erf_row_f32, mlrt_erf_f32(x), erf(x))
 FLOAT_OP(tanh, "Tanh", tanhf(x), tanh(x))
 /* stable both ways: exp of a non-positive number only */
 FLOAT_OP(sigmoid, "Sigmoid", x >= 0 ? 1.0f / (1.0f + expf(-x)) : expf(x) / (1.0f + expf(x)),

@@ -1,5 +1,6 @@
-/* fastmath.h -- what the float32 row kernels (softmax, attention) share: loops
- * cloned per ISA level, and exp by a polynomial (about 1.5 ulp). */
+/* fastmath.h -- what the float32 row kernels (softmax, attention, erf, gelu) share:
+ * loops cloned per ISA level, exp by a polynomial (about 1.5 ulp) and erf from it
+ * (about 2.5 ulp). */
 #ifndef MLRT_FASTMATH_H
 #define MLRT_FASTMATH_H
 
@@ -40,6 +41,33 @@ static inline float mlrt_exp_f32(float x) {
     f32_bits scale = {.u = (t.u - 0x4B400000u + 127u) << 23};  /* 2^k */
     float y = p * scale.f;
     return x < lo ? 0.0f : y;
+}
+
+/* erf(x), branch-free: |x| < 0.921875: x * P(x^2); above, 1 - exp(Q(|x|)) with Q a fit of
+ * log(erfc) on [0.921875, 4] (erfc(4) < 2^-25, so erf rounds to 1 beyond).  NaN stays NaN,
+ * -0 stays -0, +-inf gives +-1. */
+static inline float mlrt_erf_f32(float x) {
+    f32_bits bits = {.f = x}, mag = {.u = bits.u & 0x7fffffffu};
+    float a = mag.f > 4.0f ? 4.0f : mag.f;  /* NaN stays NaN */
+    float t = a * a;
+    float p = -5.99087391e-4f;
+    p = p * t + 4.99318587e-3f;
+    p = p * t + -2.67666224e-2f;
+    p = p * t + 1.12818167e-1f;
+    p = p * t + -3.76124948e-1f;
+    p = p * t + 1.12837911e+0f;
+    float small = a * p;
+    float q = 1.94734428e-4f;
+    q = q * a + -3.03160050e-3f;
+    q = q * a + 2.21813992e-2f;
+    q = q * a + -1.03838913e-1f;
+    q = q * a + -6.37285769e-1f;
+    q = q * a + -1.12761545e+0f;
+    q = q * a + -2.09911959e-4f;
+    float big = 1.0f - mlrt_exp_f32(q);
+    f32_bits r = {.f = a < 0.921875f ? small : big};
+    r.u |= bits.u & 0x80000000u;
+    return r.f;
 }
 
 #endif

@@ -52,6 +52,19 @@ def test_relu_integers_still_work():
     check_node("Relu", [np.array([-5, 0, 3], np.int64)])
 
 
+@pytest.mark.parametrize("approximate", ["none", "tanh"])
+@pytest.mark.parametrize("n", [1, 13, 127, 1000])
+def test_gelu_float32_polynomial(approximate, n):
+    """The float32 loop (erf / exp polynomials of fastmath.h) on the grid exporters feed it,
+    with every edge value at every lane of the vector loop and its tail.  atol: the reference
+    computes 1 + erf (1 + tanh) in float32, which loses up to |x|/2 * 2^-24 for x < 0."""
+    edge = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 10.0, -10.0, 1e-40, -1e-40, 3.4e38, -3.4e38], np.float32)
+    grid = np.linspace(-10, 10, 4001, dtype=np.float32)
+    x = np.concatenate([np.resize(edge, n), grid])
+    got = check_node("Gelu", [x], {"approximate": approximate}, opset=20, rtol=1e-6, atol=6e-7)[0]
+    assert got[0] == 0 and list(np.signbit(got[:min(n, 2)])) == [False, True][:n]
+
+
 def test_gelu_bad_mode():
     x = np.ones(3, np.float32)
     with pytest.raises(mlrt.MlrtError):

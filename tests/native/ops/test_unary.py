@@ -55,6 +55,29 @@ def test_float16(op):
     check_node(op, [x], rtol=2e-3, atol=1e-3)
 
 
+# Erf's float32 loop is a polynomial (fastmath.h, at most 2.5 ulp over every float32):
+# a dense grid is held to 3 ulp, and the values where erf is exact must come out exact
+ERF_EXACT = np.array([np.inf, -np.inf, np.nan, 0.0, -0.0, 10.0, -10.0, 4.0, -4.0, 3.4e38, -3.4e38], np.float32)
+
+
+def _erf_grid():
+    tiny = np.geomspace(1e-45, 1e-3, 301, dtype=np.float64)
+    return np.concatenate([np.linspace(-10, 10, 8001), tiny, -tiny, [0.921875, -0.921875, 0.9218749]]).astype(np.float32)
+
+
+def test_erf_float32_accuracy():
+    check_node("Erf", [_erf_grid()], rtol=3.6e-7, atol=1e-45)
+
+
+@pytest.mark.parametrize("n", [1, 13, 127, 1000])
+def test_erf_float32_edge_values_at_every_lane(n):
+    x = np.resize(np.concatenate([ERF_EXACT, [1e-40, -1e-40, 1e-7, 0.5]]).astype(np.float32), n)
+    got = check_node("Erf", [x], rtol=3.6e-7, atol=1e-45)[0]
+    expected = np.resize(np.array([1, -1, np.nan, 0, -0.0, 1, -1, 1, -1, 1, -1], np.float32), min(n, 11))
+    np.testing.assert_array_equal(got[:11], expected)
+    assert list(np.signbit(got[:min(n, 11)])) == list(np.signbit(expected))
+
+
 def test_round_half_to_even():
     x = np.array([0.5, 1.5, 2.5, -0.5, -1.5, -2.5, 0.49999997, 2.5000002, 1e20, -0.0], np.float32)
     got = check_node("Round", [x])[0]

@@ -243,3 +243,80 @@ def test_hard_swish_with_other_bounds_not_fused():
     m = model(nodes, inits, [X], [Y])
     assert "Clip" in ops_after(m, ml.GraphOptimizationLevel.ORT_ENABLE_ALL)
     agree(m, {"x": rng.standard_normal((1, 3, 8, 8)).astype(np.float32) * 4})
+
+
+# -- GELU spelled out -> Gelu ----------------------------------------------------------------
+
+GELU_INITS = {"sqrt2": np.array(np.sqrt(2), np.float32), "rsqrt2": np.array(1 / np.sqrt(2), np.float32),
+              "one": np.array(1, np.float32), "half": np.array(0.5, np.float32)}
+GELU_X = helper.make_tensor_value_info("x", T.FLOAT, [2, 64])
+
+
+def gelu_nodes(scale="Div", half="last", swap=False, sqrt2="sqrt2", one="one"):
+    """x * 0.5 * (1 + Erf(x / sqrt 2)) as exporters write it: `scale` Div by sqrt 2 or Mul
+    by 1 / sqrt 2, the 0.5 applied `half` (last, first, or to the sum), operands of every
+    Mul and Add swapped if `swap`."""
+    o = (lambda a, b: [b, a]) if swap else (lambda a, b: [a, b])
+    nodes = [helper.make_node("Div", ["x", sqrt2], ["d"]) if scale == "Div"
+             else helper.make_node("Mul", o("x", "rsqrt2" if sqrt2 == "sqrt2" else sqrt2), ["d"]),
+             helper.make_node("Erf", ["d"], ["e"]), helper.make_node("Add", o("e", one), ["a"])]
+    if half == "last":
+        nodes += [helper.make_node("Mul", o("x", "a"), ["m"]), helper.make_node("Mul", o("m", "half"), ["y"])]
+    elif half == "first":
+        nodes += [helper.make_node("Mul", o("x", "half"), ["h"]), helper.make_node("Mul", o("h", "a"), ["y"])]
+    else:
+        nodes += [helper.make_node("Mul", o("a", "half"), ["m"]), helper.make_node("Mul", o("x", "m"), ["y"])]
+    return nodes
+
+
+@pytest.mark.parametrize("scale", ["Div", "Mul"])
+@pytest.mark.parametrize("half", ["last", "first", "sum"])
+@pytest.mark.parametrize("swap", [False, True])
+@pytest.mark.parametrize("opset", [13, 20])
+def test_gelu_fused(scale, half, swap, opset):
+    m = model(gelu_nodes(scale, half, swap), GELU_INITS, [GELU_X], [Y], opset=opset)
+    assert ops_after(m, ml.GraphOptimizationLevel.ORT_ENABLE_EXTENDED) == ["Gelu"]
+    assert len(ops_after(m)) == 5  # a level 2 pass
+    agree(m, {"x": rng.standard_normal((2, 64)).astype(np.float32) * 4})
+
+
+def test_stacked_gelus_fused():
+    names = {"x": "y", "d": "d2", "e": "e2", "a": "a2", "m": "m2", "y": "y2"}  # the second reads the first's y
+    nodes = gelu_nodes() + [helper.make_node(n.op_type, [names.get(i, i) for i in n.input], [names[n.output[0]]])
+                            for n in gelu_nodes()]
+    m = model(nodes, GELU_INITS, [GELU_X], [helper.make_tensor_value_info("y2", T.FLOAT, None)])
+    assert ops_after(m, ml.GraphOptimizationLevel.ORT_ENABLE_ALL) == ["Gelu", "Gelu"]
+    agree(m, {"x": rng.standard_normal((2, 64)).astype(np.float32) * 4})
+
+
+@pytest.mark.parametrize("case", ["sqrt2", "one", "half", "shared", "output", "vector", "input"])
+def test_gelu_not_fused(case):
+    """A wrong constant, a non-scalar or non-constant one, an intermediate read twice or
+    given as a graph output: the chain stays as it is."""
+    inits, inputs, outputs = dict(GELU_INITS), [GELU_X], [Y]
+    kw = {}
+    if case == "sqrt2":
+        inits["bad"] = np.array(1.4143, np.float32)
+        kw["sqrt2"] = "bad"
+    elif case == "one":
+        inits["bad"] = np.array(1.00001, np.float32)
+        kw["one"] = "bad"
+    elif case == "half":
+        inits["half"] = np.array(0.4999, np.float32)
+    elif case == "vector":
+        inits["sqrt2"] = np.full(64, np.sqrt(2), np.float32)
+    elif case == "input":
+        inputs = [GELU_X, helper.make_tensor_value_info("sqrt2", T.FLOAT, [])]
+        del inits["sqrt2"]
+    nodes = gelu_nodes(**kw)
+    if case == "shared":
+        nodes.append(helper.make_node("Neg", ["e"], ["z"]))
+        outputs = [Y, helper.make_tensor_value_info("z", T.FLOAT, None)]
+    elif case == "output":
+        outputs = [Y, helper.make_tensor_value_info("a", T.FLOAT, None)]
+    m = model(nodes, inits, inputs, outputs)
+    assert "Erf" in ops_after(m, ml.GraphOptimizationLevel.ORT_ENABLE_ALL)
+    feeds = {"x": rng.standard_normal((2, 64)).astype(np.float32)}
+    if case == "input":
+        feeds["sqrt2"] = np.array(np.sqrt(2), np.float32)
+    agree(m, feeds)
