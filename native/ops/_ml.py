@@ -226,6 +226,21 @@ def _ints(op, name: str) -> np.ndarray:
     return np.asarray(value if value is not None else [], dtype=np.int64).reshape(-1)
 
 
+def _node_keys(op: Op, tree_ids, node_ids):
+    """One int64 key per node, (tree id - lowest) * span + (node id - lowest), and a
+    function from (tree, id) pairs to the key (-1 where an id is out of every tree's range)."""
+    t0 = int(tree_ids.min()) if tree_ids.size else 0
+    n0 = int(node_ids.min()) if node_ids.size else 0
+    span = int(node_ids.max()) - n0 + 1 if node_ids.size else 1
+    if tree_ids.size and int(tree_ids.max()) - t0 >= (1 << 62) // span:
+        raise op.fail("nodes_treeids and nodes_nodeids span too wide a range")
+
+    def key(trees, ids):
+        ok = (ids >= n0) & (ids < n0 + span) & (trees >= t0)
+        return np.where(ok, (trees - t0) * span + (ids - n0), -1)
+    return key(tree_ids, node_ids), key
+
+
 def legacy_trees(op: Op, prefix: str) -> TreeTables:
     """TreeEnsembleRegressor / TreeEnsembleClassifier (opsets 1, 3) attributes -> tables;
     `prefix` names the leaf weights ("target" or "class").  Nodes are found by
@@ -249,40 +264,53 @@ def legacy_trees(op: Op, prefix: str) -> TreeTables:
     if missing.size > m:
         raise op.fail(f"nodes_missing_value_tracks_true has {missing.size} values for {m} nodes")
     missing = np.concatenate([missing, np.zeros(m - missing.size, np.int64)])
-    kinds = np.empty(m, np.int64)
+    codes = {md: LEGACY_MODES.get(md) for md in set(modes)}
     for i, md in enumerate(modes):
-        if md not in LEGACY_MODES:
+        if codes[md] is None:
             raise op.fail(f"node {i}: unknown mode {md!r}")
-        kinds[i] = enum_value(LEGACY_MODES[md])
-    index: dict = {}
-    roots: dict = {}
-    for i, key in enumerate(zip(tree_ids.tolist(), node_ids.tolist())):
-        if key in index:
-            raise op.fail(f"node {key[1]} of tree {key[0]} appears twice")
-        index[key] = i
-        roots.setdefault(key[0], i)
+    kinds = np.array([enum_value(codes[md]) for md in modes], np.int64).reshape(-1)
+    # nodes by (tree id, node id): one int64 key each, looked up by binary search (a forest
+    # holds thousands of nodes: no Python loop per node)
+    keys, key_of = _node_keys(op, tree_ids, node_ids)
+    by_key = np.argsort(keys, kind="stable")
+    dup = np.flatnonzero(keys[by_key][1:] == keys[by_key][:-1])
+    if dup.size:
+        i = int(by_key[dup[0] + 1])
+        raise op.fail(f"node {node_ids[i]} of tree {tree_ids[i]} appears twice")
+    roots = np.unique(tree_ids, return_index=True)[1]
+    roots.sort()  # each tree's first node, trees in order of first appearance
+
+    def find(trees, ids):
+        """Index of node (tree, id) for each pair, -1 where there is none."""
+        want = key_of(trees, ids)
+        if not m:
+            return np.full(want.shape, -1, np.int64)
+        at = np.minimum(np.searchsorted(keys, want, sorter=by_key), m - 1)
+        return np.where((want >= 0) & (keys[by_key[at]] == want), by_key[at], -1)
+
     leaf, missing_true = enum_value("MLRT_ML_NODE_LEAF"), enum_value("MLRT_ML_NODE_MISSING_TRUE")
     nodes = np.zeros((m, 4), np.int64)
     nodes[:, 0] = kinds | np.where(missing == 1, missing_true, 0)
     nodes[:, 1] = features
-    for i in np.flatnonzero(kinds != leaf).tolist():
-        tid = int(tree_ids[i])
-        for col, ids in ((2, true_ids), (3, false_ids)):
-            child = index.get((tid, int(ids[i])))
-            if child is None or child == i:
-                raise op.fail(f"node {node_ids[i]} of tree {tid}: child {ids[i]} is not another node of the tree")
-            nodes[i, col] = child
+    branch = np.flatnonzero(kinds != leaf)
+    for col, ids in ((2, true_ids), (3, false_ids)):
+        child = find(tree_ids[branch], ids[branch])
+        bad = np.flatnonzero((child < 0) | (child == branch))
+        if bad.size:
+            i = int(branch[bad[0]])
+            raise op.fail(f"node {node_ids[i]} of tree {tree_ids[i]}: child {ids[i]} is not another node of the tree")
+        nodes[branch, col] = child
     w_ids, w_nodes, w_trees = _ints(op, f"{prefix}_ids"), _ints(op, f"{prefix}_nodeids"), _ints(op, f"{prefix}_treeids")
     w_values = op.numbers(f"{prefix}_weights")
     w_values = np.zeros(0) if w_values is None else w_values
     if not len(w_ids) == len(w_nodes) == len(w_trees) == len(w_values):
         raise op.fail(f"{prefix}_ids, {prefix}_nodeids, {prefix}_treeids and {prefix}_weights differ in length")
-    leaf_of = np.empty(len(w_ids), np.int64)
-    for k, key in enumerate(zip(w_trees.tolist(), w_nodes.tolist())):
-        node = index.get(key)
-        if node is None:
-            raise op.fail(f"{prefix} weight {k} names node {key[1]} of tree {key[0]}, which does not exist")
-        leaf_of[k] = node if kinds[node] == leaf else -1
+    found = find(w_trees, w_nodes)
+    missing_node = np.flatnonzero(found < 0)
+    if missing_node.size:
+        k = int(missing_node[0])
+        raise op.fail(f"{prefix} weight {k} names node {w_nodes[k]} of tree {w_trees[k]}, which does not exist")
+    leaf_of = np.where(kinds[found] == leaf, found, -1) if found.size else found
     keep = np.flatnonzero(leaf_of >= 0)
     order = keep[np.argsort(leaf_of[keep], kind="stable")]
     sorted_leaves = leaf_of[order]
@@ -291,7 +319,7 @@ def legacy_trees(op: Op, prefix: str) -> TreeTables:
     nodes[kinds == leaf, 1:] = 0
     nodes[leaves, 2] = first
     nodes[leaves, 3] = count
-    return TreeTables(op, nodes, values, list(roots.values()), w_ids[order], w_values[order])
+    return TreeTables(op, nodes, values, roots.tolist(), w_ids[order], w_values[order])
 
 
 def v5_trees(op: Op) -> TreeTables:
