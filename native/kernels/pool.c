@@ -143,12 +143,22 @@ static void padded_plane_f32(const pool_job *j, const float *x, float *y, float 
         float *yr = y + oh * OW;
         const float *r0 = P + oh * sh * PW, *r1 = r0 + PW, *r2 = r1 + PW;
         if (max && k3 && sw == 1) for (int64_t ow = 0; ow < OW; ++ow) yr[ow] = TAPS9(PMAX, -INFINITY, r0, r1, r2, ow);
-        else if (max && k3 && sw == 2) {
-            /* the three rows' maximum first, over whole rows (contiguous: it vectorizes), then the
-             * strided maximum of three of those: the same values (max is exact, NaN skipped alike) */
+        else if (max && unit && !(k2 && sw <= 2)) {
+            /* the window's rows' maximum first, over whole rows (contiguous: it vectorizes), then
+             * the maximum of KW neighbours of those: the same values as tap by tap (max is exact,
+             * NaN skipped alike), KH + KW passes instead of KH * KW */
             float *V = P + PH * PW;
-            for (int64_t c = 0; c < PW; ++c) V[c] = PMAX(PMAX(PMAX(-INFINITY, r0[c]), r1[c]), r2[c]);
-            for (int64_t ow = 0; ow < OW; ++ow) yr[ow] = PMAX(PMAX(PMAX(-INFINITY, V[2 * ow]), V[2 * ow + 1]), V[2 * ow + 2]);
+            for (int64_t c = 0; c < PW; ++c) V[c] = PMAX(-INFINITY, r0[c]);
+            for (int64_t kh = 1; kh < KH; ++kh) {
+                const float *pr = r0 + kh * PW;
+                for (int64_t c = 0; c < PW; ++c) V[c] = PMAX(V[c], pr[c]);
+            }
+            for (int64_t ow = 0; ow < OW; ++ow) yr[ow] = PMAX(-INFINITY, V[ow * sw]);
+            for (int64_t kw = 1; kw < KW; ++kw) {
+                const float *vs = V + kw;
+                if (sw == 1) for (int64_t ow = 0; ow < OW; ++ow) yr[ow] = PMAX(yr[ow], vs[ow]);
+                else for (int64_t ow = 0; ow < OW; ++ow) yr[ow] = PMAX(yr[ow], vs[ow * sw]);
+            }
         }
         else if (max && k2 && sw == 2) for (int64_t ow = 0; ow < OW; ++ow) yr[ow] = TAPS4(PMAX, -INFINITY, r0, r1, 2 * ow);
         else if (max && k2 && sw == 1) for (int64_t ow = 0; ow < OW; ++ow) yr[ow] = TAPS4(PMAX, -INFINITY, r0, r1, ow);

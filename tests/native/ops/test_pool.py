@@ -44,6 +44,10 @@ WINDOWS = [
     ((1, 1, 1, 1), {"kernel_shape": [1, 1]}),
     ((1, 64, 56, 56), {"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 1, 1, 1]}),
     ((1, 16, 27, 27), {"kernel_shape": [3, 3], "strides": [2, 2], "ceil_mode": 1}),
+    # rows first, then columns (MaxPool): an SPPF's 5x5, odd windows and strides
+    ((1, 8, 10, 10), {"kernel_shape": [5, 5], "pads": [2, 2, 2, 2]}),
+    ((1, 2, 13, 17), {"kernel_shape": [4, 3], "strides": [3, 2], "pads": [1, 2, 0, 1]}),
+    ((1, 2, 9, 11), {"kernel_shape": [1, 5], "strides": [1, 3]}),
 ]
 
 
@@ -132,6 +136,11 @@ def test_maxpool_skips_nan():
     x = np.array([[[[np.nan, 1.0], [2.0, np.nan]]]], np.float32)
     y = run_mlrt(make_model("MaxPool", [x], {"kernel_shape": [2, 2]}), [x])[0]
     assert y.ravel().tolist() == [2.0]
+    # the same through the rows-then-columns path: a window of NaN only gives -inf, as tap by tap
+    x = np.full((1, 1, 7, 7), np.nan, np.float32)
+    x[0, 0, 0, 0], x[0, 0, 6, 6] = 5.0, -np.inf
+    y = run_mlrt(make_model("MaxPool", [x], {"kernel_shape": [3, 3], "strides": [2, 2]}), [x])[0]
+    assert y[0, 0, 0, 0] == 5.0 and np.isneginf(y[0, 0, 2, 2]) and np.isneginf(y[0, 0, 1, 1])
 
 
 def test_pool_empty_batch():
