@@ -139,10 +139,30 @@ static void padded_plane_f32(const pool_job *j, const float *x, float *y, float 
         for (int64_t c = b > a ? b : a; c < PW; ++c) pr[c] = fill;
     }
     bool unit = dh == 1 && dw == 1, k3 = unit && KH == 3 && KW == 3, k2 = unit && KH == 2 && KW == 2;
+    /* unit strides: rows, then columns, each as one flat pass over the OH x PW grid (so small
+     * planes vectorize too); the grid's real OW columns are copied out below */
+    bool flat = max && unit && sh == 1 && sw == 1;
+    float *Hm = P + PH * PW + OH * PW + KW;
+    if (flat) {
+        int64_t n = OH * PW;
+        float *V = P + PH * PW;
+        for (int64_t i = 0; i < n; ++i) V[i] = PMAX(-INFINITY, P[i]);
+        for (int64_t kh = 1; kh < KH; ++kh) {
+            const float *pr = P + kh * PW;
+            for (int64_t i = 0; i < n; ++i) V[i] = PMAX(V[i], pr[i]);
+        }
+        for (int64_t i = n; i < n + KW; ++i) V[i] = -INFINITY; /* read only by columns past OW */
+        for (int64_t i = 0; i < n; ++i) Hm[i] = V[i];
+        for (int64_t kw = 1; kw < KW; ++kw) {
+            const float *vs = V + kw;
+            for (int64_t i = 0; i < n; ++i) Hm[i] = PMAX(Hm[i], vs[i]);
+        }
+    }
     for (int64_t oh = 0; oh < OH; ++oh) {
         float *yr = y + oh * OW;
         const float *r0 = P + oh * sh * PW, *r1 = r0 + PW, *r2 = r1 + PW;
-        if (max && k3 && sw == 1) for (int64_t ow = 0; ow < OW; ++ow) yr[ow] = TAPS9(PMAX, -INFINITY, r0, r1, r2, ow);
+        if (flat) memcpy(yr, Hm + oh * PW, (size_t)OW * sizeof(float));
+        else if (max && k3 && sw == 1) for (int64_t ow = 0; ow < OW; ++ow) yr[ow] = TAPS9(PMAX, -INFINITY, r0, r1, r2, ow);
         else if (max && unit && !(k2 && sw <= 2)) {
             /* the window's rows' maximum first, over whole rows (contiguous: it vectorizes), then
              * the maximum of KW neighbours of those: the same values as tap by tap (max is exact,
@@ -259,8 +279,9 @@ static void pool_planes(void *arg, int64_t begin, int64_t end) {
     if (sweep && j->dtype == MLRT_FLOAT && j->kind != POOL_LP) {
         int64_t PH = (j->out[0] - 1) * j->s[0] + (j->k[0] - 1) * j->d[0] + 1;
         int64_t PW = (j->out[1] - 1) * j->s[1] + (j->k[1] - 1) * j->d[1] + 1;
-        P = mlrt_scratch((size_t)(PH * PW + PW + 16) * sizeof(float)); /* a row after the plane for 3x3 / 2 max; */
-                                                                        /* NULL: the sweep below still works */
+        /* after the plane: MaxPool's rows-then-columns grids (two of OH x PW, with slack), or one row;
+         * NULL: the sweep below still works */
+        P = mlrt_scratch((size_t)(PH * PW + 2 * (j->out[0] * PW + j->k[1]) + PW + 16) * sizeof(float));
     }
     for (int64_t plane = begin; plane < end; ++plane) {
         if (!sweep) {
