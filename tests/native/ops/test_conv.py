@@ -219,18 +219,22 @@ FUSED = [("Relu", None, lambda v, p: np.maximum(v, 0)),
 @pytest.mark.parametrize("with_z", [False, True])
 def test_fusedconv(name, params, fn, xs, ws, attrs, with_z):
     """com.microsoft FusedConv = activation(Conv + Z): checked as the activation of the reference Conv."""
+    x, w, b, z, fattrs, expected = _fused_case(name, params, fn, xs, ws, attrs, with_z)
+    inputs = [x, w, b] + ([z] if with_z else [])
+    got = run_mlrt(make_model("FusedConv", inputs, fattrs, opset=1, domain="com.microsoft"), inputs)[0]
+    assert_same(got, expected, 1e-4, 1e-4, where=f"FusedConv {name}")
+
+
+def _fused_case(name, params, fn, xs, ws, attrs, with_z):
+    """Inputs x, w, b, z (or None), FusedConv's attributes, and the expected result: the
+    activation of the reference Conv (+ Z)."""
     x = rng.standard_normal(xs).astype(np.float32)
     w = rng.standard_normal(ws).astype(np.float32)
     b = rng.standard_normal(ws[0]).astype(np.float32)
     conv_out = run_reference(make_model("Conv", [x, w, b], attrs), [x, w, b])[0]
     z = rng.standard_normal(conv_out.shape).astype(np.float32) if with_z else None
-    fattrs = {**attrs, "activation": name}
-    if params:
-        fattrs["activation_params"] = params
-    inputs = [x, w, b] + ([z] if with_z else [])
-    got = run_mlrt(make_model("FusedConv", inputs, fattrs, opset=1, domain="com.microsoft"), inputs)[0]
-    expected = fn(conv_out + (z if with_z else 0), params).astype(np.float32)
-    assert_same(got, expected, 1e-4, 1e-4, where=f"FusedConv {name}")
+    fattrs = {**attrs, "activation": name, **({"activation_params": params} if params else {})}
+    return x, w, b, z, fattrs, fn(conv_out + (z if with_z else 0), params).astype(np.float32)
 
 
 def test_fusedconv_bad_input():
@@ -296,15 +300,9 @@ def test_conv_constant_weights(xs, ws, attrs, bias, threads):
 @pytest.mark.parametrize("with_z", [False, True])
 def test_fusedconv_constant_weights(name, params, fn, xs, ws, attrs, with_z):
     """Bias, Z and the activation finished in the micro-kernels' store (the column kernels' too)."""
-    x = rng.standard_normal(xs).astype(np.float32)
-    w = rng.standard_normal(ws).astype(np.float32)
-    b = rng.standard_normal(ws[0]).astype(np.float32)
-    conv_out = run_reference(make_model("Conv", [x, w, b], attrs), [x, w, b])[0]
-    z = rng.standard_normal(conv_out.shape).astype(np.float32) if with_z else None
-    fattrs = {**attrs, "activation": name, **({"activation_params": params} if params else {})}
+    x, w, b, z, fattrs, expected = _fused_case(name, params, fn, xs, ws, attrs, with_z)
     model = _const_w_model("FusedConv", x, w, b, z, fattrs, domain="com.microsoft")
     got = run_mlrt(model, [x] + ([z] if with_z else []))[0]
-    expected = fn(conv_out + (z if with_z else 0), params).astype(np.float32)
     assert_same(got, expected, 1e-4, 1e-4, where=f"FusedConv {name}, constant W")
 
 
