@@ -91,6 +91,8 @@ def _disabled_passes(names) -> frozenset:
     mlrt's pass names are the modules of native/optimizer (e.g. "fuse_conv_activation")."""
     if not names:
         return frozenset()
+    if isinstance(names, str):  # one name, not its letters
+        names = [names]
     known = {p.__name__.rsplit(".", 1)[-1] for p in optimizer.passes()}
     unknown = sorted(set(names) - known)
     if unknown:

@@ -82,13 +82,7 @@ def _iterate(sub, feeds, carried_in, carried_out, state, scan_in, slices, scan_o
     slot_in = {n: i for i, n in enumerate(plan.input_names)}
     slot_out = {n: b - 1 for n, b in plan.output_bases.items()}
 
-    keep = [np.ascontiguousarray(plan_feeds[n]) for n in plan.input_names]  # alive while ext points at them
-    pointers = [ffi.from_buffer(a) for a in keep] + plan._const_ptrs
-    outputs = {}
-    for name, shape, dtype in plan._outputs:
-        outputs[name] = allocate(shape, dtype, f"loop body output '{name}'")
-        pointers.append(ffi.from_buffer(outputs[name]))
-    ext = ffi.new("void *[]", pointers or 1)
+    ext, outputs, keep = plan.bind(plan_feeds)  # (keep: alive while ext points at them)
     loop = ffi.new("mlrt_loop *")
     loop.index_input = slot_in[index_in] if index_in else -1
     loop.cond_input = slot_in[cond_in] if cond_in else -1
@@ -123,9 +117,7 @@ def _iterate(sub, feeds, carried_in, carried_out, state, scan_in, slices, scan_o
             going = not loop.stopped
             chunk = min(chunk * 2, _MAX_CHUNK)
     finally:
-        if arena is not None:
-            with plan._arena_lock:
-                plan._arenas.append(arena)
+        plan._give_back_arena(arena)
     # the loop-carried values are wherever the last swap left them: the input slots
     by_address = {a.ctypes.data: a for a in carried}
     by_address.update((outputs[n].ctypes.data, outputs[n]) for n in carried_out)

@@ -106,13 +106,14 @@ class NativePlan:
         self._ffi, self._run_plan = ffi, lib.mlrt_plan_run  # what run() calls, looked up once
         self._pointers = ffi.typeof("void *[]")
 
-    def run(self, feeds: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-        ffi = self._ffi
-        from_buffer = ffi.from_buffer
+    def bind(self, feeds: dict[str, np.ndarray]):
+        """(external pointer array, new output arrays by name, arrays the pointers need kept
+        alive): what one run of the plan reads and writes, in the plan's external order."""
+        from_buffer = self._ffi.from_buffer
         pointers, keep = [], []
         for name in self.input_names:
             a = feeds[name]
-            if not a.flags.c_contiguous:
+            if type(a) is not np.ndarray or not a.flags.c_contiguous:
                 a = np.ascontiguousarray(a)
                 keep.append(a)
             pointers.append(from_buffer(a))
@@ -126,14 +127,18 @@ class NativePlan:
                                         f"({exc})") from None
             results[name] = out
             pointers.append(from_buffer(out))
-        ext = ffi.new(self._pointers, pointers or 1)
+        return self._ffi.new(self._pointers, pointers or 1), results, keep
+
+    def run(self, feeds: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        ffi = self._ffi
+        ext, results, keep = self.bind(feeds)
         if not self.arena_bytes and profile.active() is None:  # the quick way, for small plans
             status = self._run_plan(self.handle, self.pool.handle, ext, ffi.NULL)
             if status:
                 _lib.raise_status(status)
             return results
         arena = self._take_arena()
-        arena_ptr = from_buffer(arena) if arena is not None else ffi.NULL
+        arena_ptr = ffi.from_buffer(arena) if arena is not None else ffi.NULL
         profiler = profile.active()
         lib = _lib.lib()
         try:
@@ -147,9 +152,7 @@ class NativePlan:
                     if t1:
                         profiler.node(step.op.node.name, step.op.op_type, t0, t1, step.inputs, step.outputs)
         finally:
-            if arena is not None:
-                with self._arena_lock:
-                    self._arenas.append(arena)
+            self._give_back_arena(arena)
         _lib.raise_status(status)
         return results
 
@@ -164,6 +167,11 @@ class NativePlan:
         raw = allocate((self.arena_bytes + 64,), np.uint8, "arena")
         start = (-raw.ctypes.data) % 64
         return raw[start:start + self.arena_bytes]
+
+    def _give_back_arena(self, arena) -> None:
+        if arena is not None:
+            with self._arena_lock:
+                self._arenas.append(arena)
 
 
 def _describe(descs, slots, i, info: Info | None, view, slot) -> None:
