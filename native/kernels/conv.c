@@ -8,6 +8,7 @@
  *   - conv_depthwise.c: depthwise 1-D/2-D (one input channel per group), a plane per task;
  *   - conv_direct.c: float32 on AVX2 / AVX-512, 2-D, strides up to 4: the micro-kernels
  *     of src/gemm.c read the (zero-padded) input directly, no patch matrix;
+ *   - conv_winograd.c: float32 3 x 3, stride 1, where the plan made Winograd filters;
  *   - conv_gemm.c: the patch columns (im2col) of a tile of output positions, gathered
  *     straight into packed strips for the micro-kernels (float32 on AVX2 / AVX-512),
  *     or else multiplied through BLAS.
@@ -274,6 +275,18 @@ static int k_conv(const mlrt_context *ctx, const mlrt_tensor *in, int32_t n_in, 
         return MLRT_OK;
     }
     j.strip = dtype == MLRT_FLOAT ? mlrt_sgemm_strip_width() : 0;
+    if (p->winograd) { /* W given as Winograd filters (conv_winograd.c) */
+        const conv_geom *g = &j.g;
+        MLRT_CHECK(pk && j.strip && dtype == MLRT_FLOAT && g->nd == 2 && g->k[0] == 3 && g->k[1] == 3 &&
+                       g->s[0] == 1 && g->s[1] == 1 && g->d[0] == 1 && g->d[1] == 1,
+                   "Conv: Winograd filters given for a conv that is not float32 3 x 3 with stride 1 and no dilation");
+        const mlrt_tensor *P = &in[pk];
+        int64_t want = mlrt_conv_winograd_size(g->G, g->M, g->Cg);
+        MLRT_CHECK(P->dtype == MLRT_FLOAT && mlrt_is_contiguous(P) && mlrt_numel(P) == want,
+                   "Conv: Winograd filters of %lld floats, W makes %lld (mlrt_conv_winograd_pack)",
+                   (long long)mlrt_numel(P), (long long)want);
+        return mlrt_conv_winograd(&j, ctx, P->data);
+    }
     if (pk && j.strip) {
         const mlrt_tensor *P = &in[pk];
         MLRT_CHECK(P->dtype == MLRT_FLOAT && mlrt_is_contiguous(P) &&

@@ -29,6 +29,7 @@ typedef struct mlrt_conv_params {
     double alpha;             /* activation parameters: LeakyRelu alpha, Clip min / max, HardSigmoid alpha / beta */
     double beta;
     int64_t packed_weights;   /* Conv, float32: the input holding W packed by mlrt_conv_pack_weights (0: none) */
+    int64_t winograd;         /* 1: that input holds W as Winograd filters (mlrt_conv_winograd_pack) instead */
 } mlrt_conv_params;
 
 /* W (M, C/G, k...) of a float32 Conv packed as the micro-kernels read it (per group, rows in
@@ -37,5 +38,17 @@ typedef struct mlrt_conv_params {
  * no such kernels (then pass W alone); `packed` is written when capacity >= *size. */
 int mlrt_conv_pack_weights(int64_t group, int64_t filters, int64_t kdim, const float *w, int64_t capacity,
                            int64_t *size, float *packed);
+
+/* The Winograd path (kernels/conv_winograd.c): 1 where a float32 Conv with these params
+ * over X (N, channels, height, width) and `filters` filters runs faster on it (3 x 3,
+ * stride 1, no dilation, enough channels, filters and output), else 0.  Its filters are
+ * made once by mlrt_conv_winograd_pack from W (filters, channels_per_group, 3, 3):
+ * *size is set to the floats they take (0 without micro-kernels), `packed` written when
+ * capacity >= *size; the plan passes them as packed_weights with winograd = 1. */
+int mlrt_conv_winograd_fits(const mlrt_conv_params *p, int64_t channels, int64_t filters, int64_t height,
+                            int64_t width);
+int64_t mlrt_conv_winograd_size(int64_t group, int64_t filters, int64_t channels_per_group);
+int mlrt_conv_winograd_pack(int64_t group, int64_t filters, int64_t channels_per_group, const float *w,
+                            int64_t capacity, int64_t *size, float *packed);
 
 #endif

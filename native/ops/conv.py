@@ -46,33 +46,43 @@ class Conv(Op):
 
     def launch(self, inputs, outputs):
         launch = super().launch(inputs, outputs)
-        packed = self.packed_weights(inputs, launch.params["group"])
+        packed, winograd = self.packed_weights(inputs, launch.params)
         if packed is not None:
             launch.params["packed_weights"] = len(inputs)
+            launch.params["winograd"] = int(winograd)
             launch.extra.append(packed)
         return launch
 
-    def packed_weights(self, inputs, group: int):
-        """A constant float32 W packed by the C kernel's own code (mlrt_conv_pack_weights),
-        made once per node; None where the kernel would not read it (no micro-kernels on
-        this CPU, one input channel per group: the depthwise kernels)."""
-        w = inputs[1]
-        if w.value is None or np.dtype(inputs[0].dtype) != np.float32 or w.shape[1] == 1:
-            return None
-        cached = getattr(self, "_packed", None)
-        if cached is not None and cached[0] is w.value and cached[1] == group:
-            return cached[2]
+    def packed_weights(self, inputs, params: dict):
+        """A constant float32 W made over by the C kernel's own code, once per node and
+        geometry: (filters, True) as Winograd filters where mlrt_conv_winograd_fits says
+        that path is faster (3 x 3, stride 1), else (W packed for the micro-kernels by
+        mlrt_conv_pack_weights, False); (None, False) where the kernel would read neither
+        (no micro-kernels on this CPU, one input channel per group: the depthwise kernels)."""
+        w, x = inputs[1], inputs[0]
+        if w.value is None or np.dtype(x.dtype) != np.float32 or w.shape[1] == 1:
+            return None, False
         ffi, lib = _lib.ffi(), _lib.lib()
+        group = params["group"]
+        winograd = False
+        if x.rank == 4:
+            _, struct, _ = _lib.pack_params(self.params, params)
+            winograd = bool(lib.mlrt_conv_winograd_fits(struct, x.shape[1], w.shape[0], x.shape[2], x.shape[3]))
+        cached = getattr(self, "_packed", None)
+        if cached is not None and cached[0] is w.value and cached[1] == (group, winograd):
+            return cached[2], winograd
         weights = np.ascontiguousarray(w.value, np.float32)
         filters = weights.shape[0]
-        kdim = weights.size // filters
+        if winograd:
+            pack, second = lib.mlrt_conv_winograd_pack, weights.shape[1]
+        else:
+            pack, second = lib.mlrt_conv_pack_weights, weights.size // filters
         size = ffi.new("int64_t *")
-        _lib.raise_status(lib.mlrt_conv_pack_weights(group, filters, kdim, ffi.NULL, 0, size, ffi.NULL), self.where)
+        _lib.raise_status(pack(group, filters, second, ffi.NULL, 0, size, ffi.NULL), self.where)
         packed = None
         if size[0]:
             packed = np.empty(size[0], np.float32)
-            _lib.raise_status(lib.mlrt_conv_pack_weights(group, filters, kdim, ffi.cast("float *", weights.ctypes.data),
-                                                         packed.size, size, ffi.cast("float *", packed.ctypes.data)),
-                              self.where)
-        self._packed = (w.value, group, packed)
-        return packed
+            _lib.raise_status(pack(group, filters, second, ffi.cast("float *", weights.ctypes.data), packed.size, size,
+                                   ffi.cast("float *", packed.ctypes.data)), self.where)
+        self._packed = (w.value, (group, winograd), packed)
+        return packed, winograd

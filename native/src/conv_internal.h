@@ -110,6 +110,10 @@ void mlrt_conv_gemm_tasks(void *arg, int64_t begin, int64_t end);      /* im2col
 void mlrt_conv_strip_tasks(void *arg, int64_t begin, int64_t end);     /* im2col into packed strips */
 void mlrt_conv_direct_tasks(void *arg, int64_t begin, int64_t end);    /* after mlrt_conv_direct_setup */
 
+/* The Winograd path over filters u made by mlrt_conv_winograd_pack (kernels/conv_winograd.c;
+ * runs its own parallel loops). */
+int mlrt_conv_winograd(conv_job *j, const mlrt_context *ctx, const float *u);
+
 /* Decide on the direct path and, if taken, set up j->direct (the padded copy of X and
  * the row offsets, made on the pool); j->direct.off stays NULL when it is not taken. */
 int mlrt_conv_direct_setup(conv_job *j, const mlrt_context *ctx);

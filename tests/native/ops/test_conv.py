@@ -1,7 +1,10 @@
 """Conv against onnx.reference: 1-D/2-D/3-D, groups and depthwise, strides, dilations,
-pads and auto_pad, bias, float64, the pointwise / depthwise / im2col paths, threads,
-edge values and bad input.  Each float32 case also runs on the AVX2 micro-kernel and
+pads and auto_pad, bias, float64, the pointwise / depthwise / im2col / direct / Winograd
+paths, threads, edge values and bad input.  Each float32 case also runs on the AVX2 micro-kernel and
 on BLAS (MLRT_SGEMM_KERNEL, read once per process) in test_conv_kernel_choices."""
+
+import contextlib
+import os
 
 import numpy as np
 import pytest
@@ -185,6 +188,7 @@ def test_conv_kernel_choices(kernel):
             "[t.conv(xs, ws, a, atol=1e-4) for xs, ws, a in t.CASES + t.DEPTHWISE]; "
             "t.conv((1, 13, 9, 11), (13, 13, 3, 3), {'pads': [1, 1, 1, 1]}, atol=1e-4); "
             "[t.test_conv_constant_weights(xs, ws, a, True, 2) for xs, ws, a in t.CONST_W]; "
+            "[t.test_conv_winograd(xs, ws, a, 2) for xs, ws, a in t.WINOGRAD]; "
             "[t.test_fusedconv_constant_weights(*f, *c, True) for f in t.FUSED[:3] for c in t.CONST_W[:2]]"
             ) % os.path.dirname(__file__)
     env = dict(os.environ, MLRT_SGEMM_KERNEL=kernel)
@@ -291,7 +295,8 @@ def test_conv_constant_weights(xs, ws, attrs, bias, threads):
     w = rng.standard_normal(ws).astype(np.float32)
     b = rng.standard_normal(ws[0]).astype(np.float32) if bias else None
     expected = run_reference(make_model("Conv", [x, w] + ([b] if bias else []), attrs), [x, w] + ([b] if bias else []))
-    got = run_mlrt(_const_w_model("Conv", x, w, b, None, attrs), [x], sess_options=_options(threads))
+    with _winograd_off():  # the cases are written for the packed and direct paths
+        got = run_mlrt(_const_w_model("Conv", x, w, b, None, attrs), [x], sess_options=_options(threads))
     assert_same(got[0], expected[0], 1e-4, 1e-4, where="Conv, constant W")
 
 
@@ -302,8 +307,101 @@ def test_fusedconv_constant_weights(name, params, fn, xs, ws, attrs, with_z):
     """Bias, Z and the activation finished in the micro-kernels' store (the column kernels' too)."""
     x, w, b, z, fattrs, expected = _fused_case(name, params, fn, xs, ws, attrs, with_z)
     model = _const_w_model("FusedConv", x, w, b, z, fattrs, domain="com.microsoft")
-    got = run_mlrt(model, [x] + ([z] if with_z else []))[0]
+    with _winograd_off():
+        got = run_mlrt(model, [x] + ([z] if with_z else []))[0]
     assert_same(got, expected, 1e-4, 1e-4, where=f"FusedConv {name}, constant W")
+
+
+@contextlib.contextmanager
+def _winograd_off():
+    """MLRT_CONV_WINOGRAD=0 while a session plans: the Winograd path is not taken."""
+    before = os.environ.get("MLRT_CONV_WINOGRAD")
+    os.environ["MLRT_CONV_WINOGRAD"] = "0"
+    try:
+        yield
+    finally:
+        if before is None:
+            del os.environ["MLRT_CONV_WINOGRAD"]
+        else:
+            os.environ["MLRT_CONV_WINOGRAD"] = before
+
+
+# Winograd F(4x4, 3x3) (kernels/conv_winograd.c): float32 3 x 3, stride 1, constant W with
+# enough channels x filters (512) and tiles of 4 x 4 outputs (8)
+WINOGRAD = [
+    ((1, 16, 16, 16), (32, 16, 3, 3), {"pads": [1, 1, 1, 1]}),               # 16 tiles, one block
+    ((2, 13, 9, 9), (127, 13, 3, 3), {"pads": [1, 1, 1, 1]}),                # batch 2, 9 tiles, 3 filter blocks
+    ((1, 24, 30, 29), (50, 24, 3, 3), {"pads": [2, 0, 1, 3]}),               # uneven pads, part tiles
+    ((1, 40, 30, 30), (96, 20, 3, 3), {"group": 2, "pads": [1, 1, 1, 1]}),   # groups
+    ((1, 300, 12, 12), (16, 300, 3, 3), {"pads": [1, 1, 1, 1]}),             # channels in 2 blocks of k
+    ((1, 32, 100, 100), (16, 32, 3, 3), {}),                                 # 625 tiles: chunks of tile rows
+    ((1, 16, 6, 70), (48, 16, 3, 3), {"pads": [1, 1, 1, 1]}),                # 2 x 18 tiles
+]
+
+
+def _exact_conv(x, w, b, attrs):
+    """The reference Conv in float64: the Winograd path's own rounding is measured against it."""
+    inputs = [v.astype(np.float64) for v in (x, w, b) if v is not None]
+    return run_reference(make_model("Conv", inputs, attrs), inputs)[0]
+
+
+def _winograd_fits(xs, ws, attrs) -> bool:
+    from mlrt.native import _lib
+    from mlrt.native.ops._conv import pad6
+    group = attrs.get("group", 1)
+    pads = attrs.get("pads", [0, 0, 0, 0])
+    params = dict(group=group, n_spatial=2, kernel=pad6(ws[2:], 1), strides=pad6([1, 1], 1),
+                  dilations=pad6([1, 1], 1), pads_begin=pad6(pads[:2]), pads_end=pad6(pads[2:]))
+    _, struct, _ = _lib.pack_params("mlrt_conv_params", params)
+    return bool(_lib.lib().mlrt_conv_winograd_fits(struct, xs[1], ws[0], xs[2], xs[3]))
+
+
+@pytest.mark.parametrize("xs,ws,attrs", WINOGRAD)
+@pytest.mark.parametrize("threads", [1, 2])
+def test_conv_winograd(xs, ws, attrs, threads):
+    """Within a few ulp of the largest terms of the exact sum, and not the direct path's
+    result (so the path really ran where the CPU has micro-kernels)."""
+    x = rng.standard_normal(xs).astype(np.float32)
+    w = rng.standard_normal(ws).astype(np.float32)
+    b = rng.standard_normal(ws[0]).astype(np.float32)
+    exact = _exact_conv(x, w, b, attrs)
+    model = _const_w_model("Conv", x, w, b, None, attrs)
+    got = run_mlrt(model, [x], sess_options=_options(threads))[0]
+    scale = float(np.abs(exact).max())
+    np.testing.assert_allclose(got, exact, rtol=1e-4, atol=2e-5 * scale, err_msg="Conv, Winograd")
+    with _winograd_off():
+        direct = run_mlrt(model, [x], sess_options=_options(threads))[0]
+    np.testing.assert_allclose(direct, exact, rtol=1e-4, atol=2e-6 * scale, err_msg="Conv, direct")
+    if _winograd_fits(xs, ws, attrs):
+        assert not np.array_equal(got, direct), "the Winograd path did not run"
+
+
+@pytest.mark.parametrize("name,params,fn", [f for f in FUSED if f[0] in ("Relu", "Clip", "HardSwish", "Swish", "")])
+@pytest.mark.parametrize("xs,ws,attrs", [WINOGRAD[i] for i in (0, 2, 5)])
+@pytest.mark.parametrize("with_z", [False, True])
+def test_fusedconv_winograd(name, params, fn, xs, ws, attrs, with_z):
+    """Bias, Z and the activation finished on the Winograd path's rows."""
+    x, w, b, z, fattrs, expected = _fused_case(name, params, fn, xs, ws, attrs, with_z)
+    model = _const_w_model("FusedConv", x, w, b, z, fattrs, domain="com.microsoft")
+    got = run_mlrt(model, [x] + ([z] if with_z else []))[0]
+    scale = float(np.abs(_exact_conv(x, w, b, attrs) + (z if with_z else 0)).max())  # before the activation
+    np.testing.assert_allclose(got, expected, rtol=1e-4, atol=3e-5 * scale, err_msg=f"FusedConv {name}, Winograd")
+
+
+def test_conv_winograd_fits_only_3x3_stride_1():
+    assert _winograd_fits((1, 64, 56, 56), (64, 64, 3, 3), {"pads": [1, 1, 1, 1]}) or not _micro_kernels()
+    assert not _winograd_fits((1, 64, 7, 7), (64, 64, 3, 3), {"pads": [1, 1, 1, 1]})   # 4 tiles
+    assert not _winograd_fits((1, 8, 56, 56), (8, 8, 3, 3), {"pads": [1, 1, 1, 1]})     # 8 x 8 products
+    assert not _winograd_fits((1, 64, 56, 56), (64, 64, 5, 5), {"pads": [2, 2, 2, 2]})  # 5 x 5
+
+
+def _micro_kernels() -> bool:
+    """Whether this CPU has the strip micro-kernels (W packs into a nonzero size for them)."""
+    from mlrt.native import _lib
+    ffi = _lib.ffi()
+    size = ffi.new("int64_t *")
+    _lib.lib().mlrt_conv_pack_weights(1, 6, 9, ffi.NULL, 0, size, ffi.NULL)
+    return size[0] > 0
 
 
 def test_conv_constant_weights_equal_columns():
