@@ -209,6 +209,153 @@ static void padded_plane_f32(const pool_job *j, const float *x, float *y, float 
     }
 }
 
+/* e[i] = v[2i], o[i] = v[2i + 1] for i < n (a permute of two loaded vectors each; compilers
+ * leave this loop scalar). */
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+__attribute__((target("avx512f"))) static void split_even_odd_avx512(const float *v, float *e, float *o, int64_t n) {
+    const __m512i ie = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
+    const __m512i io = _mm512_set_epi32(31, 29, 27, 25, 23, 21, 19, 17, 15, 13, 11, 9, 7, 5, 3, 1);
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        __m512 a = _mm512_loadu_ps(v + 2 * i), b = _mm512_loadu_ps(v + 2 * i + 16);
+        _mm512_storeu_ps(e + i, _mm512_permutex2var_ps(a, ie, b));
+        _mm512_storeu_ps(o + i, _mm512_permutex2var_ps(a, io, b));
+    }
+    for (; i < n; ++i) e[i] = v[2 * i], o[i] = v[2 * i + 1];
+}
+
+__attribute__((target("avx2"))) static void split_even_odd_avx2(const float *v, float *e, float *o, int64_t n) {
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) { /* shuffle within lanes, then put the 64-bit halves in order */
+        __m256 a = _mm256_loadu_ps(v + 2 * i), b = _mm256_loadu_ps(v + 2 * i + 8);
+        __m256 ev = _mm256_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0)), od = _mm256_shuffle_ps(a, b, _MM_SHUFFLE(3, 1, 3, 1));
+        _mm256_storeu_ps(e + i, _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(ev), _MM_SHUFFLE(3, 1, 2, 0))));
+        _mm256_storeu_ps(o + i, _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(od), _MM_SHUFFLE(3, 1, 2, 0))));
+    }
+    for (; i < n; ++i) e[i] = v[2 * i], o[i] = v[2 * i + 1];
+}
+#endif
+
+/* Outputs [o0, o1) of one output row of a 2- or 3-wide window (KW) at column stride 2
+ * over input rows r[0 .. nr), every tap inside the row (output ow reads columns
+ * 2 * ow + off .. + KW - 1), 16 at a time: the rows' maximum of two vectors (and for KW
+ * 3 of the 33rd column), split into even and odd columns by permutes, the even ones
+ * shifted by one for the third tap; the last outputs with masked loads and stores. */
+__attribute__((target("avx512f"))) static void max_row_s2_avx512(const float *const *r, int64_t nr, int64_t off,
+                                                                 int64_t KW, int64_t o0, int64_t o1, float *y) {
+    const __m512i ie = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
+    const __m512i io = _mm512_set_epi32(31, 29, 27, 25, 23, 21, 19, 17, 15, 13, 11, 9, 7, 5, 3, 1);
+    const __m512i shift = _mm512_set_epi32(16, 15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1);
+    const __m512 lowest = _mm512_set1_ps(-INFINITY);
+    for (int64_t ow = o0; ow < o1; ow += 16) {
+        int64_t n = o1 - ow < 16 ? o1 - ow : 16, cols = 2 * n + KW - 2, c = 2 * ow + off; /* columns read from c */
+        __mmask16 ma = cols >= 16 ? 0xFFFF : (__mmask16)((1u << cols) - 1);
+        __mmask16 mb = cols >= 32 ? 0xFFFF : cols > 16 ? (__mmask16)((1u << (cols - 16)) - 1) : 0;
+        __mmask16 me = cols > 32 ? 1 : 0;
+        __m512 a = lowest, b = lowest, e = lowest;
+        for (int64_t i = 0; i < nr; ++i) { /* PMAX(m, v): v > m ? v : m, NaN in v skipped */
+            __m512 va = _mm512_mask_loadu_ps(lowest, ma, r[i] + c), vb = _mm512_mask_loadu_ps(lowest, mb, r[i] + c + 16);
+            a = _mm512_mask_mov_ps(a, _mm512_cmp_ps_mask(va, a, _CMP_GT_OQ), va);
+            b = _mm512_mask_mov_ps(b, _mm512_cmp_ps_mask(vb, b, _CMP_GT_OQ), vb);
+            if (me) {
+                __m512 ve = _mm512_mask_loadu_ps(lowest, me, r[i] + c + 32);
+                e = _mm512_mask_mov_ps(e, _mm512_cmp_ps_mask(ve, e, _CMP_GT_OQ), ve);
+            }
+        }
+        /* taps in order: even column, odd column, next even column */
+        __m512 ev = _mm512_permutex2var_ps(a, ie, b), od = _mm512_permutex2var_ps(a, io, b);
+        __m512 m = _mm512_mask_mov_ps(ev, _mm512_cmp_ps_mask(od, ev, _CMP_GT_OQ), od);
+        if (KW == 3) {
+            __m512 e1 = _mm512_permutex2var_ps(ev, shift, e);
+            m = _mm512_mask_mov_ps(m, _mm512_cmp_ps_mask(e1, m, _CMP_GT_OQ), e1);
+        }
+        _mm512_mask_storeu_ps(y + ow, n == 16 ? 0xFFFF : (__mmask16)((1u << n) - 1), m);
+    }
+}
+
+static void split_even_odd(const float *v, float *e, float *o, int64_t n) {
+#if defined(__x86_64__) && defined(__GNUC__)
+    if (mlrt_sgemm_strip_width() == 64) { split_even_odd_avx512(v, e, o, n); return; } /* AVX-512 in use */
+    if (__builtin_cpu_supports("avx2")) { split_even_odd_avx2(v, e, o, n); return; }
+#endif
+    for (int64_t i = 0; i < n; ++i) e[i] = v[2 * i], o[i] = v[2 * i + 1];
+}
+
+/* ---- 2-D float MaxPool, unit dilations, column stride 2 ------------------------------------------
+ *
+ * The 3x3 / 2 and 2x2 / 2 pools of CNNs, with no padded copy of the plane: per output row
+ * the rows of its window are combined into V (whole input rows: contiguous, it
+ * vectorizes; V's columns outside the input hold -inf), V is split into its even and odd
+ * columns, and every tap is then a contiguous read of one of those, shifted.  The same
+ * values as tap by tap (max is exact, NaN skipped alike). */
+__attribute__((target_clones("default", "arch=x86-64-v3", "arch=x86-64-v4")))
+static void max_stride2_f32(const pool_job *j, const float *x, float *y, float *buf) {
+    int64_t H = j->in[0], Wd = j->in[1], OH = j->out[0], OW = j->out[1], KH = j->k[0], KW = j->k[1];
+    int64_t sh = j->s[0], ph = j->pb[0], pw = j->pb[1];
+    int64_t half = OW + (KW + 1) / 2, PW = 2 * half; /* V's columns: every tap of every window */
+    float *V = buf, *E = V + PW, *O = E + half;
+    int64_t a = pw < PW ? pw : PW, b = Wd + pw < PW ? Wd + pw : PW; /* V[c] = input column c - pw for c in [a, b) */
+    for (int64_t c = 0; c < a; ++c) V[c] = -INFINITY;
+    for (int64_t c = b > a ? b : a; c < PW; ++c) V[c] = -INFINITY;
+    bool all_valid = true;
+    for (int64_t ow = 0; ow < OW; ++ow) all_valid = all_valid && j->valid_w[ow];
+#if defined(__x86_64__) && defined(__GNUC__)
+    /* outputs [o0, o1) have every tap inside the row: with AVX-512 they are read straight
+     * from the input rows, the few others (at the padding) tap by tap */
+    int64_t o0 = (pw + 1) / 2, o1 = Wd + pw - KW >= 0 ? (Wd + pw - KW) / 2 + 1 : 0;
+    o1 = o1 < OW ? o1 : OW;
+    if ((KW == 2 || KW == 3) && KH <= 8 && o1 > o0 && mlrt_sgemm_strip_width() == 64) { /* AVX-512 in use */
+        for (int64_t oh = 0; oh < OH; ++oh) {
+            float *yr = y + oh * OW;
+            int64_t ih0 = oh * sh - ph, k0 = ih0 < 0 ? -ih0 : 0, k1 = H - ih0 < KH ? H - ih0 : KH;
+            if (k0 >= k1 || j->valid_h[oh] == 0) { for (int64_t ow = 0; ow < OW; ++ow) yr[ow] = 0; continue; }
+            const float *rows[8];
+            for (int64_t kh = k0; kh < k1; ++kh) rows[kh - k0] = x + (ih0 + kh) * Wd;
+            max_row_s2_avx512(rows, k1 - k0, -pw, KW, o0, o1, yr);
+            for (int64_t ow = 0; ow < OW; ow = ow + 1 == o0 ? o1 : ow + 1) { /* [0, o0), then [o1, OW) */
+                if (ow == o0) { ow = o1; if (ow >= OW) break; }
+                float m = -INFINITY;
+                for (int64_t kh = 0; kh < k1 - k0; ++kh)
+                    for (int64_t kw = 0; kw < KW; ++kw) {
+                        int64_t col = 2 * ow - pw + kw;
+                        if (col >= 0 && col < Wd) m = PMAX(m, rows[kh][col]);
+                    }
+                yr[ow] = j->valid_w[ow] ? m : 0.0f;
+            }
+        }
+        return;
+    }
+#endif
+    for (int64_t oh = 0; oh < OH; ++oh) {
+        float *yr = y + oh * OW;
+        int64_t ih0 = oh * sh - ph, k0 = ih0 < 0 ? -ih0 : 0, k1 = H - ih0 < KH ? H - ih0 : KH;
+        if (k0 >= k1 || j->valid_h[oh] == 0) { for (int64_t ow = 0; ow < OW; ++ow) yr[ow] = 0; continue; }
+        if (b > a) {
+            const float *r = x + (ih0 + k0) * Wd - pw;
+            for (int64_t c = a; c < b; ++c) V[c] = PMAX(-INFINITY, r[c]);
+            for (int64_t kh = k0 + 1; kh < k1; ++kh) {
+                r += Wd;
+                for (int64_t c = a; c < b; ++c) V[c] = PMAX(V[c], r[c]);
+            }
+        }
+        split_even_odd(V, E, O, half);
+        if (KW == 3) {
+            for (int64_t ow = 0; ow < OW; ++ow) yr[ow] = PMAX(PMAX(E[ow], O[ow]), E[ow + 1]);
+        } else if (KW == 2) {
+            for (int64_t ow = 0; ow < OW; ++ow) yr[ow] = PMAX(E[ow], O[ow]);
+        } else {
+            for (int64_t ow = 0; ow < OW; ++ow) yr[ow] = E[ow];
+            for (int64_t kw = 1; kw < KW; ++kw) {
+                const float *t = (kw & 1 ? O : E) + kw / 2;
+                for (int64_t ow = 0; ow < OW; ++ow) yr[ow] = PMAX(yr[ow], t[ow]);
+            }
+        }
+        if (!all_valid)
+            for (int64_t ow = 0; ow < OW; ++ow) yr[ow] = j->valid_w[ow] ? yr[ow] : 0.0f;
+    }
+}
+
 /* ---- any rank, window by window (also MaxPool's Indices) ---------------------------------------- */
 
 static double load(int32_t dtype, const void *p, int64_t i) {
@@ -281,7 +428,9 @@ static void pool_planes(void *arg, int64_t begin, int64_t end) {
         int64_t PW = (j->out[1] - 1) * j->s[1] + (j->k[1] - 1) * j->d[1] + 1;
         /* after the plane: MaxPool's rows-then-columns grids (two of OH x PW, with slack), or one row;
          * NULL: the sweep below still works */
-        P = mlrt_scratch((size_t)(PH * PW + 2 * (j->out[0] * PW + j->k[1]) + PW + 16) * sizeof(float));
+        int64_t floats = PH * PW + 2 * (j->out[0] * PW + j->k[1]) + PW + 16;
+        int64_t stride2 = 4 * (j->out[1] + (j->k[1] + 1) / 2); /* max_stride2_f32's V, E and O */
+        P = mlrt_scratch((size_t)(floats > stride2 ? floats : stride2) * sizeof(float));
     }
     for (int64_t plane = begin; plane < end; ++plane) {
         if (!sweep) {
@@ -292,7 +441,9 @@ static void pool_planes(void *arg, int64_t begin, int64_t end) {
         char *y = (char *)j->y + (size_t)(plane * j->out_size) * esize;
         switch (j->dtype) {
         case MLRT_FLOAT:
-            if (P) padded_plane_f32(j, (const float *)x, (float *)y, P);
+            if (P && j->kind == POOL_MAX && j->s[1] == 2 && j->d[0] == 1 && j->d[1] == 1)
+                max_stride2_f32(j, (const float *)x, (float *)y, P);
+            else if (P) padded_plane_f32(j, (const float *)x, (float *)y, P);
             else sweep_plane_f32(j, (const float *)x, (float *)y);
             break;
         case MLRT_DOUBLE: sweep_plane_f64(j, (const double *)x, (double *)y); break;

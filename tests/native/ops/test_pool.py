@@ -48,6 +48,12 @@ WINDOWS = [
     ((1, 8, 10, 10), {"kernel_shape": [5, 5], "pads": [2, 2, 2, 2]}),
     ((1, 2, 13, 17), {"kernel_shape": [4, 3], "strides": [3, 2], "pads": [1, 2, 0, 1]}),
     ((1, 2, 9, 11), {"kernel_shape": [1, 5], "strides": [1, 3]}),
+    # column stride 2, 2- and 3-wide windows: rows read straight (16 outputs a vector, masked
+    # tails), the outputs at the padding tap by tap
+    ((1, 3, 9, 101), {"kernel_shape": [3, 3], "strides": [2, 2], "pads": [0, 1, 2, 2], "ceil_mode": 1}),
+    ((1, 3, 6, 70), {"kernel_shape": [2, 2], "strides": [2, 2], "pads": [1, 1, 0, 1]}),
+    ((1, 2, 7, 67), {"kernel_shape": [4, 3], "strides": [3, 2]}),
+    ((1, 2, 5, 40), {"kernel_shape": [3, 5], "strides": [1, 2], "pads": [1, 2, 1, 2]}),
 ]
 
 
@@ -141,6 +147,43 @@ def test_maxpool_skips_nan():
     x[0, 0, 0, 0], x[0, 0, 6, 6] = 5.0, -np.inf
     y = run_mlrt(make_model("MaxPool", [x], {"kernel_shape": [3, 3], "strides": [2, 2]}), [x])[0]
     assert y[0, 0, 0, 0] == 5.0 and np.isneginf(y[0, 0, 2, 2]) and np.isneginf(y[0, 0, 1, 1])
+
+
+def test_maxpool_stride2_skips_nan():
+    """Column stride 2 on wide rows (the vector path and its edges): each window's largest
+    value that is not NaN, -inf for a window of NaN only, as tap by tap."""
+    x = rng.standard_normal((1, 2, 9, 75)).astype(np.float32)
+    x[rng.random(x.shape) < 0.3] = np.nan
+    x[0, 1, 2:5, 10:20] = np.nan
+    for kernel, pads in (([3, 3], [1, 1, 1, 1]), ([2, 2], [0, 0, 0, 0])):
+        y = run_mlrt(make_model("MaxPool", [x], {"kernel_shape": kernel, "strides": [2, 2], "pads": pads}), [x])[0]
+        padded = np.pad(x, ((0, 0), (0, 0), (pads[0], pads[2]), (pads[1], pads[3])), constant_values=np.nan)
+        expected = np.full(y.shape, -np.inf, np.float32)
+        for oh in range(y.shape[2]):
+            for ow in range(y.shape[3]):
+                window = padded[:, :, 2 * oh:2 * oh + kernel[0], 2 * ow:2 * ow + kernel[1]].reshape(2, -1)
+                for c in range(2):
+                    values = window[c][~np.isnan(window[c])]
+                    if values.size:
+                        expected[0, c, oh, ow] = values.max()
+        np.testing.assert_array_equal(y, expected)
+
+
+@pytest.mark.parametrize("kernel", ["avx2", "blas"])
+def test_maxpool_without_avx512(kernel):
+    # MLRT_SGEMM_KERNEL narrows the vector ISA the kernels use, once per process: the
+    # column-stride-2 MaxPool's other paths, in a child
+    import os
+    import subprocess
+    import sys
+    code = ("import sys; sys.path.insert(0, %r); import test_pool as t; "
+            "[t.test_pool_windows('MaxPool', s, dict(a)) for s, a in t.WINDOWS]; "
+            "t.test_maxpool_stride2_skips_nan(); t.test_maxpool_skips_nan()") % os.path.dirname(__file__)
+    env = dict(os.environ, MLRT_SGEMM_KERNEL=kernel)
+    tests = os.path.dirname(os.path.dirname(os.path.dirname(__file__)))
+    env["PYTHONPATH"] = os.pathsep.join([tests, env.get("PYTHONPATH", "")])
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
 
 
 def test_pool_empty_batch():
