@@ -418,8 +418,32 @@ static void window_plane(const pool_job *j, int64_t plane) {
     }
 }
 
+HOT_LOOP SUM_LOOP static double sum_f32(const float *x, int64_t n);
+
+/* A 2-D float window that is the whole plane, with no padding (ResNet's last 7x7
+ * AveragePool): one vectorized pass per plane. */
+static bool whole_plane(const pool_job *j) {
+    return j->nd == 2 && !j->indices && j->dtype == MLRT_FLOAT && j->kind != POOL_LP && j->out[0] == 1 &&
+           j->out[1] == 1 && j->k[0] == j->in[0] && j->k[1] == j->in[1] && j->pb[0] == 0 && j->pb[1] == 0 &&
+           j->pe[0] == 0 && j->pe[1] == 0 && j->in_size > 0;
+}
+
 static void pool_planes(void *arg, int64_t begin, int64_t end) {
     const pool_job *j = arg;
+    if (whole_plane(j)) {
+        for (int64_t plane = begin; plane < end; ++plane) {
+            const float *x = (const float *)j->x + plane * j->in_size;
+            float *y = (float *)j->y + plane;
+            if (j->kind == POOL_AVG) {
+                *y = (float)(sum_f32(x, j->in_size) / (double)j->in_size);
+            } else {
+                float m = -INFINITY;
+                for (int64_t i = 0; i < j->in_size; ++i) m = PMAX(m, x[i]);
+                *y = m;
+            }
+        }
+        return;
+    }
     bool sweep = j->nd == 2 && !j->indices;
     size_t esize = mlrt_dtype_size(j->dtype);
     float *P = NULL;

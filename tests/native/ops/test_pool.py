@@ -54,6 +54,10 @@ WINDOWS = [
     ((1, 3, 6, 70), {"kernel_shape": [2, 2], "strides": [2, 2], "pads": [1, 1, 0, 1]}),
     ((1, 2, 7, 67), {"kernel_shape": [4, 3], "strides": [3, 2]}),
     ((1, 2, 5, 40), {"kernel_shape": [3, 5], "strides": [1, 2], "pads": [1, 2, 1, 2]}),
+    # the window is the whole plane (ResNet's last AveragePool): one pass per plane; with pads not
+    ((2, 8, 7, 7), {"kernel_shape": [7, 7]}),
+    ((1, 3, 5, 6), {"kernel_shape": [5, 6], "strides": [3, 3]}),
+    ((1, 3, 5, 6), {"kernel_shape": [5, 6], "pads": [0, 0, 1, 0], "strides": [2, 2]}),
 ]
 
 
