@@ -119,14 +119,26 @@ DEFINE_INT_EPILOGUE(uint64_t, u64)
 static int k_gemm(const mlrt_context *ctx, const mlrt_tensor *in, int32_t n_in, mlrt_tensor *out, int32_t n_out,
                   const void *params, size_t params_size) {
     MLRT_PARAMS(mlrt_gemm_params, p, params, params_size);
-    MLRT_CHECK((n_in == 2 || n_in == 3) && n_out == 1, "expects 2 or 3 inputs and 1 output");
-    const mlrt_tensor *A = &in[0], *B = &in[1], *C = n_in == 3 && mlrt_present(&in[2]) ? &in[2] : NULL;
+    int64_t bt = p->b_transposed; /* the node's inputs come before it */
+    MLRT_CHECK(bt == 0 || (bt >= 2 && bt == n_in - 1 && p->trans_b), "Gemm: B^T at input %lld of %d",
+               (long long)bt, n_in);
+    int32_t n_node = bt ? (int32_t)bt : n_in;
+    MLRT_CHECK((n_node == 2 || n_node == 3) && n_out == 1, "expects 2 or 3 inputs and 1 output");
+    const mlrt_tensor *A = &in[0], *B = &in[1], *C = n_node == 3 && mlrt_present(&in[2]) ? &in[2] : NULL;
     mlrt_tensor *Y = &out[0];
     MLRT_CHECK(A->rank == 2 && B->rank == 2 && Y->rank == 2, "A, B and Y must be 2-D");
     MLRT_CHECK(A->dtype == Y->dtype && B->dtype == Y->dtype && (!C || C->dtype == Y->dtype),
                "operand types differ");
     MLRT_CHECK(mlrt_is_contiguous(A) && mlrt_is_contiguous(B) && mlrt_is_contiguous(Y), "needs contiguous A, B, Y");
     bool ta = p->trans_a != 0, tb = p->trans_b != 0;
+    if (bt) { /* B (N x K) read as its transpose, made once: (K x N), not transposed */
+        const mlrt_tensor *T = &in[bt];
+        MLRT_CHECK(T->dtype == B->dtype && T->rank == 2 && mlrt_is_contiguous(T) && T->shape[0] == B->shape[1] &&
+                       T->shape[1] == B->shape[0],
+                   "Gemm: B^T must be a contiguous %lld x %lld tensor of B's type", (long long)B->shape[1],
+                   (long long)B->shape[0]);
+        B = T, tb = false;
+    }
     int64_t M = A->shape[ta ? 1 : 0], K = A->shape[ta ? 0 : 1];
     int64_t Kb = B->shape[tb ? 1 : 0], N = B->shape[tb ? 0 : 1];
     MLRT_CHECK(K == Kb, "inner dimensions differ (%lld vs %lld)", (long long)K, (long long)Kb);

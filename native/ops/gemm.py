@@ -47,7 +47,23 @@ class Gemm(Op):
         views = {2: broadcast_view(c.shape, shape)} if c is not None else {}
         params = {"trans_a": int(self.a.transA), "trans_b": int(self.a.transB),
                   "alpha": float(self.a.alpha), "beta": float(self.a.beta)}
-        return Launch("Gemm", params, views)
+        launch = Launch("Gemm", params, views)
+        transposed = self._b_transposed(inputs)
+        if transposed is not None:  # read in place of B: the kernel packs no strips of B^T per run
+            params["b_transposed"] = len(inputs)
+            launch.extra.append(transposed)
+        return launch
+
+    def _b_transposed(self, inputs):
+        """B^T, contiguous, made once per node where B is a constant float matrix read
+        transposed (transB: a classifier's weights as exporters write them), else None."""
+        b = inputs[1]
+        if not self.a.transB or b.value is None or np.dtype(b.dtype) not in (np.float32, np.float64):
+            return None
+        cached = getattr(self, "_transposed", None)
+        if cached is None or cached[0] is not b.value:
+            cached = self._transposed = (b.value, np.ascontiguousarray(np.asarray(b.value).T))
+        return cached[1]
 
 
 class Gemm_7(Gemm):

@@ -98,3 +98,26 @@ def test_gemm_mixed_types():
     inputs = [np.ones((2, 3), np.float32), np.ones((3, 2), np.float64)]
     with pytest.raises(mlrt.MlrtError):
         run_mlrt(make_model("Gemm", inputs), inputs)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("ta", [0, 1])
+@pytest.mark.parametrize("c_shape", [None, (1, 37), (5, 37)])
+def test_gemm_constant_b_transposed(dtype, ta, c_shape):
+    """transB with B an initializer: the plan hands the kernel B^T made once, read in
+    place of B (a classifier head as exporters write it)."""
+    from onnx import TensorProto, helper, numpy_helper
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((70, 5) if ta else (5, 70)).astype(dtype)
+    b = rng.standard_normal((37, 70)).astype(dtype)
+    c = rng.standard_normal(c_shape).astype(dtype) if c_shape else None
+    elem = TensorProto.FLOAT if dtype == np.float32 else TensorProto.DOUBLE
+    inits = [numpy_helper.from_array(b, "b")] + ([numpy_helper.from_array(c, "c")] if c is not None else [])
+    node = helper.make_node("Gemm", ["a", "b"] + (["c"] if c is not None else []), ["y"], transA=ta, transB=1,
+                            alpha=0.5, beta=2.0)
+    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("a", elem, a.shape)],
+                              [helper.make_tensor_value_info("y", elem, None)], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    expected = 0.5 * ((a.T if ta else a) @ b.T) + (2.0 * c if c is not None else 0)
+    got = run_mlrt(model, [a])[0]
+    assert_same(got, expected.astype(dtype), 1e-5, 1e-5, where="Gemm, constant B^T")
