@@ -120,18 +120,21 @@ typedef struct wg_chunk {
     atomic_int *failed;
 } wg_chunk;
 
+/* One column of B^T d from the six values a0..a5 of a column of d: out[i * ld], i < 6. */
+static inline __attribute__((always_inline)) void wg_bt(float a0, float a1, float a2, float a3, float a4, float a5,
+                                                        float *out, int64_t ld) {
+    out[0] = 4.0f * a0 - 5.0f * a2 + a4;
+    out[ld] = -4.0f * (a1 + a2) + (a3 + a4);
+    out[2 * ld] = 4.0f * (a1 - a2) + (a4 - a3);
+    out[3 * ld] = 2.0f * (a3 - a1) + (a4 - a2);
+    out[4 * ld] = 2.0f * (a1 - a3) + (a4 - a2);
+    out[5 * ld] = 4.0f * a1 - 5.0f * a3 + a5;
+}
+
 /* Rows i < 6 of B^T d for columns [0, n) of the six padded input rows d (stride ld). */
 static HOT_LOOP void wg_rows_bt(const float *d, int64_t ld, float *t, int64_t n) {
     const float *d0 = d, *d1 = d + ld, *d2 = d + 2 * ld, *d3 = d + 3 * ld, *d4 = d + 4 * ld, *d5 = d + 5 * ld;
-    for (int64_t q = 0; q < n; ++q) {
-        float a0 = d0[q], a1 = d1[q], a2 = d2[q], a3 = d3[q], a4 = d4[q], a5 = d5[q];
-        t[q] = 4.0f * a0 - 5.0f * a2 + a4;
-        t[ld + q] = -4.0f * (a1 + a2) + (a3 + a4);
-        t[2 * ld + q] = 4.0f * (a1 - a2) + (a4 - a3);
-        t[3 * ld + q] = 2.0f * (a3 - a1) + (a4 - a2);
-        t[4 * ld + q] = 2.0f * (a1 - a3) + (a4 - a2);
-        t[5 * ld + q] = 4.0f * a1 - 5.0f * a3 + a5;
-    }
+    for (int64_t q = 0; q < n; ++q) wg_bt(d0[q], d1[q], d2[q], d3[q], d4[q], d5[q], t + q, ld);
 }
 
 /* Row t (of B^T d, tile k at columns 4k .. 4k + 5) split into its four column phases:
@@ -149,15 +152,7 @@ static HOT_LOOP void wg_phases(const float *t, int64_t n, float *p0, float *p1, 
  * (p0 .. p3, p0 and p1 one longer): product (i, k') of tile k goes to v[k' * xs + k]. */
 static HOT_LOOP void wg_cols_bt(const float *p0, const float *p1, const float *p2, const float *p3, int64_t tiles,
                                 float *v, int64_t xs) {
-    for (int64_t k = 0; k < tiles; ++k) {
-        float a0 = p0[k], a1 = p1[k], a2 = p2[k], a3 = p3[k], a4 = p0[k + 1], a5 = p1[k + 1];
-        v[k] = 4.0f * a0 - 5.0f * a2 + a4;
-        v[xs + k] = -4.0f * (a1 + a2) + (a3 + a4);
-        v[2 * xs + k] = 4.0f * (a1 - a2) + (a4 - a3);
-        v[3 * xs + k] = 2.0f * (a3 - a1) + (a4 - a2);
-        v[4 * xs + k] = 2.0f * (a1 - a3) + (a4 - a2);
-        v[5 * xs + k] = 4.0f * a1 - 5.0f * a3 + a5;
-    }
+    for (int64_t k = 0; k < tiles; ++k) wg_bt(p0[k], p1[k], p2[k], p3[k], p0[k + 1], p1[k + 1], v + k, xs);
 }
 
 /* Phase 1, channels [begin, end): V[xi][c][tile] for the chunk's tiles. */
