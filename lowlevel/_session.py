@@ -163,14 +163,24 @@ class InferenceSession:
     def _save_optimized(self, path):
         import onnx
         from onnx import numpy_helper
+        from ..native.optimizer._portable import portable
+        graph = self._graph
+
+        def dtype_of(name):
+            if name in graph.initializers:
+                return graph.initializers[name].dtype
+            t = graph.type_of(name)
+            return onnx.helper.tensor_dtype_to_np_dtype(t.elem_type) if t is not None and t.elem_type else None
+
+        nodes, constants = portable(graph.nodes, graph.opset(""), dtype_of)
         m = onnx.ModelProto()
-        m.CopyFrom(self._graph.model)
+        m.CopyFrom(graph.model)
         del m.graph.node[:]
-        m.graph.node.extend(self._graph.nodes)
+        m.graph.node.extend(nodes)
         del m.graph.initializer[:]
-        m.graph.initializer.extend(numpy_helper.from_array(v, k) for k, v in self._graph.initializers.items())
+        m.graph.initializer.extend(numpy_helper.from_array(v, k) for k, v in {**graph.initializers, **constants}.items())
         declared = {o.domain for o in m.opset_import}
-        for domain in sorted({n.domain for n in self._graph.nodes} - declared - {"ai.onnx"}):
+        for domain in sorted({n.domain for n in nodes} - declared - {"ai.onnx"}):
             m.opset_import.append(onnx.helper.make_opsetid(domain, 1))  # e.g. com.microsoft for fused nodes
         onnx.save(m, path)
 
