@@ -11,15 +11,27 @@ runtime, other devices, PoCL), shared with OrtValue and IOBinding.
 
 from __future__ import annotations
 
+import importlib
+import sys
 import warnings
 
 import numpy as np
 
 from ..._errors import DeviceError, MlrtError
 from ..ops import Info, make_op
-from ..opencl import _plan
-from ..opencl._runtime import DeviceTensor, default_device, find_recorder
 from ._base import ExecutionProvider
+
+# The OpenCL side (pyopencl and the recorders) is imported when this provider is first
+# used, not when providers are listed: a CPU-only process never loads it.
+_RUNTIME = __name__.rsplit(".", 2)[0] + ".opencl._runtime"
+
+
+def _runtime():
+    return importlib.import_module(_RUNTIME)
+
+
+def _plan():
+    return importlib.import_module(__name__.rsplit(".", 2)[0] + ".opencl._plan")
 
 # What this provider ships in a runtime folder besides the library (native/_build.py
 # reads this line without importing the module): its kernel sources.
@@ -39,7 +51,7 @@ def _static_inputs(graph, node) -> list:
             vt = graph.type_of(name)
             shape = None if vt is None or vt.shape is None else \
                 tuple(d if isinstance(d, int) and d >= 0 else None for d in vt.shape)
-            infos.append(Info(_plan.value_dtype(graph, name), shape))
+            infos.append(Info(_plan().value_dtype(graph, name), shape))
     return infos
 
 
@@ -57,7 +69,7 @@ class OpenCLExecutionProvider(ExecutionProvider):
     def cl_device(self):
         """The OpenCL device (chosen on first use; DeviceError when there is none)."""
         if self._device is None:
-            self._device = default_device()
+            self._device = _runtime().default_device()
         return self._device
 
     @property
@@ -67,7 +79,7 @@ class OpenCLExecutionProvider(ExecutionProvider):
     def _program(self, node, graph):
         """(family, element type) of the program a node needs (None: none); False when
         the node has no OpenCL recorder for what it is."""
-        recorder = find_recorder(node.domain, node.op_type)
+        recorder = _runtime().find_recorder(node.domain, node.op_type)
         if recorder is None:
             return False
         dtype = None
@@ -75,7 +87,7 @@ class OpenCLExecutionProvider(ExecutionProvider):
             names = list(node.input)
             ti = recorder.type_input
             name = names[ti] if ti < len(names) and names[ti] else next((n for n in names if n), None)
-            dtype = _plan.value_dtype(graph, name) if name else None
+            dtype = _plan().value_dtype(graph, name) if name else None
             if dtype is None or np.dtype(dtype).name not in recorder.dtypes:
                 return False
         if recorder.supports is not None:
@@ -109,23 +121,24 @@ class OpenCLExecutionProvider(ExecutionProvider):
         return [i for i, w in wanted.items() if not w or f"{w[0]}:{w[1]}" not in broken]
 
     def compile(self, graph):
-        return _plan.OpenCLPartition(graph, self.cl_device)
+        return _plan().OpenCLPartition(graph, self.cl_device)
 
     def allocate(self, shape, dtype):
         device = self.cl_device
         nbytes = int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype).itemsize
-        return DeviceTensor(device.allocate(nbytes), dtype, shape, device)
+        return _runtime().DeviceTensor(device.allocate(nbytes), dtype, shape, device)
 
     def to_device(self, array):
-        if isinstance(array, DeviceTensor):
+        if self.owns(array):
             return array
         return self.cl_device.upload(np.asarray(array))
 
     def to_host(self, value):
-        return value.numpy() if isinstance(value, DeviceTensor) else value
+        return value.numpy() if self.owns(value) else value
 
     def owns(self, value) -> bool:
-        return isinstance(value, DeviceTensor)
+        runtime = sys.modules.get(_RUNTIME)  # not loaded: no device tensor exists
+        return runtime is not None and isinstance(value, runtime.DeviceTensor)
 
     def synchronize(self) -> None:
         if self._device is not None:

@@ -271,3 +271,20 @@ def test_graph_without_nodes_returns_a_copy(providers):
     x = np.ones(2, np.float32)
     (y,) = sess.run(None, {"x": x})
     assert y is not x and np.array_equal(y, x) and sess.get_node_assignment() == []
+
+
+def test_cpu_session_does_not_load_opencl():
+    """Listing the providers and running on the CPU never imports pyopencl (about 40 ms
+    of a fresh process): the OpenCL side loads when its provider is first used."""
+    import subprocess
+    import sys
+    code = ("import sys, numpy as np, mlrt.lowlevel as ml\n"
+            "from onnx import helper, TensorProto as T\n"
+            "g = helper.make_graph([helper.make_node('Relu', ['x'], ['y'])], 'g',\n"
+            "    [helper.make_tensor_value_info('x', T.FLOAT, [2])], [helper.make_tensor_value_info('y', T.FLOAT, [2])])\n"
+            "s = ml.InferenceSession(helper.make_model(g).SerializeToString())\n"
+            "s.run(None, {'x': np.ones(2, np.float32)}); ml.get_available_providers()\n"
+            "print('pyopencl' in sys.modules)\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "False"

@@ -89,12 +89,12 @@ def test_device_error_mid_run_falls_back(monkeypatch):
 
 def test_no_device_at_all_runs_on_cpu(monkeypatch):
     """A machine with no usable OpenCL device: the provider claims nothing, with a warning."""
-    from mlrt.native.providers import opencl as provider_module
+    from mlrt.native.opencl import _runtime
 
     def none():
         raise DeviceError("no usable OpenCL device (injected)")
 
-    monkeypatch.setattr(provider_module, "default_device", none)
+    monkeypatch.setattr(_runtime, "default_device", none)
     with pytest.warns(RuntimeWarning, match="unavailable.*injected"):
         sess = ml.InferenceSession(_model(), providers=OPENCL)
     assert _placed(sess) == {"CPUExecutionProvider"}
