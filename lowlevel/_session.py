@@ -13,7 +13,7 @@ from onnx import helper
 from .. import distribution
 from .._errors import InvalidArgument, MlrtError, NotImplemented
 from ..native import graph as graph_mod
-from ..native import optimizer, partitioner, profile
+from ..native import ops, optimizer, partitioner, profile
 from ..native.providers import _base as providers_base
 from ._options import GraphOptimizationLevel, RunOptions, SessionOptions
 from ._ortvalue import IOBinding, OrtValue
@@ -124,7 +124,7 @@ class InferenceSession:
         self._provider_options = {n: o for n, o in zip(names, options)}
 
         loading = time.monotonic_ns()
-        self._graph = graph_mod.load(path_or_bytes, self._dimension_overrides())
+        self._graph = graph_mod.load(path_or_bytes, self._dimension_overrides(), prepare=ops.prepare)
         if self._profiler is not None:
             self._profiler.event("Session", "model_loading_uri" if self._model_path else "model_loading_array",
                                  loading, time.monotonic_ns())

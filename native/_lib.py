@@ -7,6 +7,8 @@ in numpy arrays, shapes and plain Python values.
 from __future__ import annotations
 
 import functools
+import os
+import threading
 
 import numpy as np
 from onnx import TensorProto, helper
@@ -152,11 +154,41 @@ def find_kernel(domain: str, op_type: str, opset: int, dtype) -> int:
 
 
 class ThreadPool:
-    """A session's intra-op pool (a native object), freed with its last reference."""
+    """A session's intra-op pool (a native object).  When its last reference goes, the
+    native pool is kept idle for the next session asking for as many threads (up to
+    _IDLE_KEPT pools; starting and joining the threads took a tenth of making a small
+    session), else destroyed.  A forked child keeps none: the threads stay behind."""
 
     def __init__(self, n_threads: int):
-        pool = lib().mlrt_threadpool_create(int(n_threads))
-        if pool == ffi().NULL:
-            raise_status(lib().MLRT_ERR_OUT_OF_MEMORY, "thread pool")
-        self.handle = ffi().gc(pool, lib().mlrt_threadpool_destroy)
+        n = int(n_threads)
+        with _IDLE_LOCK:
+            pool = _IDLE.pop(n, None)
+        if pool is None:
+            pool = lib().mlrt_threadpool_create(n)
+            if pool == ffi().NULL:
+                raise_status(lib().MLRT_ERR_OUT_OF_MEMORY, "thread pool")
+        self.handle = ffi().gc(pool, functools.partial(_retire, n, os.getpid()))
         self.size = lib().mlrt_threadpool_size(pool)
+
+
+_IDLE_KEPT = 4
+_IDLE: dict = {}  # n_threads asked for -> an idle native pool
+_IDLE_LOCK = threading.RLock()  # (a pool may be retired by the garbage collector inside the lock)
+
+
+def _forget_idle() -> None:
+    """In a forked child: the idle pools' threads did not come along."""
+    global _IDLE_LOCK
+    _IDLE_LOCK = threading.RLock()
+    _IDLE.clear()
+
+
+os.register_at_fork(after_in_child=_forget_idle)
+
+
+def _retire(n_threads: int, pid: int, pool) -> None:
+    with _IDLE_LOCK:  # (a pool from before a fork has no threads here: it is not kept)
+        if pid == os.getpid() and n_threads not in _IDLE and len(_IDLE) < _IDLE_KEPT:
+            _IDLE[n_threads] = pool
+            return
+    lib().mlrt_threadpool_destroy(pool)

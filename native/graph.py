@@ -19,6 +19,7 @@ from onnx import external_data_helper, numpy_helper
 
 from .._errors import InvalidModel
 from .checker import check_and_infer, check_isolated
+from .checker_shell import shell
 
 DEFAULT_OPSET_FLOOR = 7
 
@@ -45,22 +46,33 @@ class Graph:
     value_types: dict = field(default_factory=dict)  # name -> ValueType from shape inference
     model: onnx.ModelProto | None = None
     outer: list = field(default_factory=list)  # names read from enclosing graphs (subgraphs only)
+    nested: dict = field(default_factory=dict, repr=False, compare=False)  # id(node) -> (node, its subgraphs)
+    prepared: dict = field(default_factory=dict, repr=False, compare=False)  # id(node) -> (node, Op): ops.prepare
 
     def opset(self, domain: str) -> int:
         return self.opsets.get(domain, 1)
+
+    def reads(self, node) -> list[str]:
+        """`node_reads(node)`, the node's subgraphs looked up once: passes rewrite nodes'
+        inputs and outputs, never their attributes, and reading the attributes of every
+        node in every pass took a tenth of making a session."""
+        entry = self.nested.get(id(node))
+        if entry is None or entry[0] is not node:
+            entry = self.nested[id(node)] = (node, subgraphs(node))
+        return node_reads(node, entry[1])
 
     def consumers(self) -> dict[str, list[int]]:
         """name -> indexes of nodes reading it (directly or from inside their subgraphs)."""
         out: dict[str, list[int]] = {}
         for i, node in enumerate(self.nodes):
-            for name in node_reads(node):
+            for name in self.reads(node):
                 out.setdefault(name, []).append(i)
         return out
 
     def reorder(self) -> None:
         """Topological order again after a rewrite moved nodes around."""
         known = {v.name for v in self.inputs + self.overridable} | set(self.initializers) | set(self.outer)
-        self.nodes = _toposort(self.nodes, known)
+        self.nodes = _toposort(self.nodes, known, self.reads)
 
     def type_of(self, name: str) -> "ValueType | None":
         """The declared type of a graph input/output, else the inferred one (None if unknown)."""
@@ -71,10 +83,10 @@ class Graph:
 
     def names_read(self) -> set[str]:
         """Every name some node reads (subgraphs included), plus the graph outputs."""
-        return {n for node in self.nodes for n in node_reads(node)} | {o.name for o in self.outputs}
+        return {n for node in self.nodes for n in self.reads(node)} | {o.name for o in self.outputs}
 
     def read_by_subgraphs(self) -> set[str]:
-        return {n for node in self.nodes for n in node_reads(node)} - {n for node in self.nodes for n in node.input}
+        return {n for node in self.nodes for n in self.reads(node)} - {n for node in self.nodes for n in node.input}
 
 
 def value_type(vi: onnx.ValueInfoProto) -> ValueType:
@@ -143,6 +155,9 @@ def _read_model(source) -> tuple[onnx.ModelProto, Path | None, bytes | None]:
 
 def _load_external(model: onnx.ModelProto, base: Path | None) -> bool:
     """Read the tensors the model keeps in external files into it; True if there were any."""
+    if not _any_external(model.graph.initializer, model.graph.node) \
+            and not any(_any_external((), f.node) for f in model.functions):
+        return False
     tensors = [t for t in external_data_helper._get_all_tensors(model)
                if external_data_helper.uses_external_data(t)]
     if not tensors:
@@ -166,6 +181,23 @@ def _load_external(model: onnx.ModelProto, base: Path | None) -> bool:
     return True
 
 
+def _any_external(initializers, nodes) -> bool:
+    """Whether a tensor onnx's external-data helper visits (these initializers, the
+    tensors in these nodes' attributes, and the same in their subgraphs) is stored
+    externally: one quick walk, where the helper's generators took milliseconds."""
+    external = onnx.TensorProto.EXTERNAL
+    if any(t.data_location == external for t in initializers):
+        return True
+    for node in nodes:
+        for a in node.attribute:
+            if a.HasField("t") and a.t.data_location == external or any(t.data_location == external for t in a.tensors):
+                return True
+            for sub in ([a.g] if a.HasField("g") else []) + list(a.graphs):
+                if _any_external(sub.initializer, sub.node):
+                    return True
+    return False
+
+
 _MAY_HOLD_GRAPHS = (onnx.AttributeProto.UNDEFINED, onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS)
 
 
@@ -180,15 +212,16 @@ def subgraphs(node) -> list:
     return found
 
 
-def node_reads(node) -> list[str]:
-    """Every name a node reads: its inputs, and enclosing-scope names its subgraphs read."""
+def node_reads(node, held: list | None = None) -> list[str]:
+    """Every name a node reads: its inputs, and enclosing-scope names its subgraphs read
+    (`held`: its subgraphs, where the caller has them)."""
     names = [n for n in node.input if n]
-    for sub in subgraphs(node):
+    for sub in subgraphs(node) if held is None else held:
         names += [n for n in outer_references(sub) if n not in names]
     return names
 
 
-def _toposort(nodes, known: set[str]) -> list:
+def _toposort(nodes, known: set[str], reads=node_reads) -> list:
     """Kahn's order; InvalidModel names the first input nothing produces, or the cycle."""
     producers = {}
     for i, n in enumerate(nodes):
@@ -200,7 +233,7 @@ def _toposort(nodes, known: set[str]) -> list:
     pending = [0] * len(nodes)
     users: list[list[int]] = [[] for _ in nodes]
     for i, n in enumerate(nodes):
-        for name in set(node_reads(n)):
+        for name in set(reads(n)):
             if name in known:
                 continue
             if name not in producers:
@@ -222,23 +255,36 @@ def _toposort(nodes, known: set[str]) -> list:
     return [nodes[i] for i in order]
 
 
-def load(source, dims: dict | None = None) -> Graph:
+def load(source, dims: dict | None = None, prepare=None) -> Graph:
     """Read, check and order a model from a path, bytes or ModelProto.  `dims` fixes
-    free input dimensions first (see `fix_dimensions`)."""
+    free input dimensions first (see `fix_dimensions`); `prepare(graph)`, if given, runs
+    on the graph while onnx's checker works (its errors are the caller's to meet later)."""
     model, base, data = _read_model(source)
     changed = default_domain(model)
-    if dims:
+    if dims and any(dims.values()):
         changed |= fix_dimensions(model, **dims)
     changed |= _load_external(model, base)
+    held = shell(model, len(data) if data is not None else None)  # all the checker needs: no large weights
     built = {}
 
     def build():  # while the checker works; its verdict on a bad model comes first, as it would alone
         try:
             built["graph"] = from_model(model, infer=False)
+            built["held"] = held is None or held.holds(built["graph"].initializers)
         except Exception as exc:
             built["error"] = exc
+            return
+        if prepare is not None:
+            try:
+                prepare(built["graph"])
+            except Exception:
+                pass  # (what failed here fails again where it is needed)
 
-    err, inferred = check_isolated(model, None if changed else data, meanwhile=build)
+    err, inferred = check_isolated(model if held is None else held.model,
+                                   None if changed or held is not None else data, meanwhile=build)
+    if held is not None and not built.get("held"):
+        # (a weight the checker did not see may be what is wrong: its word on the whole model)
+        err, inferred = check_isolated(model, None if changed else data)
     if err is not None:
         raise InvalidModel(err)
     if "error" in built:
@@ -374,13 +420,13 @@ def from_graph_proto(g: onnx.GraphProto, opsets: dict, outer: tuple[str, ...] = 
     # treat them as constants (as onnxruntime does).  From IR 4 they can be overridden.
     overridable = [v for v in declared if v.name in inits] if ir_version >= 4 else []
     known = {v.name for v in declared} | set(inits) | set(outer)
-    nodes = _toposort(list(g.node), known)
-    outputs = [value_type(vi) for vi in g.output]
-    produced = {o for n in nodes for o in n.output} | known
-    for o in outputs:
+    graph = Graph([], inits, inputs, overridable, [], dict(opsets))
+    graph.nodes = _toposort(list(g.node), known, graph.reads)
+    graph.outputs = [value_type(vi) for vi in g.output]
+    produced = {o for n in graph.nodes for o in n.output} | known
+    for o in graph.outputs:
         if o.name not in produced:
             raise InvalidModel(f"graph output '{o.name}' is not produced by any node")
-    graph = Graph(nodes, inits, inputs, overridable, outputs, dict(opsets))
     if outer:  # (with none, _toposort has made sure that the graph reads nothing from outside)
         graph.outer = [n for n in outer_references(g) if n not in {v.name for v in declared} and n not in inits]
     return graph

@@ -29,7 +29,7 @@ import numpy as np
 
 from .._errors import DeviceError, NotImplemented
 from . import profile
-from .graph import Graph, ValueType, node_reads
+from .graph import Graph, ValueType
 
 log = logging.getLogger("mlrt")
 
@@ -63,7 +63,7 @@ def shape_nodes(graph: Graph) -> set[int]:
     made_by_shape: set[str] = set()
     found: set[int] = set()
     for i, node in enumerate(graph.nodes):
-        reads = node_reads(node)
+        reads = graph.reads(node)
         if (node.domain, node.op_type) in _SHAPE_SOURCES:
             found.add(i)
         elif reads and any(n in made_by_shape for n in reads) and \
@@ -79,7 +79,7 @@ def shape_nodes(graph: Graph) -> set[int]:
         for k, name in enumerate(node.input):
             if name:
                 uses.setdefault(name, []).append((i, k in value_inputs))
-        for name in set(node_reads(node)) - set(node.input):
+        for name in set(graph.reads(node)) - set(node.input):
             uses.setdefault(name, []).append((i, False))
     graph_outputs = {o.name for o in graph.outputs}
     for i in range(len(graph.nodes) - 1, -1, -1):
@@ -120,7 +120,7 @@ def _clustered_order(graph: Graph, owner: list) -> list[int]:
     deps = [set() for _ in graph.nodes]
     users = [[] for _ in graph.nodes]
     for i, n in enumerate(graph.nodes):
-        for name in node_reads(n):
+        for name in graph.reads(n):
             j = producer.get(name)
             if j is not None and j != i and j not in deps[i]:
                 deps[i].add(j)
@@ -184,14 +184,14 @@ class Placement:
         made = {o for n in nodes for o in n.output if o}
         reads: list[str] = []
         for n in nodes:
-            for name in node_reads(n):
+            for name in g.reads(n):
                 if name not in made and name not in reads:
                     reads.append(name)
         later = set()
         position = {id(p): k for k, p in enumerate(self.pieces)}
         for other in self.pieces[position[id(piece)] + 1:]:
             for i in other.nodes:
-                later.update(node_reads(g.nodes[i]))
+                later.update(g.reads(g.nodes[i]))
         later |= {o.name for o in g.outputs}
         overridable = {v.name for v in g.overridable}
 
@@ -248,12 +248,12 @@ class Placement:
                 for k, name in enumerate(n.input):
                     if name:
                         (value_reads if k in cls_value_inputs else other_reads).add(name)
-                other_reads.update(set(node_reads(n)) - set(n.input))
+                other_reads.update(set(g.reads(n)) - set(n.input))
             shape_readers = {name for n in nodes if (n.domain, n.op_type) in _SHAPE_SOURCES for name in n.input}
             piece.host_inputs = value_reads - other_reads
             piece.shape_only = {n for n in piece.inputs if n in shape_readers and n not in
                                 {x for m in nodes if (m.domain, m.op_type) not in _SHAPE_SOURCES
-                                 for x in node_reads(m)}}
+                                 for x in g.reads(m)}}
             for name in piece.inputs:
                 src = made_by.get(name)
                 src_on_host = src is None or src.on_host

@@ -54,10 +54,39 @@ def all_ops() -> list[tuple[str, str]]:
 
 
 def make_op(node, graph) -> Op:
-    """The operator for `node` at its graph's opset; NotImplemented when there is none."""
+    """The operator for `node` at its graph's opset; NotImplemented when there is none.
+    An operator `prepare` made for the node is handed out (once) instead of a new one."""
     opset = graph.opset(node.domain)
     cls = lookup(node.domain, node.op_type, opset)
     if cls is None:
         raise NotImplemented(f"node '{node.name or node.op_type}': operator {node.domain or 'ai.onnx'}::"
                              f"{node.op_type} (opset {opset}) is not implemented")
+    ready = graph.prepared.pop(id(node), None) if graph.prepared else None
+    if ready is not None and ready[0] is node and type(ready[1]) is cls:
+        return ready[1]
     return cls(node, opset)
+
+
+@functools.cache
+def _made_ahead() -> frozenset:
+    """(domain, op type) of the operators made ahead."""
+    return frozenset(key for key, versions in registry().items() if any(cls.made_ahead for _, cls in versions))
+
+
+def prepare(graph) -> None:
+    """Make the operators that are slow to make (`Op.made_ahead`: tables from large
+    attributes) now, for `make_op` to hand out: the session calls this while onnx's
+    checker works in its child process.  One that fails is left to fail when made."""
+    kinds = _made_ahead()
+    if not any(domain in graph.opsets for domain, _ in kinds):
+        return
+    for node in graph.nodes:
+        if (node.domain, node.op_type) not in kinds:
+            continue
+        opset = graph.opset(node.domain)
+        cls = lookup(node.domain, node.op_type, opset)
+        if cls is not None and cls.made_ahead:
+            try:
+                graph.prepared[id(node)] = (node, cls(node, opset))
+            except Exception:
+                pass

@@ -105,7 +105,11 @@ def normalize_axis(axis: int, rank: int, where: str = "") -> int:
     return axis + rank if axis < 0 else axis
 
 
-def _attribute_value(attr: AttributeProto):
+def _attribute_value(attr: AttributeProto, as_array: bool = False):
+    if as_array and attr.type == AttributeProto.INTS:  # (numpy reads protobuf's list at once)
+        return np.array(attr.ints, dtype=np.int64)
+    if as_array and attr.type == AttributeProto.FLOATS:
+        return np.array(attr.floats, dtype=np.float32)
     if attr.type == AttributeProto.TENSOR:
         return numpy_helper.to_array(attr.t)
     if attr.type == AttributeProto.TENSORS:
@@ -114,8 +118,21 @@ def _attribute_value(attr: AttributeProto):
     if isinstance(value, bytes):
         return value.decode()
     if attr.type == AttributeProto.STRINGS:
-        return [v.decode() for v in value]
+        return _decoded(value)
     return value
+
+
+def _decoded(values: list) -> list[str]:
+    """[v.decode() for v in values], decoded at once where the list is long (tree nodes'
+    modes): joined by NUL, which none of them holds, and split again."""
+    if len(values) > 16:
+        joined = b"\0".join(values)
+        if joined.count(b"\0") == len(values) - 1:
+            try:
+                return joined.decode().split("\0")
+            except UnicodeDecodeError:
+                pass  # (each one decoded below, for the error)
+    return [v.decode() for v in values]
 
 
 class Op:
@@ -123,12 +140,14 @@ class Op:
 
     domain = ""
     attributes: dict = {}   # name -> default (REQUIRED if the model must give it)
+    array_attributes: frozenset = frozenset()  # INTS / FLOATS attributes read as int64 / float32 arrays, not lists
     params: str | None = None  # the C parameter struct, e.g. "mlrt_conv_params"
     value_inputs: tuple[int, ...] = ()  # inputs whose content infer() reads (shape tensors, axes...)
     kernel: str | None = ""  # C kernel op type: "" = the node's op type, None = no kernel needed
     tolerance = (1e-5, 1e-6)  # (rtol, atol) for float results against a reference
     host = False  # True: run_host() runs it in Python (control flow, sequences, strings)
     deterministic = True  # False (random ops): never computed ahead of time, even on constants
+    made_ahead = False  # True: slow to make (tables from large attributes), made at load (ops.prepare)
 
     def __init__(self, node, opset: int):
         self.node = node
@@ -139,7 +158,7 @@ class Op:
         values = {}
         for key, default in self.attributes.items():
             if key in given:
-                values[key] = _attribute_value(given[key])
+                values[key] = _attribute_value(given[key], key in self.array_attributes)
             elif default is REQUIRED:
                 raise InvalidModel(f"{self.where}: required attribute '{key}' is missing")
             else:

@@ -101,6 +101,7 @@ class _MlTableOp(_MlOp):
     that needs `finish` sets `self.host` and runs node by node."""
 
     tolerance = (1e-5, 1e-5)
+    made_ahead = True
     ranks: tuple | None = (1, 2)  # X's accepted ranks (None: any)
     extra_types: tuple = ()  # X element types accepted besides FEATURE_TYPES
 
@@ -265,10 +266,11 @@ def legacy_trees(op: Op, prefix: str) -> TreeTables:
         raise op.fail(f"nodes_missing_value_tracks_true has {missing.size} values for {m} nodes")
     missing = np.concatenate([missing, np.zeros(m - missing.size, np.int64)])
     codes = {md: LEGACY_MODES.get(md) for md in set(modes)}
-    for i, md in enumerate(modes):
-        if codes[md] is None:
-            raise op.fail(f"node {i}: unknown mode {md!r}")
-    kinds = np.array([enum_value(codes[md]) for md in modes], np.int64).reshape(-1)
+    if None in codes.values():
+        i = next(i for i, md in enumerate(modes) if codes[md] is None)
+        raise op.fail(f"node {i}: unknown mode {modes[i]!r}")
+    numbers = {md: enum_value(code) for md, code in codes.items()}
+    kinds = np.fromiter(map(numbers.__getitem__, modes), np.int64, len(modes))
     # nodes by (tree id, node id): one int64 key each, looked up by binary search (a forest
     # holds thousands of nodes: no Python loop per node)
     keys, key_of = _node_keys(op, tree_ids, node_ids)

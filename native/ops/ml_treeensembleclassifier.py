@@ -20,13 +20,15 @@ import numpy as np
 from .._lib import enum_value
 from ._base import Info
 from ._ml import _MlTableOp, class_labels, label_table, legacy_trees, rows, string_labels
-from .ml_treeensembleregressor import _NODES
+from .ml_treeensembleregressor import _NODE_ARRAYS, _NODES
 
 
 class TreeEnsembleClassifier(_MlTableOp):
     attributes = {**_NODES, "classlabels_int64s": None, "classlabels_strings": None, "class_ids": None,
                   "class_nodeids": None, "class_treeids": None, "class_weights": None,
                   "class_weights_as_tensor": None}
+    array_attributes = _NODE_ARRAYS | {"class_ids", "class_nodeids", "class_treeids", "class_weights",
+                                       "classlabels_int64s"}
     params = "mlrt_ml_tree_params"
     tolerance = (1e-5, 1e-5)
 

@@ -19,12 +19,15 @@ _NODES = {"nodes_treeids": None, "nodes_nodeids": None, "nodes_featureids": None
           "nodes_values": None, "nodes_values_as_tensor": None, "nodes_truenodeids": None, "nodes_falsenodeids": None,
           "nodes_missing_value_tracks_true": None, "nodes_hitrates": None, "nodes_hitrates_as_tensor": None,
           "base_values": None, "base_values_as_tensor": None, "post_transform": "NONE"}
+_NODE_ARRAYS = frozenset({"nodes_treeids", "nodes_nodeids", "nodes_featureids", "nodes_values", "nodes_truenodeids",
+                          "nodes_falsenodeids", "nodes_missing_value_tracks_true", "nodes_hitrates", "base_values"})
 
 
 class TreeEnsembleRegressor(_MlTableOp):
     attributes = {**_NODES, "aggregate_function": "SUM", "n_targets": None, "target_ids": None,
                   "target_nodeids": None, "target_treeids": None, "target_weights": None,
                   "target_weights_as_tensor": None}
+    array_attributes = _NODE_ARRAYS | {"target_ids", "target_nodeids", "target_treeids", "target_weights"}
     params = "mlrt_ml_tree_params"
     tolerance = (1e-5, 1e-5)
 

@@ -10,7 +10,6 @@ graph output.  Runs after the Conv+BN and Conv+Mul/Add fusions (ORDER)."""
 import numpy as np
 from onnx import helper
 
-from ..graph import node_reads
 from ._util import constant
 
 LEVEL = 2
@@ -122,10 +121,12 @@ def _hard_swish_spelled_out(value, rs, readers, outputs, graph):
 def apply(graph, context) -> int:
     """One pass in node order.  `readers` (name -> the nodes reading it) is kept true as
     nodes are fused, so a later Conv sees the FusedConv that took its old reader."""
+    if not any(n.op_type == "Conv" for n in graph.nodes):
+        return 0
     outputs = {o.name for o in graph.outputs}
     readers: dict[str, list] = {}
     for node in graph.nodes:
-        for name in node_reads(node):
+        for name in graph.reads(node):
             readers.setdefault(name, []).append(node)
     replaced: dict[int, object] = {}  # id(conv) -> its FusedConv
     removed: set[int] = set()         # ids of the nodes fused into one
@@ -164,9 +165,9 @@ def apply(graph, context) -> int:
         removed.update(id(n) for n in gone)
         replaced[id(conv)] = fused_node
         for n in gone:
-            for r in node_reads(n):
+            for r in graph.reads(n):
                 readers[r] = [x for x in readers.get(r, ()) if x is not n]
-        for r in node_reads(fused_node):
+        for r in graph.reads(fused_node):
             readers.setdefault(r, []).append(fused_node)
     if replaced:
         graph.nodes[:] = [replaced.get(id(n), n) for n in graph.nodes if id(n) in replaced or id(n) not in removed]

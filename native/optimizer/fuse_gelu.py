@@ -13,7 +13,6 @@ import math
 
 from onnx import helper
 
-from ..graph import node_reads
 from ._util import constant, variable_names
 
 LEVEL = 2
@@ -28,12 +27,14 @@ def _is(value, want) -> bool:
 def apply(graph, context) -> int:
     """One pass over the Erf nodes.  `readers` (name -> the nodes reading it) is kept true
     as chains are fused, so a chain fed by an earlier Gelu sees the new node."""
+    if not any(n.op_type == "Erf" for n in graph.nodes):
+        return 0
     variable = variable_names(graph)
     outputs = {o.name for o in graph.outputs}
     producer = {o: n for n in graph.nodes for o in n.output if o}
     readers: dict[str, list] = {}
     for node in graph.nodes:
-        for name in node_reads(node):
+        for name in graph.reads(node):
             readers.setdefault(name, []).append(node)
 
     def const(name):
@@ -100,7 +101,7 @@ def apply(graph, context) -> int:
         gelu = helper.make_node("Gelu", [x], [y], name=erf.name or f"Gelu_{y}")
         removed.update(id(n) for n in chain)
         for n in chain:
-            for r in node_reads(n):
+            for r in graph.reads(n):
                 readers[r] = [m for m in readers.get(r, ()) if m is not n]
         readers.setdefault(x, []).append(gelu)
         replaced[id(chain[-1])] = gelu

@@ -58,7 +58,7 @@ class CPUPartition:
         tainted: set[str] = set()
         prefix_ops, rest = [], []
         for op in self.ops:
-            reads = graph_mod.node_reads(op.node)
+            reads = self.graph.reads(op.node)
             if op.host or any(n in tainted for n in reads):
                 tainted.update(o for o in op.node.output if o)
                 rest.append(op)
@@ -67,7 +67,7 @@ class CPUPartition:
         if not prefix_ops:
             return None, self.ops
         made = {o for op in prefix_ops for o in op.node.output if o}
-        needed = {n for op in rest for n in graph_mod.node_reads(op.node)} | set(self.output_names)
+        needed = {n for op in rest for n in self.graph.reads(op.node)} | set(self.output_names)
         g = self.graph
         sub = Graph([op.node for op in prefix_ops], g.initializers, list(g.inputs), list(g.overridable),
                     [graph_mod.ValueType(n, 0, None) for n in sorted(made & needed)], g.opsets,

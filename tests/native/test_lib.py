@@ -51,3 +51,38 @@ def test_raise_status(name, error):
 
 def test_raise_status_ok():
     assert _lib.raise_status(_lib.enum_value("MLRT_OK")) is None
+
+
+def test_a_released_thread_pool_serves_the_next_one():
+    """A pool whose last reference went is kept idle and handed to the next pool of as
+    many threads (threads are not started and joined for every session); it still runs
+    work, and a forked child never gets the parent's idle pools."""
+    import gc
+    import os
+
+    import numpy as np
+    from onnx import TensorProto, helper
+
+    from mlrt.native import graph as graph_mod
+    from mlrt.native.ops import make_op
+    from mlrt.native.plan.eager import run_eager
+
+    first = _lib.ThreadPool(3)
+    address = int(_lib.ffi().cast("uintptr_t", first.handle))
+    del first
+    gc.collect()
+    again = _lib.ThreadPool(3)
+    assert int(_lib.ffi().cast("uintptr_t", again.handle)) == address and again.size == 3
+    n = 1 << 20
+    g = graph_mod.from_graph_proto(helper.make_graph(
+        [helper.make_node("Relu", ["x"], ["y"])], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [n])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [n])]), {"": 17})
+    x = np.arange(n, dtype=np.float32) - n / 2
+    np.testing.assert_array_equal(run_eager(make_op(g.nodes[0], g), [x], again)[0], np.maximum(x, 0))
+    del again
+    gc.collect()
+    pid = os.fork()
+    if pid == 0:
+        os._exit(0 if not _lib._IDLE else 1)
+    _, status = os.waitpid(pid, 0)
+    assert os.WEXITSTATUS(status) == 0 and _lib._IDLE
