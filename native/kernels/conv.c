@@ -31,7 +31,7 @@
 /* Work below which threads cost more than they save: multiply-adds of a GEMM-path
  * conv, and of a depthwise conv; a depthwise chunk of planes holds at least
  * CONV_CHUNK_MIN (small chunks even out the threads' shares). */
-#define CONV_PARALLEL_MIN (INT64_C(1) << 22)
+#define CONV_PARALLEL_MIN (INT64_C(1) << 20)
 #define CONV_DEPTHWISE_MIN (INT64_C(1) << 18)
 #define CONV_CHUNK_MIN (INT64_C(1) << 16)
 /* Output positions per tile of the micro-kernel paths (CONV_KC x tile floats of packed
