@@ -48,17 +48,19 @@ class Gemm(Op):
         params = {"trans_a": int(self.a.transA), "trans_b": int(self.a.transB),
                   "alpha": float(self.a.alpha), "beta": float(self.a.beta)}
         launch = Launch("Gemm", params, views)
-        transposed = self._b_transposed(inputs)
+        transposed = self._b_transposed(inputs, shape[0])
         if transposed is not None:  # read in place of B: the kernel packs no strips of B^T per run
             params["b_transposed"] = len(inputs)
             launch.extra.append(transposed)
         return launch
 
-    def _b_transposed(self, inputs):
+    def _b_transposed(self, inputs, rows: int):
         """B^T, contiguous, made once per node where B is a constant float matrix read
-        transposed (transB: a classifier's weights as exporters write them), else None."""
+        transposed (transB: a classifier's weights as exporters write them) by a product
+        of several rows, else None.  One row (batch 1) is a matrix-vector product that
+        reads B's rows in place: no second copy of what may be most of the model."""
         b = inputs[1]
-        if not self.a.transB or b.value is None or np.dtype(b.dtype) not in (np.float32, np.float64):
+        if not self.a.transB or rows < 2 or b.value is None or np.dtype(b.dtype) not in (np.float32, np.float64):
             return None
         cached = getattr(self, "_transposed", None)
         if cached is None or cached[0] is not b.value:

@@ -102,14 +102,16 @@ def test_gemm_mixed_types():
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("ta", [0, 1])
-@pytest.mark.parametrize("c_shape", [None, (1, 37), (5, 37)])
-def test_gemm_constant_b_transposed(dtype, ta, c_shape):
-    """transB with B an initializer: the plan hands the kernel B^T made once, read in
-    place of B (a classifier head as exporters write it)."""
+@pytest.mark.parametrize("c_shape", [None, (1, 37), "rows"])
+@pytest.mark.parametrize("rows", [1, 5])
+def test_gemm_constant_b_transposed(dtype, ta, c_shape, rows):
+    """transB with B an initializer: for several rows the plan hands the kernel B^T made
+    once, read in place of B (a classifier head as exporters write it); one row reads B."""
     from onnx import TensorProto, helper, numpy_helper
     rng = np.random.default_rng(3)
-    a = rng.standard_normal((70, 5) if ta else (5, 70)).astype(dtype)
+    a = rng.standard_normal((70, rows) if ta else (rows, 70)).astype(dtype)
     b = rng.standard_normal((37, 70)).astype(dtype)
+    c_shape = (rows, 37) if c_shape == "rows" else c_shape
     c = rng.standard_normal(c_shape).astype(dtype) if c_shape else None
     elem = TensorProto.FLOAT if dtype == np.float32 else TensorProto.DOUBLE
     inits = [numpy_helper.from_array(b, "b")] + ([numpy_helper.from_array(c, "c")] if c is not None else [])
