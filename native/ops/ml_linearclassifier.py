@@ -17,6 +17,7 @@ class LinearClassifier(_MlTableOp):
     attributes = {"coefficients": REQUIRED, "intercepts": None, "classlabels_ints": None,
                   "classlabels_strings": None, "multi_class": 0, "post_transform": "NONE"}
     params = "mlrt_ml_linear_classifier_params"
+    array_attributes = frozenset({"coefficients"})  # large FLOATS: read at once as arrays
     tolerance = (1e-5, 1e-6)
 
     def make_tables(self):

@@ -10,6 +10,7 @@ from ._ml import _MlTableOp, rows
 class LinearRegressor(_MlTableOp):
     attributes = {"coefficients": REQUIRED, "intercepts": None, "targets": 1, "post_transform": "NONE"}
     params = "mlrt_ml_linear_regressor_params"
+    array_attributes = frozenset({"coefficients"})  # large FLOATS: read at once as arrays
 
     def make_tables(self):
         coef = np.asarray(self.a.coefficients, dtype=np.float64)

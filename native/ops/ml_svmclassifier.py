@@ -24,6 +24,7 @@ class SVMClassifier(_MlTableOp):
                   "kernel_params": None, "kernel_type": "LINEAR", "post_transform": "NONE", "prob_a": None,
                   "prob_b": None, "rho": None, "support_vectors": None, "vectors_per_class": None}
     params = "mlrt_ml_svm_classifier_params"
+    array_attributes = frozenset({"support_vectors", "coefficients"})  # large FLOATS: read at once as arrays
     tolerance = (1e-4, 1e-5)
 
     def make_tables(self):
@@ -33,8 +34,8 @@ class SVMClassifier(_MlTableOp):
         c = len(strs) if strs is not None else len(ints)
         per_class = np.asarray(self.a.vectors_per_class or [], dtype=np.int64)
         v = int(per_class.sum()) if per_class.size else 0
-        sv = np.asarray(self.a.support_vectors or [], dtype=np.float64)
-        coef = np.asarray(self.a.coefficients or [], dtype=np.float64)
+        sv = np.asarray(self.a.support_vectors if self.a.support_vectors is not None else [], dtype=np.float64)
+        coef = np.asarray(self.a.coefficients if self.a.coefficients is not None else [], dtype=np.float64)
         pa = np.asarray(self.a.prob_a or [], dtype=np.float64)
         pb = np.asarray(self.a.prob_b or [], dtype=np.float64)
         rho = np.asarray(self.a.rho or [], dtype=np.float64)

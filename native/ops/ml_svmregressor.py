@@ -14,12 +14,13 @@ class SVMRegressor(_MlTableOp):
     attributes = {"coefficients": None, "kernel_params": None, "kernel_type": "LINEAR", "n_supports": 0,
                   "one_class": 0, "post_transform": "NONE", "rho": None, "support_vectors": None}
     params = "mlrt_ml_svm_regressor_params"
+    array_attributes = frozenset({"support_vectors", "coefficients"})  # large FLOATS: read at once as arrays
     tolerance = (1e-5, 1e-5)
 
     def make_tables(self):
         n = int(self.a.n_supports)
-        sv = np.asarray(self.a.support_vectors or [], dtype=np.float64)
-        coef = np.asarray(self.a.coefficients or [], dtype=np.float64)
+        sv = np.asarray(self.a.support_vectors if self.a.support_vectors is not None else [], dtype=np.float64)
+        coef = np.asarray(self.a.coefficients if self.a.coefficients is not None else [], dtype=np.float64)
         rho = np.asarray(self.a.rho or [], dtype=np.float64)
         if n < 0 or (n > 0 and (sv.size % n or coef.size < n)):
             raise self.fail(f"{sv.size} support vector values and {coef.size} coefficients for {n} support vectors")
