@@ -8,8 +8,9 @@ BERT-style encoder, scikit-learn models, the nine light models and a one-Add gra
 Per model, both runtimes with their default options, batch 1, same inputs:
 - outputs compared (largest difference, relative to the largest output value);
 - session creation: median of 3 alternating creations from bytes;
-- latency in blocks: `rounds` times a block of `runs` mlrt runs, a pause, a block of
-  onnxruntime runs (default SessionOptions: its workers spin), a pause -- medians;
+- latency in blocks: `rounds` times a block of mlrt runs, a pause, a block of as many
+  onnxruntime runs (default SessionOptions: its workers spin), a pause -- medians; a
+  block is `runs` runs, or more where that takes under 50 ms (up to 1000);
 - latency interleaved (one mlrt run, one onnxruntime run, ...) with onnxruntime's
   spinning off, so neither takes the cores from the other; medians;
 - with --rss, peak RSS of a fresh process that creates the session and runs it.
@@ -95,6 +96,9 @@ def peak_rss(data, feeds, which: str) -> float:
     return int(out.stdout.split()[-1]) / 1024
 
 
+BLOCK_SECONDS = 0.05
+
+
 def bench(data, feeds, runs: int, rounds: int, pause: float, rss: bool) -> dict:
     mine = ml.InferenceSession(data)
     theirs = _ort_session(data)
@@ -107,6 +111,10 @@ def bench(data, feeds, runs: int, rounds: int, pause: float, rss: bool) -> dict:
         create_m.append(_timed(lambda: ml.InferenceSession(data)))
         create_o.append(_timed(lambda: _ort_session(data)))
     r["create"] = (statistics.median(create_m), statistics.median(create_o))
+    # a block lasts at least BLOCK_SECONDS (a model of tens of microseconds: hundreds of
+    # runs, so one hiccup of the host is not a tenth of the block), the same count for both
+    each = max(_timed(lambda: mine.run(None, feeds)), _timed(lambda: theirs.run(None, feeds)), 1e-6)
+    runs = max(runs, min(int(BLOCK_SECONDS / each), 1000))
     blocks_m, blocks_o = [], []
     for _ in range(rounds):
         blocks_m += [_timed(lambda: mine.run(None, feeds)) for _ in range(runs)]
@@ -133,7 +141,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--groups", default="", help="comma-separated groups (default: all)")
     ap.add_argument("--models", default="", help="only models whose name contains one of these (comma-separated)")
-    ap.add_argument("--runs", type=int, default=10, help="runs per block")
+    ap.add_argument("--runs", type=int, default=10, help="runs per block, at least (more for fast models: 50 ms a block)")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--pause", type=float, default=1.0, help="seconds between blocks")
     ap.add_argument("--rss", action="store_true", help="also measure peak RSS in fresh processes (slow)")
