@@ -127,11 +127,8 @@ def provider_declarations(folder: Path) -> list[tuple[str, tuple]]:
 
 
 def sha256_file(path: Path) -> str:
-    h = hashlib.sha256()
     with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
+        return hashlib.file_digest(f, "sha256").hexdigest()
 
 
 def _library_facts(lib_path: Path) -> dict:

@@ -47,7 +47,7 @@ int mlrt_conv_pack_weights(int64_t group, int64_t filters, int64_t kdim, const f
  * capacity >= *size; the plan passes them as packed_weights with winograd = 1. */
 int mlrt_conv_winograd_fits(const mlrt_conv_params *p, int64_t channels, int64_t filters, int64_t height,
                             int64_t width);
-int64_t mlrt_conv_winograd_size(int64_t group, int64_t filters, int64_t channels_per_group);
+int64_t mlrt_conv_winograd_size(int64_t group, int64_t filters, int64_t channels_per_group); /* 0: bad sizes */
 int mlrt_conv_winograd_pack(int64_t group, int64_t filters, int64_t channels_per_group, const float *w,
                             int64_t capacity, int64_t *size, float *packed);
 

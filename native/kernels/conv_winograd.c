@@ -52,6 +52,7 @@ int mlrt_conv_winograd_fits(const mlrt_conv_params *p, int64_t channels, int64_t
 }
 
 int64_t mlrt_conv_winograd_size(int64_t group, int64_t filters, int64_t channels_per_group) {
+    if (group < 1 || filters < 0 || channels_per_group < 0 || filters % group) return 0;
     return group * WG_XI * mlrt_sgemm_packed_size(filters / group, channels_per_group);
 }
 

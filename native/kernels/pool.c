@@ -296,8 +296,6 @@ static void max_stride2_f32(const pool_job *j, const float *x, float *y, float *
     int64_t half = OW + (KW + 1) / 2, PW = 2 * half; /* V's columns: every tap of every window */
     float *V = buf, *E = V + PW, *O = E + half;
     int64_t a = pw < PW ? pw : PW, b = Wd + pw < PW ? Wd + pw : PW; /* V[c] = input column c - pw for c in [a, b) */
-    for (int64_t c = 0; c < a; ++c) V[c] = -INFINITY;
-    for (int64_t c = b > a ? b : a; c < PW; ++c) V[c] = -INFINITY;
     bool all_valid = true;
     for (int64_t ow = 0; ow < OW; ++ow) all_valid = all_valid && j->valid_w[ow];
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -327,6 +325,8 @@ static void max_stride2_f32(const pool_job *j, const float *x, float *y, float *
         return;
     }
 #endif
+    for (int64_t c = 0; c < a; ++c) V[c] = -INFINITY; /* V's columns outside the input */
+    for (int64_t c = b > a ? b : a; c < PW; ++c) V[c] = -INFINITY;
     for (int64_t oh = 0; oh < OH; ++oh) {
         float *yr = y + oh * OW;
         int64_t ih0 = oh * sh - ph, k0 = ih0 < 0 ? -ih0 : 0, k1 = H - ih0 < KH ? H - ih0 : KH;

@@ -6,7 +6,8 @@ The fusion passes make two kinds of node that only mlrt runs as they are:
   standard operators (HardSigmoid and Mul; Sigmoid and Mul);
 - Gelu in the default domain below opset 20 (where ONNX has no Gelu): written as the
   Erf form it was fused from.
-FusedConv with an activation onnxruntime knows is kept.  The nodes that come out read
+FusedConv with any other activation (onnxruntime's own, or one mlrt does not know) is
+kept as it is.  The nodes that come out read
 and write the same names as the node they replace, plus new intermediate names made
 unique with the node's output name."""
 
@@ -16,9 +17,6 @@ import math
 
 import numpy as np
 from onnx import helper
-
-# FusedConv activations onnxruntime's com.microsoft FusedConv takes
-_ORT_ACTIVATIONS = {"Relu", "Tanh", "Sigmoid", "LeakyRelu", "Clip", "HardSigmoid"}
 
 
 def portable(nodes, opset: int, dtype_of=None) -> tuple[list, dict[str, np.ndarray]]:
@@ -38,7 +36,7 @@ def portable(nodes, opset: int, dtype_of=None) -> tuple[list, dict[str, np.ndarr
             act = attrs.pop("activation", b"")
             act = act.decode() if isinstance(act, bytes) else act
             params = list(attrs.pop("activation_params", []) or [])
-            if act in _ORT_ACTIVATIONS:
+            if act not in ("", "Identity", "HardSwish", "Swish"):  # onnxruntime's own, or unknown: as it is
                 out.append(node)
                 continue
             y = node.output[0]
@@ -71,8 +69,6 @@ def portable(nodes, opset: int, dtype_of=None) -> tuple[list, dict[str, np.ndarr
                 gate = f"{stem}_gate"
                 out.append(helper.make_node("Sigmoid", [scaled], [gate], name=f"{node.name}_sigmoid"))
                 out.append(helper.make_node("Mul", [v, gate], [y], name=f"{node.name}_mul"))
-            elif act not in ("", "Identity"):
-                raise ValueError(f"FusedConv '{node.name}': activation '{act}' has no standard form here")
         elif (node.domain in ("", "ai.onnx") and node.op_type == "Gelu" and opset < 20
               and all(a.name != "approximate" or a.s in (b"", b"none") for a in node.attribute)):
             x, y = node.input[0], node.output[0]

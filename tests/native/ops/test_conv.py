@@ -422,3 +422,14 @@ def test_conv_pack_weights_sizes():
     assert size[0] in (0, 2 * 18 * 5)  # 13 rows a group fill 3 panels of 6 (0: no micro-kernels)
     assert lib.mlrt_conv_pack_weights(2, 23, 5, ffi.NULL, 0, size, ffi.NULL) != 0  # filters not divisible
     assert lib.mlrt_conv_pack_weights(0, 24, 5, ffi.NULL, 0, size, ffi.NULL) != 0
+
+
+def test_conv_winograd_size_refuses_bad_sizes():
+    """The C entry points answer nonsense sizes with 0 or an error status, never a crash."""
+    from mlrt.native import _lib
+    lib, ffi = _lib.lib(), _lib.ffi()
+    assert lib.mlrt_conv_winograd_size(0, 8, 8) == 0
+    assert lib.mlrt_conv_winograd_size(3, 8, 8) == 0  # filters not divisible by group
+    size = ffi.new("int64_t *")
+    assert lib.mlrt_conv_winograd_pack(0, 8, 8, ffi.NULL, 0, size, ffi.NULL) != 0
+    assert lib.mlrt_conv_winograd_fits(ffi.NULL, 64, 64, 56, 56) == 0
