@@ -14,36 +14,59 @@
 /* The largest padded copy of the input the path makes (floats, 64 MB). */
 #define CONV_DIRECT_MAX_FLOATS ((size_t)1 << 24)
 
-/* Planes [begin, end) (plane = n * C + c) of X into their padded phase planes. */
-static void direct_pad_planes(void *arg, int64_t begin, int64_t end) {
-    const conv_job *j = arg;
+/* Row r of row phase rp of one plane's padded phase planes, every column phase of it:
+ * phase column q of column phase cp is input column q * sw + cp - pw (zero outside X).
+ * At column stride 2 both column phases come from one pass over the input row. */
+static void pad_row(const conv_job *j, int64_t plane, int64_t rp, int64_t r) {
     const conv_geom *g = &j->g;
     const conv_direct *d = &j->direct;
-    int64_t H = g->in[0], Wd = g->in[1], ph = g->pb[0], pw = g->pb[1], PW = d->PW;
-    int64_t sh = g->s[0], sw = g->s[1], PH = g->out[0] + (g->k[0] - 1) * g->d[0] / sh;
-    for (int64_t plane = begin; plane < end; ++plane) {
-        const float *x = (const float *)j->x + plane * g->in_size;
-        for (int64_t rp = 0; rp < sh; ++rp)
-            for (int64_t cp = 0; cp < sw; ++cp) {
-                if (!(d->used >> (rp * sw + cp) & 1)) continue; /* no tap reads it (a 1x1 kernel: one phase) */
-                float *p = d->P + plane * d->plane + (rp * sw + cp) * d->phase;
-                /* phase columns q read input column q * sw + cp - pw: those in [0, Wd) are [a, b) */
-                int64_t a = pw - cp <= 0 ? 0 : (pw - cp + sw - 1) / sw;
-                int64_t b = Wd + pw - cp <= 0 ? 0 : (Wd + pw - cp + sw - 1) / sw;
-                a = a < PW ? a : PW, b = b < PW ? b : PW, b = b > a ? b : a;
-                for (int64_t r = 0; r < PH; ++r) { /* zero only the padding around the copied runs */
-                    float *pr = p + r * PW;
-                    int64_t ih = r * sh + rp - ph;
-                    if (ih < 0 || ih >= H || b == a) { memset(pr, 0, (size_t)PW * sizeof(float)); continue; }
-                    memset(pr, 0, (size_t)a * sizeof(float));
-                    const float *xr = x + ih * Wd + a * sw + cp - pw;
-                    if (sw == 1) memcpy(pr + a, xr, (size_t)(b - a) * sizeof(float));
-                    else for (int64_t q = 0; q < b - a; ++q) pr[a + q] = xr[q * sw];
-                    memset(pr + b, 0, (size_t)(PW - b) * sizeof(float));
-                }
-                memset(p + PH * PW, 0, (size_t)(d->phase - PH * PW) * sizeof(float));
-            }
+    int64_t H = g->in[0], Wd = g->in[1], ph = g->pb[0], pw = g->pb[1], PW = d->PW, sh = g->s[0], sw = g->s[1];
+    int64_t PH = g->out[0] + (g->k[0] - 1) * g->d[0] / sh, ih = r * sh + rp - ph;
+    const float *xr = ih >= 0 && ih < H ? (const float *)j->x + plane * g->in_size + ih * Wd : NULL;
+    float *row[4] = {NULL, NULL, NULL, NULL};
+    int64_t a[4] = {0}, b[4] = {0};
+    for (int64_t cp = 0; cp < sw; ++cp) {
+        if (!(d->used >> (rp * sw + cp) & 1)) continue; /* no tap reads it (a 1x1 kernel: one phase) */
+        float *p = d->P + plane * d->plane + (rp * sw + cp) * d->phase;
+        row[cp] = p + r * PW;
+        if (r == PH - 1) memset(p + PH * PW, 0, (size_t)(d->phase - PH * PW) * sizeof(float)); /* the slack */
+        if (!xr) { memset(row[cp], 0, (size_t)PW * sizeof(float)); row[cp] = NULL; continue; }
+        /* the phase columns [a, b) read input columns inside X */
+        int64_t lo = pw - cp <= 0 ? 0 : (pw - cp + sw - 1) / sw;
+        int64_t hi = Wd + pw - cp <= 0 ? 0 : (Wd + pw - cp + sw - 1) / sw;
+        lo = lo < PW ? lo : PW, hi = hi < PW ? hi : PW, hi = hi > lo ? hi : lo;
+        a[cp] = lo, b[cp] = hi;
+        memset(row[cp], 0, (size_t)lo * sizeof(float));
+        memset(row[cp] + hi, 0, (size_t)(PW - hi) * sizeof(float));
     }
+    int64_t done[2] = {0, 0};
+    if (sw == 2 && row[0] && row[1]) {
+        /* input column t feeds column phase (t + pw) % 2: split the run both phases read */
+        int64_t t0 = 2 * a[0] - pw, t1 = 2 * a[1] + 1 - pw;
+        int64_t first = t0 < t1 ? 0 : 1, second = 1 - first;
+        int64_t n = b[first] - a[first] < b[second] - a[second] ? b[first] - a[first] : b[second] - a[second];
+        if ((first == 0 ? t1 - t0 : t0 - t1) == 1 && n > 0) {
+            mlrt_split_even_odd(xr + (first == 0 ? t0 : t1), row[first] + a[first], row[second] + a[second], n);
+            done[0] = done[1] = n;
+        }
+    }
+    for (int64_t cp = 0; cp < sw; ++cp) {
+        if (!row[cp]) continue;
+        const float *src = xr + a[cp] * sw + cp - pw;
+        float *dst = row[cp] + a[cp];
+        int64_t from = cp < 2 ? done[cp] : 0, count = b[cp] - a[cp];
+        if (sw == 1) memcpy(dst, src, (size_t)count * sizeof(float));
+        else for (int64_t q = from; q < count; ++q) dst[q] = src[q * sw];
+    }
+}
+
+/* Rows [begin, end) of the padded phase planes, counted over (plane = n * C + c, row
+ * phase, row). */
+static void direct_pad_rows(void *arg, int64_t begin, int64_t end) {
+    const conv_job *j = arg;
+    const conv_geom *g = &j->g;
+    int64_t sh = g->s[0], PH = g->out[0] + (g->k[0] - 1) * g->d[0] / sh;
+    for (int64_t t = begin; t < end; ++t) pad_row(j, t / (sh * PH), t / PH % sh, t % PH);
 }
 
 /* Decide on (and set up) the direct path: float, 2-D, strides up to 4, and a grid not so
@@ -78,8 +101,8 @@ int mlrt_conv_direct_setup(conv_job *j, const mlrt_context *ctx) {
     }
     if (!g->pointwise) {
         d->P = (float *)(mem + ((size_t)g->kdim * sizeof(int64_t) + 63) / 64 * 64);
-        int64_t work = d->plane;
-        mlrt_parallel_for(ctx, (int64_t)planes, work >= (1 << 17) ? 1 : (1 << 17) / work + 1, direct_pad_planes, j);
+        int64_t rows = (int64_t)planes * sh * PH, grain = (1 << 15) / (sw * PW) + 1; /* chunks of ~128 KB */
+        mlrt_parallel_for(ctx, rows, grain, direct_pad_rows, j);
     }
     return MLRT_OK;
 }

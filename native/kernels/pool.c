@@ -209,33 +209,8 @@ static void padded_plane_f32(const pool_job *j, const float *x, float *y, float 
     }
 }
 
-/* e[i] = v[2i], o[i] = v[2i + 1] for i < n (a permute of two loaded vectors each; compilers
- * leave this loop scalar). */
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
-__attribute__((target("avx512f"))) static void split_even_odd_avx512(const float *v, float *e, float *o, int64_t n) {
-    const __m512i ie = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
-    const __m512i io = _mm512_set_epi32(31, 29, 27, 25, 23, 21, 19, 17, 15, 13, 11, 9, 7, 5, 3, 1);
-    int64_t i = 0;
-    for (; i + 16 <= n; i += 16) {
-        __m512 a = _mm512_loadu_ps(v + 2 * i), b = _mm512_loadu_ps(v + 2 * i + 16);
-        _mm512_storeu_ps(e + i, _mm512_permutex2var_ps(a, ie, b));
-        _mm512_storeu_ps(o + i, _mm512_permutex2var_ps(a, io, b));
-    }
-    for (; i < n; ++i) e[i] = v[2 * i], o[i] = v[2 * i + 1];
-}
-
-__attribute__((target("avx2"))) static void split_even_odd_avx2(const float *v, float *e, float *o, int64_t n) {
-    int64_t i = 0;
-    for (; i + 8 <= n; i += 8) { /* shuffle within lanes, then put the 64-bit halves in order */
-        __m256 a = _mm256_loadu_ps(v + 2 * i), b = _mm256_loadu_ps(v + 2 * i + 8);
-        __m256 ev = _mm256_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0)), od = _mm256_shuffle_ps(a, b, _MM_SHUFFLE(3, 1, 3, 1));
-        _mm256_storeu_ps(e + i, _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(ev), _MM_SHUFFLE(3, 1, 2, 0))));
-        _mm256_storeu_ps(o + i, _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(od), _MM_SHUFFLE(3, 1, 2, 0))));
-    }
-    for (; i < n; ++i) e[i] = v[2 * i], o[i] = v[2 * i + 1];
-}
-#endif
 
 /* Outputs [o0, o1) of one output row of a 2- or 3-wide window (KW) at column stride 2
  * over input rows r[0 .. nr), every tap inside the row (output ow reads columns
@@ -254,33 +229,25 @@ __attribute__((target("avx512f"))) static void max_row_s2_avx512(const float *co
         __mmask16 mb = cols >= 32 ? 0xFFFF : cols > 16 ? (__mmask16)((1u << (cols - 16)) - 1) : 0;
         __mmask16 me = cols > 32 ? 1 : 0;
         __m512 a = lowest, b = lowest, e = lowest;
-        for (int64_t i = 0; i < nr; ++i) { /* PMAX(m, v): v > m ? v : m, NaN in v skipped */
+        for (int64_t i = 0; i < nr; ++i) { /* vmaxps(v, m) is v > m ? v : m, PMAX(m, v): NaN in v skipped */
             __m512 va = _mm512_mask_loadu_ps(lowest, ma, r[i] + c), vb = _mm512_mask_loadu_ps(lowest, mb, r[i] + c + 16);
-            a = _mm512_mask_mov_ps(a, _mm512_cmp_ps_mask(va, a, _CMP_GT_OQ), va);
-            b = _mm512_mask_mov_ps(b, _mm512_cmp_ps_mask(vb, b, _CMP_GT_OQ), vb);
+            a = _mm512_max_ps(va, a), b = _mm512_max_ps(vb, b);
             if (me) {
                 __m512 ve = _mm512_mask_loadu_ps(lowest, me, r[i] + c + 32);
-                e = _mm512_mask_mov_ps(e, _mm512_cmp_ps_mask(ve, e, _CMP_GT_OQ), ve);
+                e = _mm512_max_ps(ve, e);
             }
         }
         /* taps in order: even column, odd column, next even column */
         __m512 ev = _mm512_permutex2var_ps(a, ie, b), od = _mm512_permutex2var_ps(a, io, b);
-        __m512 m = _mm512_mask_mov_ps(ev, _mm512_cmp_ps_mask(od, ev, _CMP_GT_OQ), od);
+        __m512 m = _mm512_max_ps(od, ev);
         if (KW == 3) {
             __m512 e1 = _mm512_permutex2var_ps(ev, shift, e);
-            m = _mm512_mask_mov_ps(m, _mm512_cmp_ps_mask(e1, m, _CMP_GT_OQ), e1);
+            m = _mm512_max_ps(e1, m);
         }
         _mm512_mask_storeu_ps(y + ow, n == 16 ? 0xFFFF : (__mmask16)((1u << n) - 1), m);
     }
 }
-
-static void split_even_odd(const float *v, float *e, float *o, int64_t n) {
-#if defined(__x86_64__) && defined(__GNUC__)
-    if (mlrt_sgemm_strip_width() == 64) { split_even_odd_avx512(v, e, o, n); return; } /* AVX-512 in use */
-    if (__builtin_cpu_supports("avx2")) { split_even_odd_avx2(v, e, o, n); return; }
 #endif
-    for (int64_t i = 0; i < n; ++i) e[i] = v[2 * i], o[i] = v[2 * i + 1];
-}
 
 /* ---- 2-D float MaxPool, unit dilations, column stride 2 ------------------------------------------
  *
@@ -339,7 +306,7 @@ static void max_stride2_f32(const pool_job *j, const float *x, float *y, float *
                 for (int64_t c = a; c < b; ++c) V[c] = PMAX(V[c], r[c]);
             }
         }
-        split_even_odd(V, E, O, half);
+        mlrt_split_even_odd(V, E, O, half);
         if (KW == 3) {
             for (int64_t ow = 0; ow < OW; ++ow) yr[ow] = PMAX(PMAX(E[ow], O[ow]), E[ow + 1]);
         } else if (KW == 2) {

@@ -40,6 +40,11 @@ void mlrt_error_prefix(const char *fmt, ...) __attribute__((format(printf, 1, 2)
 /* parallel loop over [0, n): fn(arg, begin, end) runs on chunks of at least grain */
 typedef void (*mlrt_range_fn)(void *arg, int64_t begin, int64_t end);
 void mlrt_parallel_for(const mlrt_context *ctx, int64_t n, int64_t grain, mlrt_range_fn fn, void *arg);
+/* a plan starts (+1) or ends (-1) on the pool: its workers spin between loops meanwhile */
+void mlrt_threadpool_hold(mlrt_threadpool *pool, int delta);
+
+/* e[i] = v[2i], o[i] = v[2i + 1] for i < n (SIMD permutes), in src/deinterleave.c */
+void mlrt_split_even_odd(const float *v, float *e, float *o, int64_t n);
 
 /* float16 / bfloat16 <-> float (round to nearest even), in src/half.c */
 float mlrt_f16_to_f32(uint16_t h);

@@ -165,6 +165,7 @@ int mlrt_plan_run_timed(const mlrt_plan *plan, mlrt_threadpool *pool, void *cons
     if (!ins || !outs) status = mlrt_fail(MLRT_ERR_OUT_OF_MEMORY, "plan: out of memory");
     mlrt_context ctx = {pool};
     mlrt_clear_error();
+    mlrt_threadpool_hold(pool, 1);
     for (int32_t i = 0; status == MLRT_OK && i < plan->n_nodes; ++i) {
         const plan_node *n = &plan->nodes[i];
         for (int32_t k = 0; k < n->n_inputs; ++k) {
@@ -183,6 +184,7 @@ int mlrt_plan_run_timed(const mlrt_plan *plan, mlrt_threadpool *pool, void *cons
         if (times_ns) times_ns[2 * i + 1] = now_ns();
         if (status != MLRT_OK) mlrt_error_prefix("node '%s' (%s): ", n->name, k->op_type);
     }
+    mlrt_threadpool_hold(pool, -1);
     free(ins);
     free(outs);
     free(own_arena);
@@ -218,6 +220,8 @@ int mlrt_plan_run_loop(const mlrt_plan *plan, mlrt_threadpool *pool, void **exte
         MLRT_CHECK(loop_index_ok(plan, external, loop->scan_outputs[s], 1) && loop->scan_buffers[s] &&
                        (loop->iterations == 0 || loop->scan_bytes[s] <= SIZE_MAX / (size_t)loop->iterations),
                    "loop: bad slot or buffer for scan output %d", s);
+    int status = MLRT_OK;
+    mlrt_threadpool_hold(pool, 1);
     for (int64_t k = 0; k < loop->iterations; ++k) {
         if (loop->index_input >= 0) *(int64_t *)external[loop->index_input] = loop->first_index + k;
         if (loop->cond_input >= 0) *(bool *)external[loop->cond_input] = true;
@@ -225,8 +229,8 @@ int mlrt_plan_run_loop(const mlrt_plan *plan, mlrt_threadpool *pool, void **exte
             external[loop->scan_inputs[s]] = (char *)loop->scan_inputs_at[s] + (size_t)k * loop->scan_input_bytes[s];
         for (int32_t s = 0; s < loop->n_scan; ++s)
             external[loop->scan_outputs[s]] = (char *)loop->scan_buffers[s] + (size_t)k * loop->scan_bytes[s];
-        int status = mlrt_plan_run(plan, pool, external, arena);
-        if (status != MLRT_OK) return status;
+        status = mlrt_plan_run(plan, pool, external, arena);
+        if (status != MLRT_OK) break;
         loop->done = k + 1;
         for (int32_t c = 0; c < loop->n_carried; ++c) {
             void *t = external[loop->carried_inputs[c]];
@@ -238,5 +242,6 @@ int mlrt_plan_run_loop(const mlrt_plan *plan, mlrt_threadpool *pool, void **exte
             break;
         }
     }
-    return MLRT_OK;
+    mlrt_threadpool_hold(pool, -1);
+    return status;
 }

@@ -8,7 +8,11 @@
  * Between loops a worker spins briefly (SPIN pauses, some tens of microseconds)
  * before it sleeps, and so does the caller waiting for the last worker: the loops of
  * one model run follow each other closely, and a wake-up through the kernel costs
- * more than many small loops take.
+ * more than many small loops take.  While a plan runs on the pool (`hot`, counted by
+ * mlrt_threadpool_hold), a worker spins longer, up to HOT_SPIN_NS since its last
+ * loop: a plan's serial nodes (a Concat, a small pool) leave gaps between its parallel
+ * ones that are longer than SPIN and far shorter than a sleep and a wake-up.  Once no
+ * plan runs, the workers go back to sleeping, so an idle session takes no core.
  *
  * The caller waits only for workers that joined the loop.  A worker joins by counting
  * itself in `active` and then finding the loop still `open`; the caller closes it once
@@ -20,6 +24,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "internal.h"
 
@@ -32,6 +37,7 @@ struct mlrt_threadpool {
     pthread_cond_t done;
     _Atomic uint64_t generation;
     atomic_bool stop;
+    atomic_int hot;            /* plans running on the pool: workers spin longer */
     /* the current loop */
     mlrt_range_fn fn;
     void *arg;
@@ -42,11 +48,40 @@ struct mlrt_threadpool {
 };
 
 #define SPIN 2000
+#define HOT_SPIN_NS 500000
 
 static inline void cpu_relax(void) {
 #if defined(__x86_64__) || defined(__i386__)
     __builtin_ia32_pause();
 #endif
+}
+
+static int64_t now_ns(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
+void mlrt_threadpool_hold(mlrt_threadpool *p, int delta) {
+    if (p && p->n_threads > 1) atomic_fetch_add(&p->hot, delta);
+}
+
+/* Spin until a new loop starts (true) or the spin runs out (false). */
+static bool spin_for_loop(mlrt_threadpool *p, uint64_t seen) {
+    for (int i = 0; i < SPIN; ++i) {
+        if (atomic_load(&p->generation) != seen || atomic_load(&p->stop)) return true;
+        cpu_relax();
+    }
+    if (!atomic_load(&p->hot)) return false;
+    int64_t until = now_ns() + HOT_SPIN_NS;
+    while (atomic_load(&p->hot)) {
+        for (int i = 0; i < 256; ++i) {
+            if (atomic_load(&p->generation) != seen || atomic_load(&p->stop)) return true;
+            cpu_relax();
+        }
+        if (now_ns() > until) break;
+    }
+    return false;
 }
 
 static void run_chunks(mlrt_threadpool *p) {
@@ -62,8 +97,7 @@ static void *worker_main(void *arg) {
     mlrt_threadpool *p = arg;
     uint64_t seen = 0;
     for (;;) {
-        for (int i = 0; i < SPIN && atomic_load(&p->generation) == seen && !atomic_load(&p->stop); ++i) cpu_relax();
-        if (atomic_load(&p->generation) == seen && !atomic_load(&p->stop)) {
+        if (!spin_for_loop(p, seen)) {
             pthread_mutex_lock(&p->lock);
             while (!atomic_load(&p->stop) && atomic_load(&p->generation) == seen) pthread_cond_wait(&p->wake, &p->lock);
             pthread_mutex_unlock(&p->lock);

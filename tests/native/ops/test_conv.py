@@ -111,6 +111,13 @@ def test_conv_channel_sizes(c):
     ((1, 3, 224, 224), (64, 3, 7, 7), {"pads": [3, 3, 3, 3], "strides": [2, 2]}),  # a ResNet stem: tiles, phases
     ((1, 64, 28, 28), (128, 64, 3, 3), {"pads": [1, 1, 1, 1], "strides": [2, 2]}),
     ((1, 96, 28, 28), (96, 1, 3, 3), {"group": 96, "pads": [1, 1, 1, 1], "strides": [2, 2]}),
+    # column stride 2: both column phases split from one pass over each input row (SIMD
+    # runs and their tails), starting on either phase, rows cut short by a wide input
+    ((1, 3, 37, 224), (64, 3, 3, 3), {"strides": [2, 2]}),                          # SqueezeNet's stem
+    ((1, 3, 33, 70), (16, 3, 3, 3), {"pads": [1, 1, 1, 1], "strides": [2, 2]}),     # YOLO's stem
+    ((1, 3, 30, 91), (8, 3, 3, 3), {"pads": [2, 1, 0, 2], "strides": [2, 2]}),
+    ((1, 2, 21, 77), (8, 2, 3, 3), {"pads": [0, 3, 1, 0], "strides": [3, 2]}),
+    ((1, 3, 19, 80), (8, 3, 3, 3), {"pads": [1, 1, 1, 1], "strides": [2, 2], "dilations": [1, 2]}),
 ])
 def test_conv_large(xs, ws, attrs):
     conv(xs, ws, attrs, rtol=1e-4, atol=1e-4)
