@@ -17,6 +17,7 @@
  * select_last_index, the last) extreme wins and a NaN counts as the extreme. */
 #include <math.h>
 
+#include "gemm.h"
 #include "internal.h"
 #include "reduce.h"
 
@@ -72,6 +73,58 @@ static inline void odometer_next(int64_t *idx, int64_t *off, const int64_t *shap
 #define MEAN_S(a, n) ((n) ? (uint64_t)((int64_t)(a) / (n)) : 0)
 #define MEAN_U(a, n) ((n) ? (a) / (uint64_t)(n) : 0)
 
+/* The largest (up) or smallest of float p[0 .. n) and *m into *m, a vector at a time
+ * (vmaxps / vminps keep *m's side when v is NaN, so NaN is noted apart); returns how far
+ * it got: 0 where a NaN was seen (the caller's scalar loop then finds it, and what it
+ * returns), else n rounded down to the vector. */
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+
+__attribute__((target("avx512f"))) static int64_t extreme_f32_avx512(const float *p, int64_t n, float *m, bool up) {
+    __m512 a = _mm512_set1_ps(*m), b = a;
+    __mmask16 nan = 0;
+    int64_t i = 0;
+    for (; i + 32 <= n; i += 32) {
+        __m512 u = _mm512_loadu_ps(p + i), v = _mm512_loadu_ps(p + i + 16);
+        nan |= _mm512_cmp_ps_mask(u, v, _CMP_UNORD_Q);
+        a = up ? _mm512_max_ps(u, a) : _mm512_min_ps(u, a);
+        b = up ? _mm512_max_ps(v, b) : _mm512_min_ps(v, b);
+    }
+    if (nan) return 0;
+    a = up ? _mm512_max_ps(a, b) : _mm512_min_ps(a, b);
+    *m = up ? _mm512_reduce_max_ps(a) : _mm512_reduce_min_ps(a);
+    return i;
+}
+
+__attribute__((target("avx2"))) static int64_t extreme_f32_avx2(const float *p, int64_t n, float *m, bool up) {
+    __m256 a = _mm256_set1_ps(*m), b = a, nan = _mm256_setzero_ps();
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        __m256 u = _mm256_loadu_ps(p + i), v = _mm256_loadu_ps(p + i + 8);
+        nan = _mm256_or_ps(nan, _mm256_cmp_ps(u, v, _CMP_UNORD_Q));
+        a = up ? _mm256_max_ps(u, a) : _mm256_min_ps(u, a);
+        b = up ? _mm256_max_ps(v, b) : _mm256_min_ps(v, b);
+    }
+    if (_mm256_movemask_ps(nan)) return 0;
+    float lanes[16];
+    _mm256_storeu_ps(lanes, a), _mm256_storeu_ps(lanes + 8, b);
+    for (int k = 0; k < 16; ++k) *m = up ? (lanes[k] > *m ? lanes[k] : *m) : (lanes[k] < *m ? lanes[k] : *m);
+    return i;
+}
+#endif
+
+static int64_t extreme_f32(const float *p, int64_t n, float *m, bool up) {
+#if defined(__x86_64__) && defined(__GNUC__)
+    if (mlrt_sgemm_strip_width() == 64) return extreme_f32_avx512(p, n, m, up); /* AVX-512 in use */
+    if (__builtin_cpu_supports("avx2")) return extreme_f32_avx2(p, n, m, up);
+#endif
+    return 0;
+}
+
+static int64_t extreme_none(const void *p, int64_t n, void *m, bool up) { return 0; }
+
+#define EXTREME(p, n, m, up) _Generic((p), const float *: extreme_f32, default: extreme_none)(p, n, m, up)
+
 #define DEFINE_REDUCE(T, SUF, ACC, K, LO, HI)                                                           \
     static void line_##SUF(rop op, const T *p, int64_t n, int64_t s, ACC *acc, T *m, int pass) {        \
         ACC a = *acc;                                                                                   \
@@ -109,12 +162,15 @@ static inline void odometer_next(int64_t *idx, int64_t *off, const int64_t *shap
             break;                                                                                      \
         case R_L1: for (int64_t i = 0; i < n; ++i) a += ABS_##K(p[i * s]); break;                       \
         case R_PROD: for (int64_t i = 0; i < n; ++i) a *= (ACC)p[i * s]; break;                         \
-        case R_MAX: case R_LOGSUMEXP:                                                                   \
-            for (int64_t i = 0; i < n; ++i) { T v = p[i * s]; if (v > mm || ISNAN_##K(v)) mm = v; }     \
+        case R_MAX: case R_LOGSUMEXP: case R_MIN: {                                                     \
+            bool up = op != R_MIN;                                                                      \
+            int64_t i = s == 1 ? EXTREME(p, n, &mm, up) : 0;                                      \
+            for (; i < n; ++i) {                                                                        \
+                T v = p[i * s];                                                                         \
+                if ((up ? v > mm : v < mm) || ISNAN_##K(v)) mm = v;                                     \
+            }                                                                                           \
             break;                                                                                      \
-        case R_MIN:                                                                                     \
-            for (int64_t i = 0; i < n; ++i) { T v = p[i * s]; if (v < mm || ISNAN_##K(v)) mm = v; }     \
-            break;                                                                                      \
+        }                                                                                               \
         }                                                                                               \
         *acc = a;                                                                                       \
         *m = mm;                                                                                        \

@@ -8,11 +8,12 @@
  * Between loops a worker spins briefly (SPIN pauses, some tens of microseconds)
  * before it sleeps, and so does the caller waiting for the last worker: the loops of
  * one model run follow each other closely, and a wake-up through the kernel costs
- * more than many small loops take.  While a plan runs on the pool (`hot`, counted by
- * mlrt_threadpool_hold), a worker spins longer, up to HOT_SPIN_NS since its last
- * loop: a plan's serial nodes (a Concat, a small pool) leave gaps between its parallel
- * ones that are longer than SPIN and far shorter than a sleep and a wake-up.  Once no
- * plan runs, the workers go back to sleeping, so an idle session takes no core.
+ * more than many small loops take.  A worker whose loop ends while a plan runs on the
+ * pool (`hot`, counted by mlrt_threadpool_hold) spins longer, up to HOT_SPIN_NS: a
+ * plan's serial nodes (a Concat, a small pool) leave gaps between its parallel ones,
+ * and runs called back to back leave gaps between plans, that are longer than SPIN and
+ * far shorter than a sleep and a wake-up.  Workers of an idle session sleep within
+ * HOT_SPIN_NS of its last run.
  *
  * The caller waits only for workers that joined the loop.  A worker joins by counting
  * itself in `active` and then finding the loop still `open`; the caller closes it once
@@ -74,14 +75,13 @@ static bool spin_for_loop(mlrt_threadpool *p, uint64_t seen) {
     }
     if (!atomic_load(&p->hot)) return false;
     int64_t until = now_ns() + HOT_SPIN_NS;
-    while (atomic_load(&p->hot)) {
+    for (;;) {
         for (int i = 0; i < 256; ++i) {
             if (atomic_load(&p->generation) != seen || atomic_load(&p->stop)) return true;
             cpu_relax();
         }
-        if (now_ns() > until) break;
+        if (now_ns() > until) return false;
     }
-    return false;
 }
 
 static void run_chunks(mlrt_threadpool *p) {

@@ -110,6 +110,23 @@ def test_reduce_edge_values(op):
     reduce(op, np.ascontiguousarray(x.T), [0], 0)
 
 
+@pytest.mark.parametrize("op", ["ReduceMax", "ReduceMin", "ReduceLogSumExp"])
+@pytest.mark.parametrize("n", [31, 32, 77, 1000])
+def test_reduce_extreme_long_lines(op, n):
+    # long float32 lines go a vector at a time: NaN anywhere in them (a vector's lane, the
+    # tail), +-inf, and lines whose extreme is in the tail
+    x = data(op, (7, n))
+    x[1, n // 2] = np.nan
+    x[2, n - 1] = np.nan
+    x[3, 0] = np.inf
+    x[3, 5] = -np.inf
+    x[4, n - 1] = 100.0
+    x[5, n - 2] = -100.0
+    x[6, :] = -np.inf if op != "ReduceLogSumExp" else 80.0  # the reference's log-sum-exp of -inf only is NaN
+    reduce(op, x, [1], 0)
+    reduce(op, x, None, 0)
+
+
 def test_reduce_logsumexp_is_stable():
     x = np.array([[1000.0, 1000.0, -1000.0], [-1e30, 0.0, 1.0], [np.inf, 1.0, 2.0]], np.float32)
     reduce("ReduceLogSumExp", x, [1], 0)
