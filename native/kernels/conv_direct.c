@@ -120,6 +120,27 @@ static int64_t pointwise_kc(int64_t kdim, int64_t tw) {
     return ceil_div(kdim, blocks);
 }
 
+/* Grids this much wider than Y (OW of at least this) are computed an output row at a
+ * time straight into Y, the grid's extra columns never computed; narrower ones in
+ * tiles of the grid through V (whose vectors a row of a few outputs would leave empty). */
+#define CONV_ROWWISE_MIN_OW 24
+
+/* One output row of filters [m0, m0 + mw): OW columns of the grid from `src` into `yr`
+ * (rows out_size apart), bias, Z and the activation in the store or after it. */
+static void direct_row(const conv_job *j, const mlrt_sgemm_a *A, const float *src, const float *bias, float *yr,
+                       const float *zr, int64_t m0, int64_t mw) {
+    const conv_geom *g = &j->g;
+    int64_t OW = g->out[1];
+    mlrt_strip_epilogue fin;
+    bool later = conv_strip_epilogue(j, bias, zr, &fin);
+    for (int64_t k0 = 0; k0 < g->kdim; k0 += CONV_KC) {
+        int64_t kc = g->kdim - k0 < CONV_KC ? g->kdim - k0 : CONV_KC;
+        mlrt_sgemm_strips(mw, kc, A, m0, k0, src, j->direct.off + k0, j->strip, yr, g->out_size, OW, k0 > 0,
+                          k0 + kc >= g->kdim ? &fin : NULL);
+    }
+    if (later) mlrt_conv_finish_f32(yr, NULL, mw, OW, g->out_size, NULL, j->activation, j->alpha, j->beta);
+}
+
 /* Tasks over tiles of the computed grid: the micro-kernels write a tile into V (Y
  * itself for pointwise convs), whose real columns are then copied into Y.  Bias and the
  * activations the kernels know are done in their store, Z too where they write Y. */
@@ -129,10 +150,11 @@ void mlrt_conv_direct_tasks(void *arg, int64_t begin, int64_t end) {
     const conv_direct *d = &j->direct;
     const float *b = j->b;
     float *y = j->y;
-    int64_t NR = j->strip, OW = g->out[1], PW = d->PW;
+    int64_t NR = j->strip, OH = g->out[0], OW = g->out[1], PW = d->PW;
     bool pointwise = d->P == NULL, straight = PW == OW; /* the grid is Y's: written in place */
-    float *V = straight ? NULL : mlrt_scratch((size_t)(j->mblock * j->tile + 16) * sizeof(float));
-    if (!straight && !V) { atomic_store(&j->failed, 1); return; }
+    bool rowwise = !straight && OW >= CONV_ROWWISE_MIN_OW;
+    float *V = straight || rowwise ? NULL : mlrt_scratch((size_t)(j->mblock * j->tile + 16) * sizeof(float));
+    if (!straight && !rowwise && !V) { atomic_store(&j->failed, 1); return; }
     for (int64_t t = begin; t < end; ++t) {
         conv_task k;
         if (!conv_task_at(j, t, d->vsize, &k)) continue;
@@ -143,6 +165,11 @@ void mlrt_conv_direct_tasks(void *arg, int64_t begin, int64_t end) {
         const float *bg = b ? b + grp * g->Mg + m0 : NULL;
         float *yg = y + (n * g->M + grp * g->Mg + m0) * g->out_size;
         const float *zg = j->z ? (const float *)j->z + (yg - y) : NULL;
+        if (rowwise) { /* the output rows that start in this tile, each straight into Y */
+            for (int64_t oh = (v0 + PW - 1) / PW; oh * PW < v0 + tw && oh < OH; ++oh)
+                direct_row(j, &A, base + oh * PW, bg, yg + oh * OW, zg ? zg + oh * OW : NULL, m0, mw);
+            continue;
+        }
         float *dst = straight ? yg + v0 : V;
         int64_t ldd = straight ? g->out_size : tw;
         mlrt_strip_epilogue fin;

@@ -221,6 +221,8 @@ FUSED = [("Relu", None, lambda v, p: np.maximum(v, 0)),
 @pytest.mark.parametrize("name,params,fn", FUSED)
 @pytest.mark.parametrize("xs,ws,attrs", [((1, 3, 9, 11), (8, 3, 3, 3), {"pads": [1, 1, 1, 1]}),          # direct
                                          ((1, 3, 9, 11), (8, 3, 3, 3), {"strides": [2, 2]}),              # packed
+                                         ((1, 3, 7, 40), (8, 3, 3, 3), {"pads": [1, 1, 1, 1]}),  # direct, by rows
+                                         ((1, 3, 9, 61), (8, 3, 3, 3), {"pads": [1, 0, 1, 1], "strides": [2, 2]}),
                                          ((2, 8, 7, 7), (16, 8, 1, 1), {}),                               # pointwise
                                          ((1, 6, 9, 9), (6, 1, 3, 3), {"group": 6, "pads": [1, 1, 1, 1]}),  # depthwise
                                          ((1, 4, 11, 37), (4, 1, 3, 3), {"group": 4, "pads": [1, 1, 1, 1]}),
