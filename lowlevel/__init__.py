@@ -1,13 +1,17 @@
 """mlrt.lowlevel: the onnxruntime-compatible tensor API.
 
-Apps written against onnxruntime's Python API run unchanged with
-``sys.modules["onnxruntime"] = mlrt.lowlevel``.
+Apps written against onnxruntime's Python API run unchanged once
+``mlrt.lowlevel.install_as_onnxruntime()`` has made ``import onnxruntime`` give this
+module (with onnxruntime's capi submodules and exception names: see _compat.py).
 """
 
-from .._errors import (DeviceError, InvalidArgument, InvalidModel, MlrtError, NotImplemented,
+from .._errors import (DeviceError, InvalidArgument, InvalidModel, MlrtError, NoSuchFile, NotImplemented,
                        ResourceExhausted, RuntimeLoadError)
 from .._version import __version__
-from ._options import ExecutionMode, GraphOptimizationLevel, RunOptions, SessionOptions
+from ._compat import (disable_telemetry_events, enable_telemetry_events, get_all_providers, get_build_info,
+                      has_collective_ops, install_as_onnxruntime, set_default_logger_severity,
+                      set_default_logger_verbosity, set_seed)
+from ._options import ExecutionMode, ExecutionOrder, GraphOptimizationLevel, RunOptions, SessionOptions
 from ._ortvalue import IOBinding, OrtValue
 from ._session import InferenceSession, ModelMetadata, NodeArg, get_available_providers
 
@@ -22,6 +26,8 @@ def get_version_string() -> str:
 
 
 __all__ = ["__version__", "InferenceSession", "SessionOptions", "RunOptions", "GraphOptimizationLevel",
-           "ExecutionMode", "NodeArg", "OrtValue", "IOBinding", "ModelMetadata", "get_available_providers", "get_device",
-           "get_version_string", "MlrtError", "InvalidModel", "InvalidArgument", "NotImplemented",
-           "RuntimeLoadError", "DeviceError", "ResourceExhausted"]
+           "ExecutionMode", "ExecutionOrder", "NodeArg", "OrtValue", "IOBinding", "ModelMetadata", "get_available_providers", "get_device",
+           "get_version_string", "get_all_providers", "get_build_info", "set_default_logger_severity",
+           "set_default_logger_verbosity", "set_seed", "disable_telemetry_events", "enable_telemetry_events",
+           "has_collective_ops", "install_as_onnxruntime", "MlrtError", "InvalidModel", "NoSuchFile",
+           "InvalidArgument", "NotImplemented", "RuntimeLoadError", "DeviceError", "ResourceExhausted"]

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import enum
 
-from .._errors import InvalidArgument
+import numpy as np
+
+from .._errors import InvalidArgument, NotImplemented
+from ._ortvalue import OrtValue
 
 
 class GraphOptimizationLevel(enum.IntEnum):
@@ -19,8 +22,21 @@ class ExecutionMode(enum.IntEnum):
     ORT_PARALLEL = 1
 
 
+class ExecutionOrder(enum.IntEnum):
+    DEFAULT = 0
+    PRIORITY_BASED = 1
+    MEMORY_EFFICIENT = 2
+
+
 class SessionOptions:
-    """Options fixed when a session is created."""
+    """Options fixed when a session is created.
+
+    Stored only, as onnxruntime tunes its own internals with them and mlrt has no such
+    knob: `execution_order` (mlrt orders nodes topologically, each provider's together),
+    `use_per_session_threads` (every session has its own pool), `use_deterministic_compute`
+    (mlrt's kernels give the same result run after run anyway), and the memory switches
+    `enable_cpu_mem_arena`, `enable_mem_pattern`, `enable_mem_reuse`.
+    """
 
     def __init__(self):
         self.graph_optimization_level = GraphOptimizationLevel.ORT_ENABLE_ALL
@@ -36,7 +52,11 @@ class SessionOptions:
         self.enable_cpu_mem_arena = True
         self.enable_mem_pattern = True
         self.enable_mem_reuse = True
+        self.execution_order = ExecutionOrder.DEFAULT
+        self.use_deterministic_compute = False
+        self.use_per_session_threads = True
         self._config: dict[str, str] = {}
+        self._initializers: dict[str, np.ndarray] = {}
         self._dim_by_name: dict[str, int] = {}
         self._dim_by_denotation: dict[str, int] = {}
 
@@ -58,6 +78,23 @@ class SessionOptions:
             raise InvalidArgument(f"session config entry '{key}' is not set")
         return self._config[key]
 
+    def add_initializer(self, name: str, ortvalue) -> None:
+        """Sessions made with these options use `ortvalue` (an OrtValue or a host array;
+        held, not copied) as the value of the model's initializer `name`.  The session
+        checks that the model has such an initializer, of the same dtype and shape."""
+        if not isinstance(name, str):
+            raise InvalidArgument(f"add_initializer: the name must be a str, got {type(name).__name__}")
+        self._initializers[name] = _host_array(ortvalue, f"add_initializer('{name}')")
+
+    def add_external_initializers(self, names, ortvalues) -> None:
+        """add_initializer for each name and value (onnxruntime's way to hand over weights
+        a model keeps outside; mlrt takes them for any initializer)."""
+        names, values = list(names), list(ortvalues)
+        if len(names) != len(values):
+            raise InvalidArgument(f"add_external_initializers: {len(names)} name(s) but {len(values)} value(s)")
+        for name, value in zip(names, values):
+            self.add_initializer(name, value)
+
     def add_free_dimension_override_by_name(self, dim_name: str, dim_value: int) -> None:
         """Every input dimension named `dim_name` (its dim_param) becomes `dim_value`."""
         self._dim_by_name[str(dim_name)] = _dim_value(dim_value, dim_name)
@@ -69,6 +106,14 @@ class SessionOptions:
     def register_custom_ops_library(self, path: str) -> None:
         raise InvalidArgument("custom operator libraries are not supported yet; "
                               "define the operator as a file in mlrt/native/ops instead")
+
+
+def _host_array(value, where: str) -> np.ndarray:
+    if isinstance(value, OrtValue):
+        value = value.numpy()  # (one on a device is read back)
+    if not isinstance(value, np.ndarray):
+        raise InvalidArgument(f"{where}: expected an OrtValue or a numpy array, got {type(value).__name__}")
+    return value
 
 
 def _dim_value(value, name) -> int:
@@ -87,3 +132,16 @@ class RunOptions:
         self.run_tag = ""
         self.terminate = False
         self.only_execute_path_to_fetches = False
+        self._config: dict[str, str] = {}
+
+    def add_run_config_entry(self, key: str, value: str) -> None:
+        self._config[str(key)] = str(value)
+
+    def get_run_config_entry(self, key: str) -> str:
+        if key not in self._config:
+            raise InvalidArgument(f"run config entry '{key}' is not set")
+        return self._config[key]
+
+    def add_active_adapter(self, adapter) -> None:
+        """Not supported: mlrt has no LoRA adapters (onnxruntime's LoraAdapter)."""
+        raise NotImplemented("add_active_adapter: LoRA adapters are not supported by mlrt")

@@ -10,7 +10,7 @@ through their provider's memory methods (allocate, to_device, to_host, owns).
 from __future__ import annotations
 
 import numpy as np
-from onnx import helper
+from onnx import TensorProto, helper
 
 from .._errors import InvalidArgument, NotImplemented
 from ..native.providers import _base as providers
@@ -30,10 +30,7 @@ def _provider(device_type: str):
 
 def _device_dtype(dtype, where: str, provider) -> np.dtype:
     """A dtype a device can hold: numbers and bool (not strings or objects)."""
-    try:
-        dt = np.dtype(dtype)
-    except TypeError as exc:
-        raise InvalidArgument(f"{where}: {dtype!r} is not an element type ({exc})") from None
+    dt = _numpy_dtype(dtype, where)
     if dt.kind not in "biufV" or dt.itemsize not in (1, 2, 4, 8):
         device = provider.name.removesuffix("ExecutionProvider")
         raise InvalidArgument(f"{where}: {dt} tensors cannot live on the {device} device (numbers and bool can)")
@@ -50,9 +47,29 @@ def _shape(shape, where: str) -> tuple:
     return dims
 
 
+def _onnx_type(dtype) -> int:
+    """The TensorProto element type of a numpy dtype (str, bytes and objects: STRING)."""
+    dt = np.dtype(dtype)
+    return TensorProto.STRING if dt.kind in "OUS" else helper.np_dtype_to_tensor_dtype(dt)
+
+
 def _type_string(dtype) -> str:
-    t = helper.np_dtype_to_tensor_dtype(np.dtype(dtype))
-    return f"tensor({helper.tensor_dtype_to_string(t).replace('TensorProto.', '').lower()})"
+    return f"tensor({helper.tensor_dtype_to_string(_onnx_type(dtype)).replace('TensorProto.', '').lower()})"
+
+
+def _numpy_dtype(element_type, where: str) -> np.dtype:
+    """A numpy dtype from a numpy type or an ONNX element type number (TensorProto.BFLOAT16:
+    the ml_dtypes type onnx maps it to)."""
+    if isinstance(element_type, int) and not isinstance(element_type, bool):
+        try:
+            return np.dtype(helper.tensor_dtype_to_np_dtype(element_type))
+        except KeyError:
+            raise InvalidArgument(f"{where}: {element_type} is not an ONNX element type "
+                                  "(a TensorProto.DataType)") from None
+    try:
+        return np.dtype(element_type)
+    except TypeError as exc:
+        raise InvalidArgument(f"{where}: {element_type!r} is not an element type ({exc})") from None
 
 
 class OrtValue:
@@ -78,10 +95,36 @@ class OrtValue:
         if p is not None:
             dtype = _device_dtype(element_type, "ortvalue_from_shape_and_type", p)
             return OrtValue(p.allocate(shape, dtype), p)
+        return OrtValue(np.zeros(shape, _numpy_dtype(element_type, "ortvalue_from_shape_and_type")))
+
+    @staticmethod
+    def ortvalue_from_numpy_with_onnx_type(data, onnx_element_type: int) -> "OrtValue":
+        """A host OrtValue over `data` (not copied) whose elements are read as the ONNX type
+        `onnx_element_type` of the same size, e.g. uint16 bits as TensorProto.BFLOAT16
+        (numpy() then gives the ml_dtypes array onnx uses for that type)."""
+        where = "ortvalue_from_numpy_with_onnx_type"
+        data = np.asarray(data)
+        want = _numpy_dtype(int(onnx_element_type), where)
+        if want.kind == "O" or data.dtype.kind in "OUS":
+            raise InvalidArgument(f"{where}: string tensors cannot be reinterpreted; use ortvalue_from_numpy")
+        if want.itemsize != data.dtype.itemsize:
+            raise InvalidArgument(f"{where}: the array's items are {data.dtype.itemsize} byte(s) ({data.dtype}), "
+                                  f"{_type_string(want)} needs {want.itemsize}")
+        return OrtValue(data.view(want))
+
+    @staticmethod
+    def from_dlpack(data) -> "OrtValue":
+        """A host OrtValue sharing the memory of a DLPack tensor (numpy, PyTorch on the CPU, ...);
+        raw DLPack capsules and device tensors are not taken."""
         try:
-            return OrtValue(np.zeros(shape, element_type))
-        except TypeError as exc:
-            raise InvalidArgument(f"ortvalue_from_shape_and_type: {element_type!r} is not an element type ({exc})") from None
+            return OrtValue(np.from_dlpack(data))
+        except (AttributeError, TypeError, RuntimeError, BufferError) as exc:
+            raise InvalidArgument(f"from_dlpack: not a host tensor numpy can share ({exc})") from None
+
+    @staticmethod
+    def ort_value_from_sparse_tensor(sparse_tensor) -> "OrtValue":
+        """Not supported: mlrt has no sparse tensors."""
+        raise NotImplemented("sparse tensors are not supported by mlrt")
 
     def device_name(self) -> str:
         return self._provider.device if self._provider is not None else "cpu"
@@ -89,14 +132,34 @@ class OrtValue:
     def shape(self) -> list:
         return list(self._value.shape)
 
-    def element_type(self):
-        return np.dtype(self._value.dtype).type
+    def element_type(self) -> int:
+        """The ONNX element type (TensorProto.FLOAT is 1), as onnxruntime gives it."""
+        return _onnx_type(self._value.dtype)
 
     def data_type(self) -> str:
         return _type_string(self._value.dtype)
 
+    def data_ptr(self) -> int:
+        """The address of the first element of a host tensor (0 when it has none)."""
+        a = self._host("data_ptr")
+        return int(a.ctypes.data) if a.size else 0
+
+    def tensor_size_in_bytes(self) -> int:
+        return int(np.prod(self._value.shape, dtype=np.int64)) * np.dtype(self._value.dtype).itemsize
+
     def is_tensor(self) -> bool:
-        return True
+        return hasattr(self._value, "dtype") and hasattr(self._value, "shape")
+
+    def is_tensor_sequence(self) -> bool:
+        return isinstance(self._value, (list, tuple))
+
+    def is_sparse_tensor(self) -> bool:
+        return False
+
+    def as_sparse_tensor(self):
+        """Not supported: mlrt has no sparse tensors."""
+        raise NotImplemented("as_sparse_tensor: mlrt has no sparse tensors; this OrtValue holds a dense "
+                             f"{self.data_type()}")
 
     def has_value(self) -> bool:
         return self._value is not None
@@ -104,6 +167,24 @@ class OrtValue:
     def numpy(self) -> np.ndarray:
         """The tensor as a host array (read back from the device if it lives there)."""
         return self._provider.to_host(self._value) if self._provider is not None else self._value
+
+    def __array__(self, dtype=None, copy=None) -> np.ndarray:
+        a = self.numpy()
+        if dtype is not None and a.dtype != np.dtype(dtype):
+            return a.astype(dtype)
+        return a.copy() if copy else a
+
+    def __dlpack__(self, **kwargs):
+        return self._host("DLPack").__dlpack__(**kwargs)
+
+    def __dlpack_device__(self):
+        return self._host("DLPack").__dlpack_device__()
+
+    def _host(self, what: str) -> np.ndarray:
+        if self._provider is not None:
+            raise NotImplemented(f"{what}: a tensor on the {self.device_name()} device is an opaque buffer; "
+                                 "read it with numpy()")
+        return self._value
 
     def update_inplace(self, np_arr) -> None:
         a = np.asarray(np_arr)
@@ -174,6 +255,10 @@ class IOBinding:
     def get_outputs(self) -> list[OrtValue]:
         return list(self._results)
 
+    def get_outputs_as_ortvaluevector(self) -> list[OrtValue]:
+        """The outputs of the last run (onnxruntime's OrtValueVector: here a list)."""
+        return list(self._results)
+
     def copy_outputs_to_cpu(self) -> list[np.ndarray]:
         return [v.numpy() for v in self._results]
 
@@ -191,7 +276,7 @@ class IOBinding:
                 value = src.to_host(value) if src is not None else value
                 value = p.to_device(np.asarray(value)) if p is not None else value
             if isinstance(want, OrtValue):
-                if list(np.shape(value)) != want.shape() or np.dtype(value.dtype) != np.dtype(want.element_type()):
+                if list(np.shape(value)) != want.shape() or np.dtype(value.dtype) != np.dtype(want._value.dtype):
                     raise InvalidArgument(f"output '{name}' is {np.dtype(value.dtype)}{list(np.shape(value))}, the bound "
                                           f"OrtValue is {want.data_type()} {want.shape()}")
                 if p is None:

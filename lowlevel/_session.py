@@ -8,10 +8,10 @@ import time
 from dataclasses import dataclass
 
 import numpy as np
-from onnx import helper
+from onnx import TensorProto, helper
 
 from .. import distribution
-from .._errors import InvalidArgument, MlrtError, NotImplemented
+from .._errors import DeviceError, InvalidArgument, MlrtError, NotImplemented
 from ..native import graph as graph_mod
 from ..native import ops, optimizer, partitioner, profile
 from ..native.providers import _base as providers_base
@@ -108,9 +108,19 @@ class InferenceSession:
     def __init__(self, path_or_bytes, sess_options: SessionOptions | None = None, providers=None,
                  provider_options=None, **kwargs):
         self._options = sess_options or SessionOptions()
+        self._source = path_or_bytes  # (set_providers makes the session again from it)
+        self._model_path = path_or_bytes if isinstance(path_or_bytes, (str, os.PathLike)) else None
+        self._disabled = _disabled_passes(kwargs.get("disabled_optimizers"))
+        self._fallback = str(kwargs.get("enable_fallback", 1)) != "0"
         self._profiler = profile.Profiler() if self._options.enable_profiling else None
         started = self._profiler.start_ns if self._profiler is not None else 0
-        self._model_path = path_or_bytes if isinstance(path_or_bytes, (str, os.PathLike)) else None
+        # onnxruntime's start time is on the wall clock (ns since the epoch), the trace's on the monotonic one
+        self._profiling_start_ns = time.time_ns() - (time.monotonic_ns() - started) if started else 0
+        self._create(providers, provider_options, started)
+
+    def _create(self, providers, provider_options, started: int) -> None:
+        """Providers, model, optimization and placement: the session's making, which
+        set_providers repeats."""
         names, options = _normalize_providers(providers, provider_options)
         known = providers_base.available()
         for name in names:
@@ -124,11 +134,12 @@ class InferenceSession:
         self._provider_options = {n: o for n, o in zip(names, options)}
 
         loading = time.monotonic_ns()
-        self._graph = graph_mod.load(path_or_bytes, self._dimension_overrides(), prepare=ops.prepare)
+        self._graph = graph_mod.load(self._source, self._dimension_overrides(), prepare=ops.prepare)
         if self._profiler is not None:
             self._profiler.event("Session", "model_loading_uri" if self._model_path else "model_loading_array",
                                  loading, time.monotonic_ns())
         _check_runtime_opsets(self._graph)
+        _use_initializers(self._graph, self._options._initializers)
         self._inputs = [NodeArg.of(v) for v in self._graph.inputs]
         self._overridable = [NodeArg.of(v) for v in self._graph.overridable]
         self._outputs = [NodeArg.of(v) for v in self._graph.outputs]
@@ -143,11 +154,17 @@ class InferenceSession:
         cpu = self._providers[-1]
         level = int(self._options.graph_optimization_level)
         if level > 0:
-            optimizer.optimize(self._graph, level, optimizer.Context(pool=cpu.pool),
-                               disabled=_disabled_passes(kwargs.get("disabled_optimizers")))
+            optimizer.optimize(self._graph, level, optimizer.Context(pool=cpu.pool), disabled=self._disabled)
         if self._options.optimized_model_filepath:
             self._save_optimized(self._options.optimized_model_filepath)
         self._assignment, self._runnable = self._place()
+        self._no_cpu_fallback = self._runnable.no_fallback  # session.disable_cpu_ep_fallback
+        self._apply_fallback()
+        fell = [p for p in self._runnable.pieces if p.fell_back]
+        if fell and not self._fallback:
+            asked = ", ".join(p.name for p in self._providers if not p.on_host)
+            raise DeviceError(f"{len(fell)} partition(s) could not be compiled for {asked} (see the warning), "
+                              "and fallback is disabled (disable_fallback(), or enable_fallback=0)")
         if self._profiler is not None:
             self._profiler.event("Session", "session_initialization", started, time.monotonic_ns())
 
@@ -156,6 +173,36 @@ class InferenceSession:
         return {"by_name": o._dim_by_name, "by_denotation": o._dim_by_denotation}
 
     # -- placement -------------------------------------------------------------------------
+    def set_providers(self, providers=None, provider_options=None) -> None:
+        """Place the model again on `providers` (names or (name, options) tuples, in order
+        of precedence; None: the CPU provider alone), as onnxruntime re-creates its session:
+        the model is read, optimized and placed anew with the same SessionOptions.  If that
+        fails the session is left as it was."""
+        saved = dict(self.__dict__)
+        try:
+            self._create(providers, provider_options, time.monotonic_ns())
+        except BaseException:
+            self.__dict__.clear()
+            self.__dict__.update(saved)
+            raise
+
+    def disable_fallback(self) -> None:
+        """A device partition that fails (its programs do not build, the device reports an
+        error while running) raises DeviceError instead of running on the CPU provider.
+        (onnxruntime's fallback re-creates the session on other providers; mlrt's falls
+        back one partition at a time, so this switch stops that.)"""
+        self._fallback = False
+        self._apply_fallback()
+
+    def enable_fallback(self) -> None:
+        """A failing device partition runs on the CPU provider, with a warning (the default;
+        `session.disable_cpu_ep_fallback` in the session config still rules placement)."""
+        self._fallback = True
+        self._apply_fallback()
+
+    def _apply_fallback(self) -> None:
+        self._runnable.no_fallback = self._no_cpu_fallback or not self._fallback
+
     def _place(self):
         placement = partitioner.Placement(self._graph, self._providers, self._options._config)
         return placement.assignment, placement
@@ -224,8 +271,9 @@ class InferenceSession:
         return path
 
     def get_profiling_start_time_ns(self) -> int:
-        """When profiling started, in time.monotonic_ns() nanoseconds (0: not profiling)."""
-        return self._profiler.start_ns if self._profiler is not None else 0
+        """When profiling started, in nanoseconds since the epoch (time.time_ns()), as
+        onnxruntime gives it; 0 when the session was made without profiling."""
+        return self._profiling_start_ns
 
     # -- running ----------------------------------------------------------------------------------
     def _check_feeds(self, input_feed) -> dict[str, np.ndarray]:
@@ -281,6 +329,8 @@ class InferenceSession:
                 arr = np.asarray(value)
             except Exception as exc:
                 raise InvalidArgument(f"input '{vt.name}': cannot be read as an array ({exc})") from None
+        if vt.elem_type == TensorProto.STRING and arr.dtype.kind in "US":
+            arr = _strings(vt.name, arr)
         if vt.elem_type:
             want = np.dtype(helper.tensor_dtype_to_np_dtype(vt.elem_type))
             if arr.dtype != want:
@@ -298,6 +348,28 @@ class InferenceSession:
 
     def run(self, output_names, input_feed, run_options: RunOptions | None = None) -> list:
         return self._run(output_names, input_feed, run_options)
+
+    def run_with_ort_values(self, output_names, input_dict_ort_values, run_options: RunOptions | None = None) -> list:
+        """run() on OrtValues (host arrays are taken too), giving OrtValues; an output made
+        on a device stays there, as onnxruntime's do."""
+        if not isinstance(input_dict_ort_values, dict):
+            raise InvalidArgument("input_dict_ort_values must be a dict of name -> OrtValue, "
+                                  f"got {type(input_dict_ort_values).__name__}")
+        feeds = {k: v._value if isinstance(v, OrtValue) else v for k, v in input_dict_ort_values.items()}
+        names = list(output_names) if output_names else self._output_names
+        return [OrtValue(v) for v in self._run(names, feeds, run_options, set(names))]
+
+    def run_with_ortvaluevector(self, run_options, feed_names, feeds, fetch_names, fetches, fetch_devices=None) -> None:
+        """run_with_ort_values with names and values in lists; `fetches` (a list) is filled
+        with the output OrtValues, replacing what it held.  `fetch_devices` is not used:
+        outputs stay where they are made."""
+        if not isinstance(fetches, list):
+            raise InvalidArgument(f"fetches must be a list to fill with OrtValues, got {type(fetches).__name__}")
+        fetches[:] = self.run_with_ort_values(fetch_names, dict(zip(feed_names, feeds, strict=True)), run_options)
+
+    def create_ortvalue_from_shape_and_type(self, shape, element_type, device_type: str = "cpu", device_id: int = 0,
+                                            vendor_id: int = -1) -> OrtValue:
+        return OrtValue.ortvalue_from_shape_and_type(shape, element_type, device_type, device_id)
 
     def _run(self, output_names, input_feed, run_options=None, keep_on_device=()) -> list:
         feeds = self._check_feeds(input_feed)
@@ -327,6 +399,34 @@ class InferenceSession:
     def run_with_iobinding(self, iobinding: IOBinding, run_options: RunOptions | None = None) -> None:
         """Run on the bound inputs; outputs stay where they were bound (get_outputs())."""
         iobinding._run(lambda names, feeds, on_device: self._run(names, feeds, run_options, on_device))
+
+
+def _strings(name: str, arr: np.ndarray) -> np.ndarray:
+    """A numpy str ('<U6') or bytes ('S') array fed as tensor(string): an object array of
+    str, as onnxruntime takes them (bytes are UTF-8)."""
+    if arr.dtype.kind == "S":
+        try:
+            arr = np.char.decode(arr, "utf-8")
+        except UnicodeDecodeError as exc:
+            raise InvalidArgument(f"input '{name}': a bytes element is not UTF-8 ({exc})") from None
+    return arr.astype(object)
+
+
+def _use_initializers(graph, given: dict) -> None:
+    """SessionOptions.add_initializer: each value replaces the model's initializer of
+    that name, which must exist and have the same dtype and shape."""
+    for name, value in given.items():
+        have = graph.initializers.get(name)
+        if have is None:
+            what = ("a graph input, not an initializer" if any(v.name == name for v in graph.inputs)
+                    else "not an initializer of the model")
+            some = ", ".join(list(graph.initializers)[:8]) + (", ..." if len(graph.initializers) > 8 else "")
+            raise InvalidArgument(f"SessionOptions.add_initializer: '{name}' is {what} "
+                                  f"(initializers: {some or 'none'})")
+        if value.dtype != have.dtype or value.shape != have.shape:
+            raise InvalidArgument(f"SessionOptions.add_initializer: '{name}' is {have.dtype}{list(have.shape)} in the "
+                                  f"model, the value given is {value.dtype}{list(value.shape)}")
+        graph.initializers[name] = np.ascontiguousarray(value)
 
 
 def _quick_check(vt: graph_mod.ValueType, required: bool) -> tuple:

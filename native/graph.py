@@ -17,7 +17,7 @@ import numpy as np
 import onnx
 from onnx import external_data_helper, numpy_helper
 
-from .._errors import InvalidModel
+from .._errors import InvalidModel, NoSuchFile
 from .checker import check_and_infer, check_isolated
 from .checker_shell import shell
 
@@ -142,8 +142,10 @@ def _read_model(source) -> tuple[onnx.ModelProto, Path | None, bytes | None]:
         except Exception as exc:  # protobuf raises DecodeError and friends
             raise InvalidModel(f"model bytes ({len(source)} bytes) are not an ONNX model: {exc}") from None
     path = Path(os.fspath(source))
+    if not path.exists():
+        raise NoSuchFile(f"model file {path} does not exist")
     if not path.is_file():
-        raise InvalidModel(f"model file {path} does not exist")
+        raise InvalidModel(f"model path {path} is not a file")
     try:  # as onnx.load_model reads a path (its format from its extension), keeping the bytes
         form = onnx.serialization.registry.get_format_from_file_extension(path.suffix) or "protobuf"
         data = path.read_bytes()

@@ -222,7 +222,8 @@ class Placement:
     def _fall_back(self, piece: Piece, reason) -> None:
         if self.no_fallback:  # a device that fails is not quietly replaced by the CPU either
             raise DeviceError(f"{piece.provider.name}: a partition of {len(piece.nodes)} node(s) cannot run "
-                              f"({reason}), and {DISABLE_CPU_FALLBACK} is set")
+                              f"({reason}), and fallback to the CPU is off ({DISABLE_CPU_FALLBACK}, "
+                              f"or the session's disable_fallback())")
         warnings.warn(f"{piece.provider.name}: a partition of {len(piece.nodes)} node(s) falls back to "
                       f"{self.cpu.name}: {reason}", RuntimeWarning, stacklevel=4)
         log.warning("%s: partition of %d node(s) falls back to %s: %s", piece.provider.name, len(piece.nodes),

@@ -7,9 +7,9 @@
     mlrt.distribution  finding and loading a bundled or system-installed runtime
 """
 
-from ._errors import (DeviceError, InvalidArgument, InvalidModel, MlrtError, NotImplemented,
+from ._errors import (DeviceError, InvalidArgument, InvalidModel, MlrtError, NoSuchFile, NotImplemented,
                       ResourceExhausted, RuntimeLoadError)
 from ._version import __version__
 
-__all__ = ["__version__", "MlrtError", "InvalidModel", "InvalidArgument", "NotImplemented",
+__all__ = ["__version__", "MlrtError", "InvalidModel", "NoSuchFile", "InvalidArgument", "NotImplemented",
            "RuntimeLoadError", "DeviceError", "ResourceExhausted"]

@@ -2,6 +2,7 @@
 
     MlrtError                     base of everything mlrt raises on purpose
     ├── InvalidModel              the model file or graph is malformed or inconsistent
+    │   └── NoSuchFile            the model path does not exist (also a FileNotFoundError)
     ├── InvalidArgument           a wrong input name, shape, dtype or option value
     ├── NotImplemented            an operator (op, domain, opset) no provider asked can run
     ├── RuntimeLoadError          the native runtime is missing, broken or incompatible
@@ -25,6 +26,10 @@ class InvalidModel(MlrtError):
     """The model is malformed: bad protobuf, dangling names, cycles, bad attributes."""
 
 
+class NoSuchFile(InvalidModel, FileNotFoundError):
+    """The model path names nothing (onnxruntime's NoSuchFile; also a FileNotFoundError)."""
+
+
 class InvalidArgument(MlrtError, ValueError):
     """A caller passed something wrong: input name, shape, dtype, option."""
 
@@ -45,5 +50,5 @@ class ResourceExhausted(MlrtError, MemoryError):
     """An allocation exceeded a limit or the memory available."""
 
 
-__all__ = ["MlrtError", "InvalidModel", "InvalidArgument", "NotImplemented",
+__all__ = ["MlrtError", "InvalidModel", "NoSuchFile", "InvalidArgument", "NotImplemented",
            "RuntimeLoadError", "DeviceError", "ResourceExhausted"]

@@ -8,12 +8,14 @@ import mlrt.lowlevel
 import mlrt.media
 
 PINNED = {
-    mlrt: {"__version__", "MlrtError", "InvalidModel", "InvalidArgument", "NotImplemented", "RuntimeLoadError",
-           "DeviceError", "ResourceExhausted"},
+    mlrt: {"__version__", "MlrtError", "InvalidModel", "NoSuchFile", "InvalidArgument", "NotImplemented",
+           "RuntimeLoadError", "DeviceError", "ResourceExhausted"},
     mlrt.lowlevel: {"__version__", "InferenceSession", "SessionOptions", "RunOptions", "GraphOptimizationLevel",
-                    "ExecutionMode", "NodeArg", "OrtValue", "IOBinding", "ModelMetadata", "get_available_providers", "get_device",
-                    "get_version_string", "MlrtError", "InvalidModel", "InvalidArgument", "NotImplemented",
-                    "RuntimeLoadError", "DeviceError", "ResourceExhausted"},
+                    "ExecutionMode", "ExecutionOrder", "NodeArg", "OrtValue", "IOBinding", "ModelMetadata", "get_available_providers", "get_device",
+                    "get_version_string", "get_all_providers", "get_build_info", "set_default_logger_severity",
+                    "set_default_logger_verbosity", "set_seed", "disable_telemetry_events", "enable_telemetry_events",
+                    "has_collective_ops", "install_as_onnxruntime", "MlrtError", "InvalidModel", "NoSuchFile",
+                    "InvalidArgument", "NotImplemented", "RuntimeLoadError", "DeviceError", "ResourceExhausted"},
     mlrt.highlevel: {"LearningModel", "LearningModelDevice", "LearningModelDeviceKind", "LearningModelSession",
                      "LearningModelSessionOptions", "LearningModelBinding", "LearningModelEvaluationResult",
                      "LearningModelFeatureKind", "TensorFeatureDescriptor", "ImageFeatureDescriptor",

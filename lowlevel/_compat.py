@@ -1,0 +1,197 @@
+"""mlrt.lowlevel as the `onnxruntime` module: onnxruntime's module-level functions,
+its exception classes, and the submodules apps import them from.
+
+    import mlrt.lowlevel
+    mlrt.lowlevel.install_as_onnxruntime()    # before anything imports onnxruntime
+    import onnxruntime as ort                  # is mlrt.lowlevel
+    from onnxruntime.capi.onnxruntime_pybind11_state import InvalidArgument
+
+`install_as_onnxruntime()` puts mlrt.lowlevel in sys.modules as "onnxruntime", with
+`onnxruntime.capi`, `onnxruntime.capi.onnxruntime_pybind11_state` (the exception
+classes below and every public name of mlrt.lowlevel) and
+`onnxruntime.capi._pybind_state` (the same module object).
+
+onnxruntime's exception classes are other names for mlrt's own (mlrt raises only the
+classes of mlrt._errors), so an `except` written for onnxruntime catches what mlrt
+raises:
+
+    onnxruntime         mlrt
+    Fail                MlrtError        (the base: catches everything mlrt raises)
+    RuntimeException    MlrtError
+    EngineError         MlrtError
+    ModelLoaded         MlrtError
+    InvalidArgument     InvalidArgument  (also a ValueError)
+    NotImplemented      NotImplemented   (also a NotImplementedError)
+    InvalidGraph        InvalidModel
+    InvalidProtobuf     InvalidModel
+    NoModel             InvalidModel
+    NoSuchFile          NoSuchFile       (an InvalidModel and a FileNotFoundError)
+    EPFail              DeviceError
+
+onnxruntime's classes are unrelated to one another; mlrt's form a tree, and several
+names share a class.  So the first matching `except` wins where onnxruntime would
+have picked another: `except InvalidProtobuf` placed before `except NoSuchFile` also
+catches a missing file, and `except ModelLoaded` (or RuntimeException, EngineError)
+catches every mlrt error, as `except Fail` does.
+"""
+
+from __future__ import annotations
+
+import importlib.machinery
+import logging
+import operator
+import sys
+import types
+
+from .. import distribution
+from .._errors import DeviceError, InvalidArgument, InvalidModel, MlrtError, NoSuchFile, NotImplemented
+from .._version import __version__
+from ..native.providers import _base as providers_base
+
+log = logging.getLogger("mlrt")
+
+# onnxruntime's exception names -> the mlrt classes they stand for (see the table above)
+ORT_EXCEPTIONS = {
+    "Fail": MlrtError, "RuntimeException": MlrtError, "EngineError": MlrtError, "ModelLoaded": MlrtError,
+    "InvalidArgument": InvalidArgument, "NotImplemented": NotImplemented,
+    "InvalidGraph": InvalidModel, "InvalidProtobuf": InvalidModel, "NoModel": InvalidModel,
+    "NoSuchFile": NoSuchFile, "EPFail": DeviceError,
+}
+
+# onnxruntime's logging severities -> Python logging levels of the "mlrt" logger
+SEVERITY_LEVELS = {0: logging.DEBUG, 1: logging.INFO, 2: logging.WARNING, 3: logging.ERROR, 4: logging.CRITICAL}
+
+_verbosity = 0  # set_default_logger_verbosity's value (mlrt's log has no verbose levels)
+_seed = None  # set_seed's value (see set_seed)
+
+
+def _int(value, what: str) -> int:
+    try:
+        return operator.index(value)
+    except TypeError:
+        raise InvalidArgument(f"{what} must be an int, got {value!r}") from None
+
+
+def set_default_logger_severity(level: int) -> None:
+    """onnxruntime's severity (0 verbose, 1 info, 2 warning, 3 error, 4 fatal) sets the
+    level of the "mlrt" logger (DEBUG, INFO, WARNING, ERROR, CRITICAL)."""
+    level = _int(level, "the logger severity")
+    if level not in SEVERITY_LEVELS:
+        raise InvalidArgument(f"logger severity {level} is out of range: 0 verbose, 1 info, 2 warning, 3 error, "
+                              "4 fatal")
+    log.setLevel(SEVERITY_LEVELS[level])
+
+
+def set_default_logger_verbosity(level: int) -> None:
+    """Kept, as onnxruntime keeps it for its verbose log; mlrt's log has no verbosity
+    levels, so it changes nothing."""
+    global _verbosity
+    level = _int(level, "the logger verbosity")
+    if level < 0:
+        raise InvalidArgument(f"logger verbosity must be >= 0, got {level}")
+    _verbosity = level
+
+
+def set_seed(seed: int) -> None:
+    """Kept, but it seeds nothing: onnxruntime seeds its random operators that have no
+    `seed` attribute with it, while mlrt's (RandomUniform, RandomNormal, their -Like
+    forms, Bernoulli, Multinomial; native/kernels/random.c) take a seed only from that
+    attribute and otherwise draw afresh on every run.  Give the nodes a `seed` for
+    reproducible values."""
+    global _seed
+    _seed = _int(seed, "the seed")
+    log.info("set_seed(%d): mlrt's random operators are seeded only by their seed attribute", _seed)
+
+
+def get_all_providers() -> list[str]:
+    """Every execution provider mlrt knows, whether or not it can run on this machine:
+    the provider modules of this mlrt, those registered, and any the runtime's
+    manifest lists."""
+    names = list(providers_base.available())
+    try:
+        listed = distribution.current_runtime().providers
+    except MlrtError:  # no runtime loads: the Python side still knows its providers
+        listed = ()
+    return names + [n for n in listed if n not in names]
+
+
+def get_build_info() -> str:
+    """One line naming the mlrt version, the native runtime in use (kind, version, ABI,
+    path) and how it was built (compiler and flags)."""
+    try:
+        rt = distribution.current_runtime()
+    except MlrtError as exc:
+        return f"mlrt Build Info: version={__version__}, runtime=unavailable ({exc})"
+    try:
+        build = rt.ffi.string(rt.lib.mlrt_build_info()).decode()
+    except AttributeError:  # a runtime older than the call: its manifest's record
+        build = (rt.manifest or {}).get("build", "unknown")
+    return (f"mlrt Build Info: version={__version__}, runtime={rt.kind}, runtime-version={rt.version}, "
+            f"abi={rt.abi}, path={rt.path}, build={build}")
+
+
+def has_collective_ops() -> bool:
+    """False: mlrt has no collective (multi-device communication) operators."""
+    return False
+
+
+def disable_telemetry_events() -> None:
+    """Nothing to do: mlrt sends no telemetry."""
+
+
+def enable_telemetry_events() -> None:
+    """Nothing to do: mlrt sends no telemetry, and this does not make it send any."""
+
+
+def _module(name: str, package: bool, names: dict) -> types.ModuleType:
+    module = types.ModuleType(name, f"mlrt.lowlevel as {name}")
+    module.__spec__ = importlib.machinery.ModuleSpec(name, None, is_package=package)
+    module.__package__ = name if package else name.rpartition(".")[0]
+    if package:
+        module.__path__ = []  # a package with nothing else to import from it
+    vars(module).update(names)
+    module.__all__ = sorted(n for n in names if not n.startswith("_"))
+    return module
+
+
+_installed: dict[str, types.ModuleType] = {}  # "onnxruntime..." -> its module, made once
+
+
+def _submodules(lowlevel: types.ModuleType) -> dict[str, types.ModuleType]:
+    if not _installed:
+        state = _module("onnxruntime.capi.onnxruntime_pybind11_state", False,
+                        {**{n: getattr(lowlevel, n) for n in lowlevel.__all__}, **ORT_EXCEPTIONS})
+        capi = _module("onnxruntime.capi", True, {"onnxruntime_pybind11_state": state, "_pybind_state": state})
+        _installed.update({"onnxruntime": lowlevel, "onnxruntime.capi": capi,
+                           "onnxruntime.capi.onnxruntime_pybind11_state": state,
+                           "onnxruntime.capi._pybind_state": state})
+    return _installed
+
+
+def install_as_onnxruntime(*, force: bool = False) -> types.ModuleType:
+    """Make `import onnxruntime` (and its capi submodules) give mlrt.lowlevel; returns
+    mlrt.lowlevel.  Calling it again changes nothing.
+
+    Call it before anything imports onnxruntime: if the real onnxruntime is imported
+    already, InvalidArgument, since an app would hold both.  With force=True it is
+    replaced in sys.modules, its submodules dropped from there (modules that imported
+    it keep the real one)."""
+    lowlevel = sys.modules[__package__]
+    ours = _submodules(lowlevel)
+    current = sys.modules.get("onnxruntime")
+    if current is not None and current is not lowlevel:
+        if not force:
+            where = getattr(current, "__file__", None) or current.__name__
+            raise InvalidArgument(f"onnxruntime ({where}) is already imported; call "
+                                  "mlrt.lowlevel.install_as_onnxruntime() before anything imports onnxruntime, "
+                                  "or pass force=True to replace it in sys.modules")
+        for name in [n for n in sys.modules if n.startswith("onnxruntime.") and sys.modules[n] is not ours.get(n)]:
+            del sys.modules[name]
+    sys.modules.update(ours)
+    lowlevel.capi = ours["onnxruntime.capi"]
+    return lowlevel
+
+
+__all__ = ["install_as_onnxruntime", "set_default_logger_severity", "set_default_logger_verbosity", "set_seed",
+           "get_all_providers", "get_build_info", "has_collective_ops", "disable_telemetry_events",
+           "enable_telemetry_events"]
