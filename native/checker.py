@@ -37,13 +37,23 @@ def check_and_infer(model: onnx.ModelProto, data: bytes | None = None) -> tuple[
         kind = o.type.WhichOneof("value")
         return kind is not None and (kind != "tensor_type" or o.type.tensor_type.HasField("shape"))
 
-    if not all(declared_fully(o) for o in model.graph.output):
-        # onnxruntime accepts outputs declared without a type or shape; the checker may not
+    def shapeless(v) -> bool:
+        return v.type.WhichOneof("value") == "tensor_type" and not v.type.tensor_type.HasField("shape")
+
+    g = model.graph
+    if not all(declared_fully(o) for o in g.output) or any(shapeless(v) for v in list(g.input) + list(g.value_info)):
+        # onnxruntime accepts outputs declared without a type or shape, and inputs and
+        # value infos of unknown rank (a tensor type without a shape); the checker does
+        # not: it is given a copy without those outputs, the others as scalars (it checks
+        # no shapes against operators; mlrt's own graph keeps the rank unknown)
         copy = onnx.ModelProto()
         copy.CopyFrom(model)
         keep = [o for o in copy.graph.output if declared_fully(o)]
         del copy.graph.output[:]
         copy.graph.output.extend(keep)
+        for v in list(copy.graph.input) + list(copy.graph.value_info):
+            if shapeless(v):
+                v.type.tensor_type.shape.SetInParent()
         checked = copy.SerializeToString()
     try:
         onnx.checker.check_model(checked)

@@ -205,3 +205,25 @@ def test_onnxruntime_style_script_runs_unchanged(monkeypatch):
     x = np.ones((2, 3), np.float32)
     np.testing.assert_allclose(sess.run([sess.get_outputs()[0].name], {name: x})[0], expected(x))
     assert ort.get_device() == "CPU" and isinstance(ort.__version__, str)
+
+
+def test_values_of_unknown_rank_and_untyped_outputs_are_accepted():
+    """onnxruntime loads a model whose input and value infos are tensors without a shape
+    (unknown rank) and whose output has no type: onnx's checker refuses it, mlrt does not."""
+    def shapeless(name):
+        v = onnx.ValueInfoProto()
+        v.name = name
+        v.type.tensor_type.elem_type = T.FLOAT
+        return v
+
+    out = onnx.ValueInfoProto()
+    out.name = "y"
+    graph = helper.make_graph([helper.make_node("Relu", ["x"], ["r"]), helper.make_node("Neg", ["r"], ["y"])],
+                              "g", [shapeless("x")], [out], value_info=[shapeless("r")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    with pytest.raises(onnx.checker.ValidationError):
+        onnx.checker.check_model(model)
+    s = ml.InferenceSession(model.SerializeToString())
+    assert s.get_inputs()[0].shape is None
+    for x in (np.array([-1.0, 2.0], np.float32), np.ones((2, 3), np.float32), np.float32(-3.0)):
+        np.testing.assert_array_equal(s.run(None, {"x": x})[0], -np.maximum(x, 0))
