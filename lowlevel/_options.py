@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+import threading
 
 import numpy as np
 
@@ -122,17 +123,47 @@ def _dim_value(value, name) -> int:
     return value
 
 
+_TERMINATE_LOCK = threading.Lock()  # (one for all RunOptions: taken briefly, twice a run)
+
+
 class RunOptions:
-    """Options for one run() call."""
+    """Options for one run() call.
+
+    `terminate` may be set from another thread while run() is running with these
+    options: the run stops at the next node boundary (between the nodes of a native
+    plan, the iterations of a loop, the pieces of a partitioned graph) with an
+    MlrtError, and the session stays usable.  Set it back to False to run again."""
 
     def __init__(self):
         self.log_severity_level = 2
         self.log_verbosity_level = 0
         self.logid = ""
         self.run_tag = ""
-        self.terminate = False
+        self._terminate = False
+        self._flags: set = set()  # the terminate flags (int32_t * cdata) of runs in progress
         self.only_execute_path_to_fetches = False
         self._config: dict[str, str] = {}
+
+    @property
+    def terminate(self) -> bool:
+        return self._terminate
+
+    @terminate.setter
+    def terminate(self, value) -> None:
+        with _TERMINATE_LOCK:
+            self._terminate = bool(value)
+            for flag in self._flags:
+                flag[0] = 1 if self._terminate else 0
+
+    def _watch(self, flag) -> None:
+        """A run starts with these options: `flag` follows `terminate` until _unwatch."""
+        with _TERMINATE_LOCK:
+            flag[0] = 1 if self._terminate else 0
+            self._flags.add(flag)
+
+    def _unwatch(self, flag) -> None:
+        with _TERMINATE_LOCK:
+            self._flags.discard(flag)
 
     def add_run_config_entry(self, key: str, value: str) -> None:
         self._config[str(key)] = str(value)

@@ -13,7 +13,7 @@ from onnx import TensorProto, helper
 from .. import distribution
 from .._errors import DeviceError, InvalidArgument, MlrtError, NotImplemented
 from ..native import graph as graph_mod
-from ..native import ops, optimizer, partitioner, profile
+from ..native import ops, optimizer, partitioner, profile, terminate
 from ..native.providers import _base as providers_base
 from ._options import GraphOptimizationLevel, RunOptions, SessionOptions
 from ._ortvalue import IOBinding, OrtValue
@@ -381,17 +381,29 @@ class InferenceSession:
                     raise InvalidArgument(f"'{n}' is not an output of this model (outputs: {', '.join(known)})")
         else:
             names = self._output_names
-        if run_options is not None and run_options.terminate:
-            raise MlrtError("run() was terminated by RunOptions.terminate")
+        if run_options is None:
+            results = self._run_graph(feeds, keep_on_device)
+        else:
+            if run_options.terminate:
+                raise MlrtError("run() was terminated by RunOptions.terminate")
+            flag = terminate.new_flag()  # this run's own: terminate set from another thread writes it
+            run_options._watch(flag)
+            try:
+                with terminate.watching(flag):
+                    results = self._run_graph(feeds, keep_on_device)
+            finally:
+                run_options._unwatch(flag)
+        return [results[n] for n in names]
+
+    def _run_graph(self, feeds, keep_on_device) -> dict:
         profiler = self._profiler
         if profiler is None:
+            return self._runnable.run(feeds, keep_on_device)
+        with profile.profiling(profiler):
+            start = time.monotonic_ns()
             results = self._runnable.run(feeds, keep_on_device)
-        else:
-            with profile.profiling(profiler):
-                start = time.monotonic_ns()
-                results = self._runnable.run(feeds, keep_on_device)
-                profiler.event("Session", "model_run", start, time.monotonic_ns())
-        return [results[n] for n in names]
+            profiler.event("Session", "model_run", start, time.monotonic_ns())
+        return results
 
     def io_binding(self) -> IOBinding:
         return IOBinding(self)

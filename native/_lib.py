@@ -82,10 +82,13 @@ def raise_status(status: int, where: str = "") -> None:
     """Turn a non-zero C status (enum mlrt_status) into the matching MlrtError."""
     if status == 0:  # MLRT_OK
         return
+    L = lib()
+    if status == getattr(L, "MLRT_ERR_TERMINATED", -1):  # (an older runtime has no such code)
+        from .terminate import MESSAGE
+        raise MlrtError(MESSAGE)
     msg = last_error() or "unknown native error"
     if where:
         msg = f"{where}: {msg}"
-    L = lib()
     if status == L.MLRT_ERR_INVALID_ARGUMENT:
         raise InvalidArgument(msg)
     if status == L.MLRT_ERR_NOT_IMPLEMENTED:

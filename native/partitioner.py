@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .._errors import DeviceError, NotImplemented
-from . import profile
+from . import profile, terminate
 from .graph import Graph, ValueType
 
 log = logging.getLogger("mlrt")
@@ -316,6 +316,7 @@ class Placement:
         values = dict(feeds)
         owner_of: dict[str, Piece] = {}
         for k, piece in enumerate(self.pieces):
+            terminate.check()
             args = {}
             for name in piece.inputs:
                 if name in values:  # else an optional input left out, or an initializer not overridden

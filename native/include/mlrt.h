@@ -11,7 +11,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* 2: mlrt_plan_run_loop (Loop / Scan bodies in C), Conv's packed weights (kernels/conv.h) */
+/* 2: mlrt_plan_run_loop (Loop / Scan bodies in C), Conv's packed weights (kernels/conv.h)
+ * Additions within ABI 2 (an older ABI-2 runtime lacks them; Python checks before use):
+ * mlrt_plan_run_flagged, mlrt_loop.terminate, MLRT_ERR_TERMINATED. */
 #define MLRT_ABI_VERSION 2
 #define MLRT_MAX_RANK 8
 
@@ -52,7 +54,8 @@ enum mlrt_status {
     MLRT_ERR_INVALID_ARGUMENT = 1,
     MLRT_ERR_NOT_IMPLEMENTED = 2,
     MLRT_ERR_OUT_OF_MEMORY = 3,
-    MLRT_ERR_INTERNAL = 4
+    MLRT_ERR_INTERNAL = 4,
+    MLRT_ERR_TERMINATED = 5       /* a run stopped because its terminate flag was set */
 };
 
 /* A tensor as kernels see it.  Strides count elements (not bytes) and may be 0
@@ -144,6 +147,12 @@ int mlrt_plan_run(const mlrt_plan *plan, mlrt_threadpool *pool,
  * what was there.  For profiling. */
 int mlrt_plan_run_timed(const mlrt_plan *plan, mlrt_threadpool *pool,
                         void *const *external, void *arena, int64_t *times_ns);
+/* As mlrt_plan_run_timed (times_ns may be NULL), and when terminate is not NULL, *terminate
+ * is read before each node: once it is non-zero the run stops there and returns
+ * MLRT_ERR_TERMINATED (another thread sets it: RunOptions.terminate). */
+int mlrt_plan_run_flagged(const mlrt_plan *plan, mlrt_threadpool *pool,
+                          void *const *external, void *arena, int64_t *times_ns,
+                          const volatile int32_t *terminate);
 /* A Loop or Scan whose body is a plan, iterated in C.  Per iteration k: the iteration
  * number (int64) and a true condition (bool) are written to their inputs (index -1: the
  * body has none), each scan input is bound to scan_inputs_at[s] + k * scan_input_bytes[s]
@@ -151,7 +160,8 @@ int mlrt_plan_run_timed(const mlrt_plan *plan, mlrt_threadpool *pool,
  * loop-carried output pointer is swapped with its input's, so the next iteration reads
  * what this one wrote (the caller owns both buffers, of equal size).  Stops after
  * `iterations`, or when the condition output (index -1: none) is false (stopped = 1).
- * External indexes are 0-based; `external` is rewritten in place. */
+ * External indexes are 0-based; `external` is rewritten in place.  A set `terminate`
+ * flag stops it with MLRT_ERR_TERMINATED. */
 typedef struct mlrt_loop {
     int64_t iterations;
     int64_t first_index;          /* the iteration number of the first iteration */
@@ -171,6 +181,10 @@ typedef struct mlrt_loop {
     void *const *scan_buffers;    /* iterations * scan_bytes each */
     int64_t done;                 /* out: iterations run */
     int32_t stopped;              /* out: 1 when the condition output was false */
+    /* read before each iteration and each node of the body: once non-zero the loop stops
+     * with MLRT_ERR_TERMINATED (NULL: never).  Last, so a caller built from an older header
+     * that lacks it is not affected by it. */
+    const volatile int32_t *terminate;
 } mlrt_loop;
 int mlrt_plan_run_loop(const mlrt_plan *plan, mlrt_threadpool *pool, void **external, void *arena,
                        mlrt_loop *loop);

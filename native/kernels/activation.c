@@ -2,6 +2,9 @@
  * ThresholdedRelu, Mish, Gelu (one tensor in, same shape and type out), PRelu
  * (x and a slope broadcast to it) and Clip (bounds from attributes or inputs).
  *
+ * com.microsoft (as onnxruntime's contrib ops): Gelu, FastGelu, BiasGelu, QuickGelu and
+ * BiasAdd, act(X [+ bias] [+ skip]) with bias over the last dim.
+ *
  * float16 / bfloat16 are computed in float and rounded back to nearest even.  Gelu's
  * float32 loop uses the erf and exp polynomials of fastmath.h, cloned per ISA level. */
 #include <math.h>
@@ -14,6 +17,7 @@
 
 #define MASK_FLOAT_TYPES (MLRT_MASK_FLOATS | MLRT_BIT(MLRT_FLOAT16) | MLRT_BIT(MLRT_BFLOAT16))
 #define ACT_GRAIN 16384
+#define SAME(v) (v)
 
 /* -- Relu ------------------------------------------------------------------------------- */
 
@@ -140,6 +144,95 @@ ACT_ROW_OP(gelu, "Gelu", gelu_row_f32, gelu_fast_f32(x, mode),
            mode == MLRT_GELU_TANH ? 0.5 * x * (1.0 + tanh(0.7978845608028654 * (x + 0.044715 * x * x * x)))
                                   : 0.5 * x * (1.0 + erf(x * 0.7071067811865476)))
 
+/* -- com.microsoft: y = act(x + bias + skip), bias (1-D) over the last dim, skip of x's shape ----- */
+
+typedef struct bias_act_job {
+    const void *x, *bias, *skip;
+    void *y;
+    int32_t dtype;
+    int64_t mode, len;  /* enum mlrt_bias_activation; the last dim (bias's length) */
+    double alpha;
+} bias_act_job;
+
+static inline float bias_act_f32(float v, int64_t mode, float alpha) {
+    switch (mode) {
+    case MLRT_BIAS_ACT_GELU: return gelu_fast_f32(v, MLRT_GELU_NONE);
+    case MLRT_BIAS_ACT_GELU_TANH: return gelu_fast_f32(v, MLRT_GELU_TANH);
+    case MLRT_BIAS_ACT_QUICK_GELU: return v / (1.0f + expf(-alpha * v));
+    default: return v;
+    }
+}
+
+static inline double bias_act_f64(double v, int64_t mode, double alpha) {
+    switch (mode) {
+    case MLRT_BIAS_ACT_GELU: return 0.5 * v * (1.0 + erf(v * 0.7071067811865476));
+    case MLRT_BIAS_ACT_GELU_TANH: return 0.5 * v * (1.0 + tanh(0.7978845608028654 * (v + 0.044715 * v * v * v)));
+    case MLRT_BIAS_ACT_QUICK_GELU: return v / (1.0 + exp(-alpha * v));
+    default: return v;
+    }
+}
+
+/* rows [begin, end) of len elements; LOAD / STORE convert T to and from the compute type C */
+#define BIAS_ACT_LOOP(T, C, LOAD, STORE, ACT)                                              \
+    {                                                                                      \
+        const T *xs = j->x, *bs = j->bias, *ks = j->skip;                                  \
+        T *ys = j->y;                                                                      \
+        for (int64_t i = begin * j->len; i < end * j->len; ++i) {                         \
+            C v = LOAD(xs[i]);                                                             \
+            if (bs) v += LOAD(bs[i % j->len]);                                             \
+            if (ks) v += LOAD(ks[i]);                                                      \
+            ys[i] = STORE(ACT(v, j->mode, (C)j->alpha));                                   \
+        }                                                                                  \
+    }                                                                                      \
+    break;
+
+static void bias_act_rows(void *arg, int64_t begin, int64_t end) {
+    const bias_act_job *j = arg;
+    switch (j->dtype) {
+    case MLRT_FLOAT: BIAS_ACT_LOOP(float, float, SAME, SAME, bias_act_f32)
+    case MLRT_DOUBLE: BIAS_ACT_LOOP(double, double, SAME, SAME, bias_act_f64)
+    case MLRT_FLOAT16: BIAS_ACT_LOOP(uint16_t, float, mlrt_f16_to_f32, mlrt_f32_to_f16, bias_act_f32)
+    case MLRT_BFLOAT16: BIAS_ACT_LOOP(uint16_t, float, mlrt_bf16_to_f32, mlrt_f32_to_bf16, bias_act_f32)
+    }
+}
+
+/* inputs: X, then optionally bias (1-D, X's last dim) and skip (X's shape); absent ones are
+ * given as absent tensors */
+static int k_bias_act(const mlrt_context *ctx, const mlrt_tensor *in, int32_t n_in, mlrt_tensor *out, int32_t n_out,
+                      const void *params, size_t params_size) {
+    MLRT_PARAMS(mlrt_activation_params, p, params, params_size);
+    MLRT_CHECK(n_in >= 1 && n_in <= 3 && n_out == 1, "expects 1 to 3 inputs and 1 output");
+    const mlrt_tensor *x = &in[0];
+    mlrt_tensor *y = &out[0];
+    if (x->dtype < 0 || x->dtype >= 64 || !((MASK_FLOAT_TYPES >> x->dtype) & 1))
+        return mlrt_fail(MLRT_ERR_NOT_IMPLEMENTED, "element type %d not supported", x->dtype);
+    MLRT_CHECK(p->mode >= MLRT_BIAS_ACT_IDENTITY && p->mode <= MLRT_BIAS_ACT_QUICK_GELU, "unknown mode %lld",
+               (long long)p->mode);
+    MLRT_CHECK(x->dtype == y->dtype && mlrt_same_shape(x, y), "output must match the input");
+    MLRT_CHECK(mlrt_is_contiguous(x) && mlrt_is_contiguous(y), "needs contiguous tensors");
+    int64_t len = x->rank ? x->shape[x->rank - 1] : 1, n = mlrt_numel(x);
+    const mlrt_tensor *bias = n_in > 1 && mlrt_present(&in[1]) ? &in[1] : NULL;
+    const mlrt_tensor *skip = n_in > 2 && mlrt_present(&in[2]) ? &in[2] : NULL;
+    if (bias)
+        MLRT_CHECK(bias->dtype == x->dtype && mlrt_is_contiguous(bias) && mlrt_numel(bias) == len,
+                   "bias must be %lld contiguous values of X's type", (long long)len);
+    if (skip)
+        MLRT_CHECK(skip->dtype == x->dtype && mlrt_is_contiguous(skip) && mlrt_same_shape(skip, x),
+                   "skip must be a contiguous tensor of X's shape and type");
+    if (n == 0) return MLRT_OK;
+    bias_act_job job = {x->data, bias ? bias->data : NULL, skip ? skip->data : NULL, y->data, x->dtype,
+                        p->mode, len, p->alpha};
+    mlrt_parallel_for(ctx, n / len, ACT_GRAIN / len + 1, bias_act_rows, &job);
+    return MLRT_OK;
+}
+
+#define MS_BIAS_ACT(NAME, OP) MLRT_KERNEL(NAME, OP, "com.microsoft", 1, MLRT_OPSET_MAX, MASK_FLOAT_TYPES, k_bias_act);
+MS_BIAS_ACT(ms_gelu, "Gelu")
+MS_BIAS_ACT(ms_fastgelu, "FastGelu")
+MS_BIAS_ACT(ms_biasgelu, "BiasGelu")
+MS_BIAS_ACT(ms_quickgelu, "QuickGelu")
+MS_BIAS_ACT(ms_biasadd, "BiasAdd")
+
 /* -- PRelu: y = x > 0 ? x : x * slope, slope a view of y's shape -------------------------------- */
 
 typedef struct prelu_job { mlrt_rows rows; const void *x, *s; void *y; int32_t dtype; } prelu_job;
@@ -242,8 +335,6 @@ typedef struct clip_job {
         }                                                                                  \
     }                                                                                      \
     break;
-#define SAME(v) (v)
-
 static void clip_range(void *arg, int64_t begin, int64_t end) {
     const clip_job *j = arg;
     switch (j->dtype) {

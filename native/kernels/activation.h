@@ -10,6 +10,15 @@ enum mlrt_gelu_approximate {
     MLRT_GELU_TANH = 1
 };
 
+/* com.microsoft BiasAdd, BiasGelu, FastGelu, QuickGelu, Gelu: the activation applied to
+ * X (+ bias, + skip); the mode of mlrt_activation_params (alpha is QuickGelu's). */
+enum mlrt_bias_activation {
+    MLRT_BIAS_ACT_IDENTITY = 0,
+    MLRT_BIAS_ACT_GELU = 1,
+    MLRT_BIAS_ACT_GELU_TANH = 2,
+    MLRT_BIAS_ACT_QUICK_GELU = 3
+};
+
 /* LeakyRelu, Elu, Selu, Celu, HardSigmoid, ThresholdedRelu, Gelu: the attributes
  * each one uses (unused fields are ignored); mode is Gelu's approximate
  * (enum mlrt_gelu_approximate). */

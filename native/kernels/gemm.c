@@ -5,7 +5,13 @@
  * MatMul: A and B arrive as views of rank R = batch rank + 2 with the broadcast batch
  * shape (stride 0 on repeated dims; 1-D operands already made (1, K) / (K, 1));
  * Y is contiguous with batch * M * N elements.
- * Floats go to the BLAS core (src/gemm.c); integer types use plain loops. */
+ * Floats go to the BLAS core (src/gemm.c); integer types use plain loops.
+ * com.microsoft FusedGemm (Gemm, then FusedConv's activations) and FusedMatMul (alpha and
+ * transposes of MatMul), as onnxruntime's. */
+#include <string.h>
+
+#include "conv.h"
+#include "conv_internal.h"
 #include "gemm.h"
 #include "gemm_params.h"
 
@@ -272,3 +278,78 @@ static int k_matmul(const mlrt_context *ctx, const mlrt_tensor *in, int32_t n_in
 }
 
 MLRT_KERNEL(matmul, "MatMul", "", 1, MLRT_OPSET_MAX, GEMM_TYPES, k_matmul);
+
+/* ---- com.microsoft FusedGemm: activation(Gemm) ------------------------------------------------ */
+
+static int k_fused_gemm(const mlrt_context *ctx, const mlrt_tensor *in, int32_t n_in, mlrt_tensor *out, int32_t n_out,
+                        const void *params, size_t params_size) {
+    MLRT_PARAMS(mlrt_fused_gemm_params, p, params, params_size);
+    MLRT_CHECK(p->activation >= MLRT_CONV_ACT_NONE && p->activation <= MLRT_CONV_ACT_SWISH, "unknown activation %lld",
+               (long long)p->activation);
+    mlrt_gemm_params g = {p->trans_a, p->trans_b, p->alpha, p->beta, p->b_transposed};
+    int rc = k_gemm(ctx, in, n_in, out, n_out, &g, sizeof g);
+    if (rc != MLRT_OK) return rc;
+    mlrt_tensor *Y = &out[0];
+    mlrt_conv_finish_f32(Y->data, NULL, Y->shape[0], Y->shape[1], Y->shape[1], NULL, p->activation, p->act_alpha,
+                         p->act_beta);
+    return MLRT_OK;
+}
+
+MLRT_KERNEL(fused_gemm, "FusedGemm", "com.microsoft", 1, MLRT_OPSET_MAX, MLRT_BIT(MLRT_FLOAT), k_fused_gemm);
+
+/* ---- com.microsoft FusedMatMul: alpha * A' B' ------------------------------------------------- */
+
+static int k_fused_matmul(const mlrt_context *ctx, const mlrt_tensor *in, int32_t n_in, mlrt_tensor *out,
+                          int32_t n_out, const void *params, size_t params_size) {
+    MLRT_PARAMS(mlrt_fused_matmul_params, p, params, params_size);
+    MLRT_CHECK(n_in == 2 && n_out == 1, "expects 2 inputs and 1 output");
+    const mlrt_tensor *A = &in[0], *B = &in[1];
+    mlrt_tensor *Y = &out[0];
+    if (Y->dtype != MLRT_FLOAT && Y->dtype != MLRT_DOUBLE)
+        return mlrt_fail(MLRT_ERR_NOT_IMPLEMENTED, "FusedMatMul: element type %d not supported", Y->dtype);
+    MLRT_CHECK(A->dtype == Y->dtype && B->dtype == Y->dtype, "operand types differ");
+    int32_t R = A->rank;
+    MLRT_CHECK(R >= 2 && R <= MLRT_MAX_RANK && B->rank == R, "A and B must be views of equal rank >= 2");
+    MLRT_CHECK(mlrt_is_contiguous(Y), "needs a contiguous Y");
+    bool ta = p->trans_a != 0, tb = p->trans_b != 0;
+    int64_t ar = A->shape[R - 2], ac = A->shape[R - 1], br = B->shape[R - 2], bc = B->shape[R - 1];
+    int64_t M = ta ? ac : ar, K = ta ? ar : ac, N = tb ? br : bc;
+    MLRT_CHECK((tb ? bc : br) == K, "inner dimensions differ (%lld vs %lld)", (long long)K, (long long)(tb ? bc : br));
+    MLRT_CHECK((A->strides[R - 1] == 1 || ac <= 1) && (B->strides[R - 1] == 1 || bc <= 1),
+               "FusedMatMul views need unit column strides");
+    /* leading dims: the row strides (a single row's is never used, but must cover its columns) */
+    int64_t lda = ar <= 1 || A->strides[R - 2] < ac ? (ac > 1 ? ac : 1) : A->strides[R - 2];
+    int64_t ldb = br <= 1 || B->strides[R - 2] < bc ? (bc > 1 ? bc : 1) : B->strides[R - 2];
+    MLRT_CHECK(ar <= 1 || A->strides[R - 2] >= ac, "A's rows overlap");
+    MLRT_CHECK(br <= 1 || B->strides[R - 2] >= bc, "B's rows overlap");
+    int_mm_job j = {.batch_rank = R - 2, .dtype = Y->dtype};
+    int64_t batch = 1;
+    for (int32_t d = 0; d < R - 2; ++d) {
+        MLRT_CHECK(B->shape[d] == A->shape[d], "batch dimensions of the views differ");
+        j.batch_shape[d] = A->shape[d];
+        j.a_batch[d] = A->strides[d];
+        j.b_batch[d] = B->strides[d];
+        batch *= A->shape[d];
+    }
+    MLRT_CHECK(mlrt_numel(Y) == batch * M * N, "Y has %lld elements, expected %lld", (long long)mlrt_numel(Y),
+               (long long)(batch * M * N));
+    if (batch == 0 || M == 0 || N == 0) return MLRT_OK;
+    size_t es = Y->dtype == MLRT_FLOAT ? sizeof(float) : sizeof(double);
+    if (K == 0) {
+        memset(Y->data, 0, (size_t)(batch * M * N) * es);
+        return MLRT_OK;
+    }
+    for (int64_t b = 0; b < batch; ++b) {
+        int64_t oa, ob;
+        int_mm_offsets(&j, b, &oa, &ob);
+        int rc = Y->dtype == MLRT_FLOAT
+                     ? mlrt_sgemm(ctx, ta, tb, M, N, K, (float)p->alpha, (const float *)A->data + oa, lda,
+                                  (const float *)B->data + ob, ldb, 0.0f, (float *)Y->data + b * M * N, N)
+                     : mlrt_dgemm(ctx, ta, tb, M, N, K, p->alpha, (const double *)A->data + oa, lda,
+                                  (const double *)B->data + ob, ldb, 0.0, (double *)Y->data + b * M * N, N);
+        if (rc != MLRT_OK) return rc;
+    }
+    return MLRT_OK;
+}
+
+MLRT_KERNEL(fused_matmul, "FusedMatMul", "com.microsoft", 1, MLRT_OPSET_MAX, MLRT_MASK_FLOATS, k_fused_matmul);

@@ -1,5 +1,7 @@
 /* normalize.c -- LayerNormalization, InstanceNormalization, GroupNormalization,
- * MeanVarianceNormalization, LpNormalization.
+ * MeanVarianceNormalization, LpNormalization, and com.microsoft's SkipLayerNormalization
+ * and SkipSimplifiedLayerNormalization (as onnxruntime's: the layer / RMS norm of
+ * input + skip + bias over the last dim, that sum optionally an output too).
  *
  * One walk serves them all.  The Python semantics hand X over as a view whose
  * first n_kept dims pick a group and whose remaining dims are the group's
@@ -8,6 +10,7 @@
  *   standard (Layer/Instance/Group)  y = (x - mean) / sqrt(var + eps) * scale + bias
  *   MVN                              y = (x - mean) / (sqrt(var) + eps)
  *   L1 / L2                          y = x / norm, 0 where the norm is 0
+ *   RMS (SkipSimplified)             y = x / sqrt(mean(x^2) + eps) * scale
  * Statistics are taken in double, in two passes (mean, then squared deviations).
  * LayerNormalization may also emit each group's mean and 1/sqrt(var + eps). */
 #include <math.h>
@@ -15,7 +18,7 @@
 #include "internal.h"
 #include "normalize.h"
 
-typedef enum { N_STANDARD, N_MVN, N_L1, N_L2 } nmode;
+typedef enum { N_STANDARD, N_MVN, N_L1, N_L2, N_RMS } nmode;
 
 typedef struct norm_job {
     const void *x, *scale, *bias;
@@ -74,7 +77,7 @@ static inline void store(void *base, int32_t dtype, int64_t i, double v) {
                 double part[8] = {0};                                                                  \
                 int64_t i = 0;                                                                         \
                 if (sx == 1 && j->mode != N_L1) {                                                      \
-                    if (j->mode == N_L2)                                                               \
+                    if (j->mode == N_L2 || j->mode == N_RMS)                                           \
                         for (; i + 8 <= len; i += 8)                                                   \
                             for (int k = 0; k < 8; ++k) part[k] += (double)p[i + k] * (double)p[i + k]; \
                     else                                                                               \
@@ -83,7 +86,7 @@ static inline void store(void *base, int32_t dtype, int64_t i, double v) {
                 }                                                                                      \
                 for (; i < len; ++i) {                                                                 \
                     double v = (double)p[i * sx];                                                      \
-                    part[0] += j->mode == N_L1 ? fabs(v) : j->mode == N_L2 ? v * v : v;               \
+                    part[0] += j->mode == N_L1 ? fabs(v) : j->mode == N_L2 || j->mode == N_RMS ? v * v : v; \
                 }                                                                                      \
                 for (int k = 0; k < 8; ++k) acc += part[k];                                            \
             }                                                                                          \
@@ -91,6 +94,10 @@ static inline void store(void *base, int32_t dtype, int64_t i, double v) {
             if (j->mode == N_L1 || j->mode == N_L2) {                                                  \
                 double norm = j->mode == N_L2 ? sqrt(acc) : acc;                                       \
                 mul = norm == 0.0 ? 0.0 : 1.0 / norm;                                                  \
+            } else if (j->mode == N_RMS) {                                                             \
+                mul = 1.0 / sqrt(acc / (double)j->count + j->eps);                                     \
+                store(j->mean, j->mean_dtype, g, 0.0);                                                 \
+                store(j->inv_std, j->inv_dtype, g, mul);                                               \
             } else {                                                                                   \
                 mean = acc / (double)j->count;                                                         \
                 double var = 0.0;                                                                      \
@@ -218,8 +225,77 @@ static int k_lp_norm(const mlrt_context *ctx, const mlrt_tensor *in, int32_t n_i
     return run_norm(ctx, in, n_in, out, n_out, params, params_size, p->p == 1 ? N_L1 : N_L2, false);
 }
 
+/* -- com.microsoft SkipLayerNormalization / SkipSimplifiedLayerNormalization ------------------- */
+
+/* inputs: input, skip (input's shape, or its last dims repeated over the leading ones), gamma,
+ * beta (Skip only), bias (gamma, beta and bias of input's last dim; beta_at / bias_at say where);
+ * outputs: output, mean, inv_std_var, input_skip_bias_sum.  The sum is written into the fourth
+ * output when it is wanted, else into the output, and normalised there in place. */
+static int run_skip_norm(const mlrt_context *ctx, const mlrt_tensor *in, int32_t n_in, mlrt_tensor *out,
+                         int32_t n_out, const void *params, size_t params_size, nmode mode, int32_t beta_at,
+                         int32_t bias_at) {
+    MLRT_PARAMS(mlrt_normalize_params, p, params, params_size);
+    MLRT_CHECK(n_in >= 3 && n_in <= 5 && n_out >= 1 && n_out <= 4, "expects 3 to 5 inputs and 1 to 4 outputs");
+    const mlrt_tensor *x = &in[0], *skip = &in[1], *gamma = &in[2];
+    const mlrt_tensor *beta = beta_at >= 0 && beta_at < n_in && mlrt_present(&in[beta_at]) ? &in[beta_at] : NULL;
+    const mlrt_tensor *bias = bias_at < n_in && mlrt_present(&in[bias_at]) ? &in[bias_at] : NULL;
+    MLRT_CHECK(x->dtype == MLRT_FLOAT || x->dtype == MLRT_DOUBLE, "element type %d not supported", x->dtype);
+    MLRT_CHECK(x->rank >= 1 && x->rank <= MLRT_MAX_RANK, "input must have at least one dim");
+    int64_t len = x->shape[x->rank - 1], n = mlrt_numel(x);
+    const mlrt_tensor *vecs[3] = {gamma, beta, bias};
+    for (int k = 0; k < 3; ++k)
+        if (vecs[k])
+            MLRT_CHECK(vecs[k]->dtype == x->dtype && mlrt_is_contiguous(vecs[k]) && mlrt_numel(vecs[k]) == len,
+                       "gamma, beta and bias must be %lld contiguous values of input's type", (long long)len);
+    int64_t skip_n = mlrt_numel(skip);
+    MLRT_CHECK(skip->dtype == x->dtype && mlrt_is_contiguous(skip) && mlrt_is_contiguous(x),
+               "input and skip must be contiguous, of one type");
+    MLRT_CHECK(skip_n == n || (skip_n > 0 && len > 0 && skip_n % len == 0 && n % skip_n == 0),
+               "skip of %lld values does not repeat over input's %lld", (long long)skip_n, (long long)n);
+    mlrt_tensor *sum = &out[0];
+    if (n_out > 3 && mlrt_present(&out[3])) sum = &out[3];
+    for (int k = 0; k < n_out; k += 3)
+        if (mlrt_present(&out[k]))
+            MLRT_CHECK(out[k].dtype == x->dtype && mlrt_same_shape(&out[k], x) && mlrt_is_contiguous(&out[k]),
+                       "output %d must be a contiguous tensor of input's shape and type", k);
+    if (n == 0) return MLRT_OK;
+    if (x->dtype == MLRT_FLOAT) {
+        const float *xs = x->data, *ks = skip->data, *bs = bias ? bias->data : NULL;
+        float *s = sum->data;
+        for (int64_t i = 0; i < n; ++i) s[i] = xs[i] + ks[i % skip_n] + (bs ? bs[i % len] : 0.0f);
+    } else {
+        const double *xs = x->data, *ks = skip->data, *bs = bias ? bias->data : NULL;
+        double *s = sum->data;
+        for (int64_t i = 0; i < n; ++i) s[i] = xs[i] + ks[i % skip_n] + (bs ? bs[i % len] : 0.0);
+    }
+    /* the norm over the last dim of the sum; gamma and beta as views of its shape */
+    mlrt_tensor views[3] = {*sum, *sum, *sum};
+    views[1].data = gamma->data;
+    views[2].data = beta ? beta->data : NULL;
+    for (int32_t d = 0; d < x->rank - 1; ++d) views[1].strides[d] = views[2].strides[d] = 0;
+    views[1].strides[x->rank - 1] = views[2].strides[x->rank - 1] = 1;
+    mlrt_tensor outs[3] = {out[0], n_out > 1 ? out[1] : out[0], n_out > 2 ? out[2] : out[0]};
+    mlrt_normalize_params q = {.n_kept = x->rank - 1, .epsilon = p->epsilon};
+    return run_norm(ctx, views, beta ? 3 : 2, outs, n_out < 3 ? n_out : 3, &q, sizeof q, mode, true);
+}
+
+static int k_skip_layer_norm(const mlrt_context *ctx, const mlrt_tensor *in, int32_t n_in, mlrt_tensor *out,
+                             int32_t n_out, const void *params, size_t params_size) {
+    return run_skip_norm(ctx, in, n_in, out, n_out, params, params_size, N_STANDARD, 3, 4);
+}
+
+static int k_skip_rms_norm(const mlrt_context *ctx, const mlrt_tensor *in, int32_t n_in, mlrt_tensor *out,
+                           int32_t n_out, const void *params, size_t params_size) {
+    MLRT_CHECK(n_in <= 4, "expects 3 or 4 inputs");
+    return run_skip_norm(ctx, in, n_in, out, n_out, params, params_size, N_RMS, -1, 3);
+}
+
 MLRT_KERNEL(layer_norm, "LayerNormalization", "", 17, MLRT_OPSET_MAX, MLRT_MASK_FLOATS, k_layer_norm);
 MLRT_KERNEL(instance_norm, "InstanceNormalization", "", 1, MLRT_OPSET_MAX, MLRT_MASK_FLOATS, k_layer_norm);
 MLRT_KERNEL(group_norm, "GroupNormalization", "", 18, MLRT_OPSET_MAX, MLRT_MASK_FLOATS, k_layer_norm);
 MLRT_KERNEL(mvn, "MeanVarianceNormalization", "", 1, MLRT_OPSET_MAX, MLRT_MASK_FLOATS, k_mvn);
 MLRT_KERNEL(lp_norm, "LpNormalization", "", 1, MLRT_OPSET_MAX, MLRT_MASK_FLOATS, k_lp_norm);
+MLRT_KERNEL(skip_layer_norm, "SkipLayerNormalization", "com.microsoft", 1, MLRT_OPSET_MAX, MLRT_MASK_FLOATS,
+            k_skip_layer_norm);
+MLRT_KERNEL(skip_rms_norm, "SkipSimplifiedLayerNormalization", "com.microsoft", 1, MLRT_OPSET_MAX, MLRT_MASK_FLOATS,
+            k_skip_rms_norm);

@@ -19,7 +19,7 @@ import numpy as np
 
 from ..._errors import InvalidModel
 from .. import graph as graph_mod
-from .. import profile
+from .. import profile, terminate
 from .._lib import ThreadPool
 from ..graph import Graph
 from ..ops import Op, make_op
@@ -126,7 +126,10 @@ class CPUPartition:
         else:
             ops = self.ops
         profiler = profile.active()
+        flag = terminate.current()
         for op in ops:
+            if flag is not None and flag[0]:
+                terminate.check()
             arrays = [values[n] if n else None for n in op.node.input]
             start = time.monotonic_ns() if profiler is not None else 0
             if op.host or (type(op).run_host is not Op.run_host and _needs_host(op, arrays)):
@@ -206,6 +209,7 @@ class _HostRuntime:
 
     def run_subgraph(self, body, inputs: list) -> list:
         """Run a body graph on positional inputs, enclosing values visible; outputs in order."""
+        terminate.check()  # (a Loop iterated in Python runs its body here, once per iteration)
         sub = self.program.subprogram(body)
         feeds = {v.name: x for v, x in zip(sub.graph.inputs, inputs)}
         feeds.update(self._outer_feeds(sub))

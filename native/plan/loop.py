@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import _lib, profile
+from .. import _lib, profile, terminate
 from .memory import allocate
 
 _FIRST_CHUNK = 16
@@ -97,6 +97,9 @@ def _iterate(sub, feeds, carried_in, carried_out, state, scan_in, slices, scan_o
     loop.n_carried, loop.carried_inputs, loop.carried_outputs = len(carried), tables[0], tables[1]
     loop.n_scan_inputs, loop.scan_inputs, loop.scan_input_bytes, loop.scan_inputs_at = len(slices), *tables[2:5]
     loop.n_scan, loop.scan_outputs, loop.scan_bytes = len(scan_out), tables[5], tables[6]
+    flag = terminate.current()
+    if flag is not None and "terminate" in _loop_fields(ffi):  # (an older runtime's mlrt_loop has no such field)
+        loop.terminate = flag
 
     arena = plan._take_arena()
     arena_ptr = ffi.from_buffer(arena) if arena is not None else ffi.NULL
@@ -105,6 +108,7 @@ def _iterate(sub, feeds, carried_in, carried_out, state, scan_in, slices, scan_o
     chunk = _FIRST_CHUNK if cond_out or trip is None else trip - first_index
     try:
         while going and (trip is None or i < trip):
+            terminate.check()  # (between chunks too: an older runtime does not read the flag)
             n = chunk if trip is None else min(chunk, trip - i)
             buffers = [allocate((n, *infos[s].shape), infos[s].dtype, f"scan output '{s}'") for s in scan_out]
             scan_ptrs = ffi.new("void *[]", [ffi.from_buffer(b) for b in buffers] or 1)
@@ -124,3 +128,13 @@ def _iterate(sub, feeds, carried_in, carried_out, state, scan_in, slices, scan_o
     final = [by_address[int(ffi.cast("uintptr_t", ext[slot_in[n]]))] for n in carried_in]
     del keep, tables
     return final, chunks, i - first_index, going
+
+
+def _loop_fields(ffi) -> set:
+    fields = _LOOP_FIELDS.get(id(ffi))
+    if fields is None:
+        fields = _LOOP_FIELDS[id(ffi)] = {name for name, _ in ffi.typeof("mlrt_loop").fields}
+    return fields
+
+
+_LOOP_FIELDS: dict = {}

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import _lib, profile
+from .. import _lib, profile, terminate
 from ..._errors import ResourceExhausted
 from ..ops import Info, Op
 from .memory import allocate, arena_layout, check_size, lifetimes
@@ -104,6 +104,8 @@ class NativePlan:
         self._arena_lock = threading.Lock()
         self._const_ptrs = [_lib.array_pointer(c) for c in self.constants]
         self._ffi, self._run_plan = ffi, lib.mlrt_plan_run  # what run() calls, looked up once
+        # the run that reads a terminate flag between nodes (None: an older runtime without it)
+        self._run_flagged = lib.mlrt_plan_run_flagged if hasattr(lib, "mlrt_plan_run_flagged") else None
         self._pointers = ffi.typeof("void *[]")
 
     def bind(self, feeds: dict[str, np.ndarray]):
@@ -131,9 +133,18 @@ class NativePlan:
 
     def run(self, feeds: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         ffi = self._ffi
+        flag = terminate.current()
+        if flag is not None:
+            if flag[0]:
+                terminate.check()
+            if self._run_flagged is None:
+                flag = None  # an older runtime: the flag is read only between plans
         ext, results, keep = self.bind(feeds)
         if not self.arena_bytes and profile.active() is None:  # the quick way, for small plans
-            status = self._run_plan(self.handle, self.pool.handle, ext, ffi.NULL)
+            if flag is None:
+                status = self._run_plan(self.handle, self.pool.handle, ext, ffi.NULL)
+            else:
+                status = self._run_flagged(self.handle, self.pool.handle, ext, ffi.NULL, ffi.NULL, flag)
             if status:
                 _lib.raise_status(status)
             return results
@@ -143,11 +154,17 @@ class NativePlan:
         lib = _lib.lib()
         try:
             if profiler is None:
-                status = lib.mlrt_plan_run(self.handle, self.pool.handle, ext, arena_ptr)
+                if flag is None:
+                    status = lib.mlrt_plan_run(self.handle, self.pool.handle, ext, arena_ptr)
+                else:
+                    status = self._run_flagged(self.handle, self.pool.handle, ext, arena_ptr, ffi.NULL, flag)
             else:
                 times = np.zeros(2 * len(self.steps), np.int64)  # per node: start, end (ns)
-                status = lib.mlrt_plan_run_timed(self.handle, self.pool.handle, ext, arena_ptr,
-                                                 ffi.cast("int64_t *", times.ctypes.data))
+                times_ptr = ffi.cast("int64_t *", times.ctypes.data)
+                if flag is None:
+                    status = lib.mlrt_plan_run_timed(self.handle, self.pool.handle, ext, arena_ptr, times_ptr)
+                else:
+                    status = self._run_flagged(self.handle, self.pool.handle, ext, arena_ptr, times_ptr, flag)
                 for step, (t0, t1) in zip(self.steps, times.reshape(-1, 2).tolist()):
                     if t1:
                         profiler.node(step.op.node.name, step.op.op_type, t0, t1, step.inputs, step.outputs)

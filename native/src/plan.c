@@ -151,6 +151,20 @@ int mlrt_plan_run(const mlrt_plan *plan, mlrt_threadpool *pool, void *const *ext
 
 int mlrt_plan_run_timed(const mlrt_plan *plan, mlrt_threadpool *pool, void *const *external, void *arena,
                         int64_t *times_ns) {
+    return mlrt_plan_run_flagged(plan, pool, external, arena, times_ns, NULL);
+}
+
+/* The terminate flag, set by another thread: an atomic load (relaxed: it orders nothing). */
+static int terminated(const volatile int32_t *terminate) {
+    return terminate && __atomic_load_n(terminate, __ATOMIC_RELAXED) != 0;
+}
+
+static int fail_terminated(void) {
+    return mlrt_fail(MLRT_ERR_TERMINATED, "run terminated: RunOptions.terminate was set");
+}
+
+int mlrt_plan_run_flagged(const mlrt_plan *plan, mlrt_threadpool *pool, void *const *external, void *arena,
+                          int64_t *times_ns, const volatile int32_t *terminate) {
     if (!plan) return mlrt_fail(MLRT_ERR_INVALID_ARGUMENT, "plan: NULL plan");
     if (plan->n_external && !external) return mlrt_fail(MLRT_ERR_INVALID_ARGUMENT, "plan: external pointers missing");
     void *own_arena = NULL;
@@ -167,6 +181,10 @@ int mlrt_plan_run_timed(const mlrt_plan *plan, mlrt_threadpool *pool, void *cons
     mlrt_clear_error();
     mlrt_threadpool_hold(pool, 1);
     for (int32_t i = 0; status == MLRT_OK && i < plan->n_nodes; ++i) {
+        if (terminated(terminate)) {
+            status = fail_terminated();
+            break;
+        }
         const plan_node *n = &plan->nodes[i];
         for (int32_t k = 0; k < n->n_inputs; ++k) {
             ins[k] = n->inputs[k];
@@ -223,13 +241,17 @@ int mlrt_plan_run_loop(const mlrt_plan *plan, mlrt_threadpool *pool, void **exte
     int status = MLRT_OK;
     mlrt_threadpool_hold(pool, 1);
     for (int64_t k = 0; k < loop->iterations; ++k) {
+        if (terminated(loop->terminate)) {
+            status = fail_terminated();
+            break;
+        }
         if (loop->index_input >= 0) *(int64_t *)external[loop->index_input] = loop->first_index + k;
         if (loop->cond_input >= 0) *(bool *)external[loop->cond_input] = true;
         for (int32_t s = 0; s < loop->n_scan_inputs; ++s)
             external[loop->scan_inputs[s]] = (char *)loop->scan_inputs_at[s] + (size_t)k * loop->scan_input_bytes[s];
         for (int32_t s = 0; s < loop->n_scan; ++s)
             external[loop->scan_outputs[s]] = (char *)loop->scan_buffers[s] + (size_t)k * loop->scan_bytes[s];
-        status = mlrt_plan_run(plan, pool, external, arena);
+        status = mlrt_plan_run_flagged(plan, pool, external, arena, NULL, loop->terminate);
         if (status != MLRT_OK) break;
         loop->done = k + 1;
         for (int32_t c = 0; c < loop->n_carried; ++c) {
