@@ -9,7 +9,9 @@ its exception classes, and the submodules apps import them from.
 `install_as_onnxruntime()` puts mlrt.lowlevel in sys.modules as "onnxruntime", with
 `onnxruntime.capi`, `onnxruntime.capi.onnxruntime_pybind11_state` (the exception
 classes below and every public name of mlrt.lowlevel) and
-`onnxruntime.capi._pybind_state` (the same module object).
+`onnxruntime.capi._pybind_state` (the same module object), and
+`onnxruntime.capi.onnxruntime_inference_collection` (the classes apps import from it:
+InferenceSession, SessionOptions, RunOptions, OrtValue, IOBinding, NodeArg).
 
 onnxruntime's exception classes are other names for mlrt's own (mlrt raises only the
 classes of mlrt._errors), so an `except` written for onnxruntime catches what mlrt
@@ -27,6 +29,9 @@ raises:
     NoModel             InvalidModel
     NoSuchFile          NoSuchFile       (an InvalidModel and a FileNotFoundError)
     EPFail              DeviceError
+    DeviceReset         DeviceError
+    NotFound, ModelLoadCanceled, ModelRequiresCompilation
+                        MlrtError        (statuses mlrt never gives)
 
 onnxruntime's classes are unrelated to one another; mlrt's form a tree, and several
 names share a class.  So the first matching `except` wins where onnxruntime would
@@ -55,8 +60,12 @@ ORT_EXCEPTIONS = {
     "Fail": MlrtError, "RuntimeException": MlrtError, "EngineError": MlrtError, "ModelLoaded": MlrtError,
     "InvalidArgument": InvalidArgument, "NotImplemented": NotImplemented,
     "InvalidGraph": InvalidModel, "InvalidProtobuf": InvalidModel, "NoModel": InvalidModel,
-    "NoSuchFile": NoSuchFile, "EPFail": DeviceError,
+    "NoSuchFile": NoSuchFile, "EPFail": DeviceError, "DeviceReset": DeviceError,
+    "NotFound": MlrtError, "ModelLoadCanceled": MlrtError, "ModelRequiresCompilation": MlrtError,
 }
+
+# what apps import from onnxruntime.capi.onnxruntime_inference_collection
+INFERENCE_COLLECTION = ("InferenceSession", "SessionOptions", "RunOptions", "OrtValue", "IOBinding", "NodeArg")
 
 # onnxruntime's logging severities -> Python logging levels of the "mlrt" logger
 SEVERITY_LEVELS = {0: logging.DEBUG, 1: logging.INFO, 2: logging.WARNING, 3: logging.ERROR, 4: logging.CRITICAL}
@@ -161,10 +170,14 @@ def _submodules(lowlevel: types.ModuleType) -> dict[str, types.ModuleType]:
     if not _installed:
         state = _module("onnxruntime.capi.onnxruntime_pybind11_state", False,
                         {**{n: getattr(lowlevel, n) for n in lowlevel.__all__}, **ORT_EXCEPTIONS})
-        capi = _module("onnxruntime.capi", True, {"onnxruntime_pybind11_state": state, "_pybind_state": state})
+        collection = _module("onnxruntime.capi.onnxruntime_inference_collection", False,
+                             {n: getattr(lowlevel, n) for n in INFERENCE_COLLECTION})
+        capi = _module("onnxruntime.capi", True, {"onnxruntime_pybind11_state": state, "_pybind_state": state,
+                                                  "onnxruntime_inference_collection": collection})
         _installed.update({"onnxruntime": lowlevel, "onnxruntime.capi": capi,
                            "onnxruntime.capi.onnxruntime_pybind11_state": state,
-                           "onnxruntime.capi._pybind_state": state})
+                           "onnxruntime.capi._pybind_state": state,
+                           "onnxruntime.capi.onnxruntime_inference_collection": collection})
     return _installed
 
 

@@ -32,7 +32,8 @@ EXCEPTIONS = {"Fail": mlrt.MlrtError, "RuntimeException": mlrt.MlrtError, "Engin
               "ModelLoaded": mlrt.MlrtError, "InvalidArgument": mlrt.InvalidArgument,
               "NotImplemented": mlrt.NotImplemented, "InvalidGraph": mlrt.InvalidModel,
               "InvalidProtobuf": mlrt.InvalidModel, "NoModel": mlrt.InvalidModel, "NoSuchFile": mlrt.NoSuchFile,
-              "EPFail": mlrt.DeviceError}
+              "EPFail": mlrt.DeviceError, "DeviceReset": mlrt.DeviceError, "NotFound": mlrt.MlrtError,
+              "ModelLoadCanceled": mlrt.MlrtError, "ModelRequiresCompilation": mlrt.MlrtError}
 
 
 def ort_modules() -> dict:
@@ -105,7 +106,8 @@ def test_refuses_a_real_onnxruntime_already_imported():
         assert sys.modules["onnxruntime"] is real  # left as it was
         assert ml.install_as_onnxruntime(force=True) is ml
         assert sys.modules["onnxruntime"] is ml
-        assert all(m in (ml, ml.capi, ml.capi.onnxruntime_pybind11_state) for m in ort_modules().values())
+        ours = (ml, ml.capi, ml.capi.onnxruntime_pybind11_state, ml.capi.onnxruntime_inference_collection)
+        assert all(m in ours for m in ort_modules().values())
 
 
 # -- exceptions ----------------------------------------------------------------------------------
@@ -269,3 +271,12 @@ def test_an_onnxruntime_app_runs_unchanged(tmp_path):
     assert ort_lines[:-1] == mlrt_lines[:-1]
     assert ort_lines[:2] == ["InvalidArgument caught", "NoSuchFile caught"]
     np.testing.assert_allclose(mlrt_y, ort_y, rtol=1e-5, atol=1e-6)
+
+
+def test_inference_collection_submodule(installed):
+    """Apps import the session classes from onnxruntime.capi.onnxruntime_inference_collection."""
+    from onnxruntime.capi.onnxruntime_inference_collection import InferenceSession, IOBinding, OrtValue
+
+    assert (InferenceSession, IOBinding, OrtValue) == (ml.InferenceSession, ml.IOBinding, ml.OrtValue)
+    import onnxruntime.capi.onnxruntime_inference_collection as coll
+    assert coll.SessionOptions is ml.SessionOptions and coll.NodeArg is ml.NodeArg
