@@ -162,16 +162,19 @@ static int64_t read_int(const mlrt_tensor *t) {
 static int k_range(const mlrt_context *ctx, const mlrt_tensor *in, int32_t n_in, mlrt_tensor *out, int32_t n_out,
                    const void *params, size_t params_size) {
     MLRT_PARAMS(mlrt_range_params, p, params, params_size);
-    MLRT_CHECK(n_in == 3 && n_out >= 1 && mlrt_present(&out[0]), "expects start, limit, delta and one output");
+    MLRT_CHECK(n_in >= 2 && n_in <= 3 && n_out >= 1 && mlrt_present(&out[0]),
+               "expects start, limit, delta and one output");
     mlrt_tensor *y = &out[0];
-    for (int32_t i = 0; i < 3; ++i)
+    /* delta is optional (com.microsoft Range): absent, it is 1 of the output's type */
+    const bool has_delta = n_in == 3 && mlrt_present(&in[2]);
+    for (int32_t i = 0; i < (has_delta ? 3 : 2); ++i)
         MLRT_CHECK(mlrt_present(&in[i]) && in[i].dtype == y->dtype && mlrt_numel(&in[i]) == 1,
                    "input %d must be one element of the output's type", i);
     MLRT_CHECK(y->rank == 1, "output must be 1-D");
     int64_t n = y->shape[0];
     switch (y->dtype) {
     case MLRT_INT16: case MLRT_INT32: case MLRT_INT64: {
-        int64_t s = read_int(&in[0]), d = read_int(&in[2]);
+        int64_t s = read_int(&in[0]), d = has_delta ? read_int(&in[2]) : 1;
         for (int64_t i = 0; i < n; ++i) {
             int64_t v = (int64_t)((uint64_t)s + (uint64_t)i * (uint64_t)d);
             if (y->dtype == MLRT_INT16) ((int16_t *)y->data)[i] = (int16_t)v;
@@ -183,7 +186,7 @@ static int k_range(const mlrt_context *ctx, const mlrt_tensor *in, int32_t n_in,
     case MLRT_FLOAT: case MLRT_DOUBLE: case MLRT_FLOAT16: case MLRT_BFLOAT16: break;
     default: return mlrt_fail(MLRT_ERR_NOT_IMPLEMENTED, "element type %d not supported", y->dtype);
     }
-    double s = read_scalar(&in[0]), d = read_scalar(&in[2]);
+    double s = read_scalar(&in[0]), d = has_delta ? read_scalar(&in[2]) : 1.0;
     const bool low = y->dtype == MLRT_FLOAT16 || y->dtype == MLRT_BFLOAT16;
     uint16_t *y16 = y->data;
     if (low && p->low_in_float) {
@@ -211,3 +214,5 @@ MLRT_KERNEL(range, "Range", "", 11, MLRT_OPSET_MAX,
             MLRT_MASK_FLOATS | MLRT_BIT(MLRT_FLOAT16) | MLRT_BIT(MLRT_BFLOAT16) | MLRT_BIT(MLRT_INT16) |
                 MLRT_BIT(MLRT_INT32) | MLRT_BIT(MLRT_INT64),
             k_range);
+MLRT_KERNEL(ms_range, "Range", "com.microsoft", 1, MLRT_OPSET_MAX,
+            MLRT_MASK_FLOATS | MLRT_BIT(MLRT_INT16) | MLRT_BIT(MLRT_INT32) | MLRT_BIT(MLRT_INT64), k_range);

@@ -61,3 +61,4 @@ static int k_trilu(const mlrt_context *ctx, const mlrt_tensor *in, int32_t n_in,
 }
 
 MLRT_KERNEL(trilu, "Trilu", "", 14, MLRT_OPSET_MAX, MLRT_MASK_ALL | MLRT_MASK_LOWP, k_trilu);
+MLRT_KERNEL(ms_trilu, "Trilu", "com.microsoft", 1, MLRT_OPSET_MAX, MLRT_MASK_ALL | MLRT_MASK_LOWP, k_trilu);

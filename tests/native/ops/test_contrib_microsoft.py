@@ -1,5 +1,6 @@
 """com.microsoft contrib operators (as onnxruntime's): Gelu, FastGelu, BiasGelu,
-QuickGelu, BiasAdd, SkipLayerNormalization and SkipSimplifiedLayerNormalization,
+QuickGelu, BiasAdd, SkipLayerNormalization, SkipSimplifiedLayerNormalization, FusedMatMul,
+FusedGemm, Range (delta optional) and Trilu,
 each a one-node model run by mlrt and by onnxruntime (CPU, graph optimizations off so
 it runs the op itself), compared within the op's tolerance (`Op.tolerance`)."""
 
@@ -225,3 +226,69 @@ def test_fused_gemm_constant_b():
     del model.graph.input[1]
     got, want = run_mlrt(model, [a, None, c]), _run_ort(model, [a, c])
     np.testing.assert_allclose(got[0], want[0], rtol=1e-4, atol=1e-4)
+
+
+# -- Range / Trilu (com.microsoft versions of the ai.onnx ops) ---------------------------------
+
+RANGE_TYPES = (np.int32, np.int64, np.float32, np.float64)
+RANGE_CASES = [(0, 10, 1), (2, 15, 3), (10, 0, -1), (10, -17, -4), (5, 5, 1), (5, 2, 1), (2, 5, -1),
+               (-3, 127, 1), (0, 1, 5), (7, 6, -1)]
+
+
+@pytest.mark.parametrize("dtype", RANGE_TYPES)
+@pytest.mark.parametrize("start,limit,delta", RANGE_CASES)
+def test_ms_range(dtype, start, limit, delta):
+    s, l = np.array(start, dtype), np.array(limit, dtype)
+    got = check("Range", [s, l, np.array(delta, dtype)])[0]
+    assert got.shape == (len(np.arange(start, limit, delta)),)
+    if delta == 1:  # delta absent: 1, given as two inputs or as an empty third input name
+        check("Range", [s, l])
+        check("Range", [s, l, None])
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_ms_range_fractional(dtype):
+    for start, limit, delta in ((0.5, 3.7, 0.25), (2.5, -3.0, -0.7), (-1.25, 1.0, 0.5), (1.0, 1.0, 0.1),
+                                (0.0, -2.0, 0.5)):
+        check("Range", [np.array(start, dtype), np.array(limit, dtype), np.array(delta, dtype)])
+    check("Range", [np.array(-2.5, dtype), np.array(3.25, dtype)])
+
+
+def test_ms_range_int16_and_refusals():
+    check("Range", [np.array(3, np.int16), np.array(-9, np.int16), np.array(-2, np.int16)])
+    check("Range", [np.array(3, np.int16), np.array(9, np.int16)])
+    bad = [([np.array(0, np.int32), np.array(5, np.int32), np.array(0, np.int32)]),  # delta 0
+           ([np.array(0, np.int32), np.array(5, np.int64)]),  # mixed types
+           ([np.array(0, np.float16), np.array(5, np.float16)]),  # not a contrib Range type
+           ([np.array([0, 1], np.int32), np.array(5, np.int32)])]  # not a scalar
+    for ins in bad:
+        with pytest.raises(mlrt.MlrtError):
+            run_mlrt(_model("Range", ins), ins)
+
+
+@pytest.mark.parametrize("n", SIZES)
+@pytest.mark.parametrize("shape", ["square", "wide", "tall", "batched"])
+@pytest.mark.parametrize("upper", [None, 0, 1])
+@pytest.mark.parametrize("k", [None, 0, 1, -1, 5, -5, 200, -200])
+def test_ms_trilu(n, shape, upper, k):
+    dims = {"square": (n, n), "wide": (max(n // 3, 1), n), "tall": (n, max(n // 3, 1)), "batched": (3, n, 7)}[shape]
+    x = _x(dims)
+    attrs = None if upper is None else {"upper": upper}
+    check("Trilu", [x] if k is None else [x, np.array(k, np.int64)], attrs)
+
+
+def test_ms_trilu_types_empty_and_refusals():
+    for dtype in (np.float64, np.float16, np.int64):  # onnxruntime's contrib Trilu types besides float
+        x = (rng.standard_normal((2, 5, 6)) * 9).astype(dtype)
+        check("Trilu", [x, np.array(-1, np.int64)], {"upper": 0})
+        check("Trilu", [x, np.array(2, np.int64)])
+    for dtype in (np.int32, np.bool_, np.int8):  # mlrt takes every type, as ai.onnx Trilu: against numpy
+        x = (rng.standard_normal((2, 5, 6)) * 9).astype(dtype)
+        k = np.array(-1, np.int64)
+        np.testing.assert_array_equal(run_mlrt(_model("Trilu", [x, k], {"upper": 0}), [x, k])[0], np.tril(x, -1))
+        np.testing.assert_array_equal(run_mlrt(_model("Trilu", [x]), [x])[0], np.triu(x))
+    e = np.zeros((0, 4, 5), np.float32)
+    assert run_mlrt(_model("Trilu", [e]), [e])[0].shape == e.shape
+    for ins in ([_x((5,))], [_x((3, 4)), np.array(1, np.int32)]):
+        with pytest.raises(mlrt.MlrtError):
+            run_mlrt(_model("Trilu", ins), ins)
