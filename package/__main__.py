@@ -16,6 +16,14 @@ P defaults to $MLRT_SYSTEM_PREFIX, else /usr/local.
 `mlrt profile MODEL [--runs N] [--providers A,B] [--dim NAME=N] [--top K]` runs a model
 on generated inputs with profiling on, writes the Chrome trace (load it in Perfetto or
 chrome://tracing) and prints the time per op type and the slowest nodes.
+
+The model commands (package/_cli.py; `mlrt COMMAND --help` shows examples):
+    mlrt info MODEL [--providers A,B]       inputs, outputs, opsets, metadata, operators, node placement
+    mlrt run MODEL [--input NAME=FILE.npy ...] [--image FILE] [--output-dir DIR]
+    mlrt bench MODEL [--runs N] [--warmup N] [--threads N] [--dim NAME=N] [--providers A,B]
+    mlrt optimize MODEL OUT [--level basic|extended|all]
+Their errors (missing file, bad --input, wrong input name or shape) print one line and
+exit with status 2.
 """
 
 from __future__ import annotations
@@ -96,8 +104,20 @@ def runtime_command(args) -> int:
     return 0
 
 
+EXAMPLES = """examples:
+  mlrt                                     what this installation has (--ops: every C kernel)
+  mlrt info model.onnx                     inputs, outputs, opsets, operators, node placement
+  mlrt run model.onnx --input x=x.npy --output-dir out/
+  mlrt run classifier.onnx --image cat.jpg
+  mlrt bench model.onnx --runs 200 --threads 4
+  mlrt optimize model.onnx model.opt.onnx --level extended
+  mlrt profile model.onnx --runs 10
+  mlrt runtime which"""
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="mlrt", description="mlrt: what this installation has")
+    parser = argparse.ArgumentParser(prog="mlrt", description="mlrt: what this installation has",
+                                     epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--ops", action="store_true", help="also list every operator with a C kernel")
     sub = parser.add_subparsers(dest="command")
     rt = sub.add_parser("runtime", help="bundle, install, list, select or remove native runtimes")
@@ -119,8 +139,16 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--dim", action="append", default=[], metavar="NAME=N", help="size of a named free dimension")
     p.add_argument("--top", type=int, default=15, help="how many nodes to list")
     p.add_argument("--prefix", default="mlrt_profile", help="trace file prefix")
+    from . import _cli
+    _cli.add_parsers(sub)
     args = parser.parse_args(argv)
     from ._errors import MlrtError
+    if args.command in ("info", "run", "bench", "optimize"):
+        try:
+            return _cli.command(args)
+        except (MlrtError, OSError, ValueError) as exc:
+            print(f"mlrt {args.command}: {exc}", file=sys.stderr)
+            return 2
     if args.command == "profile":
         from ._profile import profile_command
         try:
