@@ -1,10 +1,7 @@
 """mlrt.lowlevel as the `onnxruntime` module: onnxruntime's module-level functions,
-its exception classes, and the submodules apps import them from.
-
-    import mlrt.lowlevel
-    mlrt.lowlevel.install_as_onnxruntime()    # before anything imports onnxruntime
-    import onnxruntime as ort                  # is mlrt.lowlevel
-    from onnxruntime.capi.onnxruntime_pybind11_state import InvalidArgument
+its exception classes, and the submodules apps import them from.  An app calls
+`mlrt.lowlevel.install_as_onnxruntime()` first; its own imports of onnxruntime then
+give this module (the example is in docs/lowlevel.md).
 
 `install_as_onnxruntime()` puts mlrt.lowlevel in sys.modules as "onnxruntime", with
 `onnxruntime.capi`, `onnxruntime.capi.onnxruntime_pybind11_state` (the exception

@@ -69,6 +69,24 @@ static mlrt_range_fn int_mm_fn(int32_t dtype) {
     }
 }
 
+/* The batch dims of a product's views (all but the last two, equal in A and B) into j,
+ * their product into *batch; Y must hold batch * M * N elements. */
+static int mm_batch_views(int_mm_job *j, const mlrt_tensor *A, const mlrt_tensor *B, const mlrt_tensor *Y, int64_t M,
+                      int64_t N, int64_t *batch) {
+    int32_t R = A->rank;
+    *batch = 1;
+    for (int32_t d = 0; d < R - 2; ++d) {
+        MLRT_CHECK(B->shape[d] == A->shape[d], "batch dimensions of the views differ");
+        j->batch_shape[d] = A->shape[d];
+        j->a_batch[d] = A->strides[d];
+        j->b_batch[d] = B->strides[d];
+        *batch *= A->shape[d];
+    }
+    MLRT_CHECK(mlrt_numel(Y) == *batch * M * N, "Y has %lld elements, expected %lld", (long long)mlrt_numel(Y),
+               (long long)(*batch * M * N));
+    return MLRT_OK;
+}
+
 static void int_mm_run(const mlrt_context *ctx, int_mm_job *j, int64_t batch) {
     int64_t rows = batch * j->M;
     int64_t per_row = j->N * (j->K + 1);
@@ -215,15 +233,8 @@ static int k_matmul(const mlrt_context *ctx, const mlrt_tensor *in, int32_t n_in
     int_mm_job j = {A->data, B->data, Y->data, M, N, K, A->strides[R - 2], A->strides[R - 1], B->strides[R - 2],
                     B->strides[R - 1], {0}, {0}, {0}, R - 2, Y->dtype};
     int64_t batch = 1;
-    for (int32_t d = 0; d < R - 2; ++d) {
-        MLRT_CHECK(B->shape[d] == A->shape[d], "batch dimensions of the views differ");
-        j.batch_shape[d] = A->shape[d];
-        j.a_batch[d] = A->strides[d];
-        j.b_batch[d] = B->strides[d];
-        batch *= A->shape[d];
-    }
-    MLRT_CHECK(mlrt_numel(Y) == batch * M * N, "Y has %lld elements, expected %lld", (long long)mlrt_numel(Y),
-               (long long)(batch * M * N));
+    int status = mm_batch_views(&j, A, B, Y, M, N, &batch);
+    if (status) return status;
     if (batch == 0 || M == 0 || N == 0) return MLRT_OK;
     if (Y->dtype != MLRT_FLOAT && Y->dtype != MLRT_DOUBLE) {
         if (!int_mm_fn(Y->dtype)) return mlrt_fail(MLRT_ERR_NOT_IMPLEMENTED, "MatMul: element type %d not supported", Y->dtype);
@@ -324,15 +335,8 @@ static int k_fused_matmul(const mlrt_context *ctx, const mlrt_tensor *in, int32_
     MLRT_CHECK(br <= 1 || B->strides[R - 2] >= bc, "B's rows overlap");
     int_mm_job j = {.batch_rank = R - 2, .dtype = Y->dtype};
     int64_t batch = 1;
-    for (int32_t d = 0; d < R - 2; ++d) {
-        MLRT_CHECK(B->shape[d] == A->shape[d], "batch dimensions of the views differ");
-        j.batch_shape[d] = A->shape[d];
-        j.a_batch[d] = A->strides[d];
-        j.b_batch[d] = B->strides[d];
-        batch *= A->shape[d];
-    }
-    MLRT_CHECK(mlrt_numel(Y) == batch * M * N, "Y has %lld elements, expected %lld", (long long)mlrt_numel(Y),
-               (long long)(batch * M * N));
+    int status = mm_batch_views(&j, A, B, Y, M, N, &batch);
+    if (status) return status;
     if (batch == 0 || M == 0 || N == 0) return MLRT_OK;
     size_t es = Y->dtype == MLRT_FLOAT ? sizeof(float) : sizeof(double);
     if (K == 0) {

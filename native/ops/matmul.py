@@ -9,20 +9,26 @@ from ._base import Info, Launch, Op, broadcast_shape, broadcast_view
 class MatMul(Op):
     tolerance = (1e-4, 1e-4)  # float32 sums over K: both sides round, in different orders
 
+    def _transposes(self, a, b) -> tuple[bool, bool]:
+        """Whether A's and B's last two dims are swapped before the product (FusedMatMul)."""
+        return False, False
+
     def _shapes(self, inputs):
         a, b = self.need(inputs, 0), self.need(inputs, 1)
         if np.dtype(a.dtype) != np.dtype(b.dtype):
             raise self.fail(f"inputs have different element types: {np.dtype(a.dtype).name}, "
                             f"{np.dtype(b.dtype).name}")
         if a.rank == 0 or b.rank == 0:
-            raise self.fail("MatMul needs inputs of rank >= 1")
-        sa = a.shape if a.rank >= 2 else (1,) + tuple(a.shape)
-        sb = b.shape if b.rank >= 2 else tuple(b.shape) + (1,)
-        if sa[-1] != sb[-2]:
-            raise self.fail(f"shapes {a.shape} and {b.shape} do not multiply (inner dimensions "
-                            f"{sa[-1]} and {sb[-2]})")
+            raise self.fail(f"{type(self).__name__} needs inputs of rank >= 1")
+        ta, tb = self._transposes(a, b)
+        sa = tuple(a.shape) if a.rank >= 2 else (1,) + tuple(a.shape)
+        sb = tuple(b.shape) if b.rank >= 2 else tuple(b.shape) + (1,)
+        m, k = sa[-1:-3:-1] if ta else sa[-2:]
+        kb, n = sb[-1:-3:-1] if tb else sb[-2:]
+        if k != kb:
+            raise self.fail(f"shapes {a.shape} and {b.shape} do not multiply (inner dimensions {k} and {kb})")
         batch = broadcast_shape(sa[:-2], sb[:-2], where=self.where)
-        out = batch + ((sa[-2],) if a.rank >= 2 else ()) + ((sb[-1],) if b.rank >= 2 else ())
+        out = batch + ((m,) if a.rank >= 2 else ()) + ((n,) if b.rank >= 2 else ())
         return a, sa, sb, batch, out
 
     def infer(self, inputs):
@@ -31,5 +37,8 @@ class MatMul(Op):
 
     def launch(self, inputs, outputs):
         _, sa, sb, batch, _ = self._shapes(inputs)
-        views = {0: broadcast_view(sa, batch + tuple(sa[-2:])), 1: broadcast_view(sb, batch + tuple(sb[-2:]))}
-        return Launch("MatMul", None, views)
+        return Launch("MatMul", None, self._views(sa, sb, batch))
+
+    @staticmethod
+    def _views(sa, sb, batch):
+        return {0: broadcast_view(sa, batch + sa[-2:]), 1: broadcast_view(sb, batch + sb[-2:])}

@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
+#include <time.h>
 
 #include "../include/mlrt.h"
 #include "../kernels/cast.h" /* enum mlrt_round_mode, for mlrt_f32_to_e8m0 */
@@ -40,6 +41,12 @@ void mlrt_error_prefix(const char *fmt, ...) __attribute__((format(printf, 1, 2)
 /* parallel loop over [0, n): fn(arg, begin, end) runs on chunks of at least grain */
 typedef void (*mlrt_range_fn)(void *arg, int64_t begin, int64_t end);
 void mlrt_parallel_for(const mlrt_context *ctx, int64_t n, int64_t grain, mlrt_range_fn fn, void *arg);
+/* CLOCK_MONOTONIC in nanoseconds (plan timings, the pool's spin limit) */
+static inline int64_t mlrt_now_ns(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
 /* a plan starts (+1) or ends (-1) on the pool: its workers spin between loops meanwhile */
 void mlrt_threadpool_hold(mlrt_threadpool *pool, int delta);
 

@@ -137,12 +137,6 @@ static void *slot_address(const mlrt_slot *s, void *const *external, char *arena
     return base ? base + s->offset : NULL;
 }
 
-static int64_t now_ns(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
-}
-
 int32_t mlrt_plan_node_count(const mlrt_plan *plan) { return plan ? plan->n_nodes : 0; }
 
 int mlrt_plan_run(const mlrt_plan *plan, mlrt_threadpool *pool, void *const *external, void *arena) {
@@ -197,9 +191,9 @@ int mlrt_plan_run_flagged(const mlrt_plan *plan, mlrt_threadpool *pool, void *co
             if (n->output_slots[k].base < 0) outs[k].dtype = MLRT_UNDEFINED;
         }
         const mlrt_kernel_def *k = mlrt_kernel_get(n->kernel);
-        if (times_ns) times_ns[2 * i] = now_ns();
+        if (times_ns) times_ns[2 * i] = mlrt_now_ns();
         status = k->run(&ctx, ins, n->n_inputs, outs, n->n_outputs, n->params, n->params_size);
-        if (times_ns) times_ns[2 * i + 1] = now_ns();
+        if (times_ns) times_ns[2 * i + 1] = mlrt_now_ns();
         if (status != MLRT_OK) mlrt_error_prefix("node '%s' (%s): ", n->name, k->op_type);
     }
     mlrt_threadpool_hold(pool, -1);

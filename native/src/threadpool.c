@@ -57,12 +57,6 @@ static inline void cpu_relax(void) {
 #endif
 }
 
-static int64_t now_ns(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
-}
-
 void mlrt_threadpool_hold(mlrt_threadpool *p, int delta) {
     if (p && p->n_threads > 1) atomic_fetch_add(&p->hot, delta);
 }
@@ -74,13 +68,13 @@ static bool spin_for_loop(mlrt_threadpool *p, uint64_t seen) {
         cpu_relax();
     }
     if (!atomic_load(&p->hot)) return false;
-    int64_t until = now_ns() + HOT_SPIN_NS;
+    int64_t until = mlrt_now_ns() + HOT_SPIN_NS;
     for (;;) {
         for (int i = 0; i < 256; ++i) {
             if (atomic_load(&p->generation) != seen || atomic_load(&p->stop)) return true;
             cpu_relax();
         }
-        if (now_ns() > until) return false;
+        if (mlrt_now_ns() > until) return false;
     }
 }
 
