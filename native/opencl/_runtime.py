@@ -275,6 +275,12 @@ class Device:
         self._broken: dict[str, str] = {}  # programs found broken in this process: key -> why
         self.source_builds = 0  # programs this process had built from source (in child processes)
         self.identity = _compiler.identity(cl_device)
+        # Float division and sqrt as the CPU kernels compute them (IEEE, correctly
+        # rounded), where the device can: OpenCL lets a compiler use 2.5-ulp division and
+        # 3-ulp sqrt by default, and NVIDIA's does, so a LayerNormalization over a
+        # constant row of 300 ones got a mean of 0.99999994 (seen on an H100).
+        self.exact_div_sqrt = bool(int(cl_device.single_fp_config)
+                                   & int(cl.device_fp_config.CORRECTLY_ROUNDED_DIVIDE_SQRT))
 
     def probe(self) -> None:
         """Build and run a tiny program (first in a child process): DeviceError if this
@@ -339,6 +345,8 @@ class Device:
             raise DeviceError(f"OpenCL kernels for '{family}' cannot be read: {exc}") from None
         options = [f"-DMLRT_{tname}=1", f"-DMLRT_MAX_RANK={MAX_RANK}"]
         options += [f"-D{name}={int(value)}" for name, value in family_options(family).items()]
+        if self.exact_div_sqrt:
+            options.append("-cl-fp32-correctly-rounded-divide-sqrt")
         return _job(self.identity, f"{family}:{tname}", source, " ".join(options))
 
     def _program_for(self, job: "_compiler.Job") -> object:
