@@ -9,6 +9,13 @@ copied beside libmlrt_core.so and found through an $ORIGIN rpath, so the runtime
 folder is self-contained.  Objects are cached by source hash and flags under
 DIR/.obj, so a rebuild after editing one kernel compiles one file.  Flags are
 portable (no -march=native); faster per-ISA code is chosen at run time.
+
+Sanitizers: `MLRT_SANITIZE=address,undefined` (or `--sanitize address,undefined`)
+builds with those -fsanitize checks, -O1 -g and no recovery from undefined behaviour
+(the first report ends the process).  A Python process loads such a library only with
+the sanitizer runtimes preloaded first (`sanitizer_preload`); tests/native/
+test_sanitizers.py builds one into a runtime folder and runs the kernel tests and a
+fuzzing slice on it.
 """
 
 from __future__ import annotations
@@ -28,6 +35,55 @@ HERE = Path(__file__).resolve().parent
 LIBRARY = "libmlrt_core.so"
 CFLAGS = ["-std=c11", "-O3", "-fPIC", "-D_GNU_SOURCE", "-Wall", "-Wextra", "-Wno-unused-parameter", "-Wno-format-truncation",
           "-Werror=implicit-function-declaration", "-fno-math-errno", "-pthread"]
+
+
+SANITIZERS = ("address", "undefined")
+
+
+def sanitize_flags(spec: str | None) -> list[str]:
+    """Compile and link flags for MLRT_SANITIZE's comma-separated sanitizers ([] if none)."""
+    names = [n.strip() for n in (spec or "").split(",") if n.strip()]
+    unknown = [n for n in names if n not in SANITIZERS]
+    if unknown:
+        raise SystemExit(f"MLRT_SANITIZE: unknown sanitizer(s) {', '.join(unknown)}; choose from {', '.join(SANITIZERS)}")
+    if not names:
+        return []
+    flags = [f"-fsanitize={','.join(names)}", "-fno-omit-frame-pointer", "-g", "-O1"]
+    if "undefined" in names:
+        flags.append("-fno-sanitize-recover=undefined")
+    return flags
+
+
+def sanitizer_preload(spec: str, cc: str | None = None) -> list[str]:
+    """The sanitizer runtime libraries a process must preload (LD_PRELOAD) to load a
+    library built with `spec`; [] when the compiler has none of them installed."""
+    cc = cc or os.environ.get("CC") or "cc"
+    wanted = {"address": "libasan.so", "undefined": "libubsan.so"}
+    found = []
+    for name in [n.strip() for n in spec.split(",") if n.strip()]:
+        path = subprocess.run([cc, f"-print-file-name={wanted[name]}"], capture_output=True, text=True).stdout.strip()
+        if not os.path.isabs(path) or not os.path.exists(path):
+            return []
+        found.append(path)
+    return found
+
+
+def sanitizer_env(spec: str, cc: str | None = None) -> dict[str, str]:
+    """Environment for a Python process that loads a library built with `spec`: its
+    sanitizer runtimes preloaded, leak checking off (the interpreter keeps objects to
+    its exit by design), reports with stacks.  {} if the runtimes are not installed."""
+    preload = sanitizer_preload(spec, cc)
+    if not preload:
+        return {}
+    return {"LD_PRELOAD": " ".join(preload + [os.environ.get("LD_PRELOAD", "")]).strip(),
+            "ASAN_OPTIONS": "detect_leaks=0:abort_on_error=0:exitcode=86",
+            "UBSAN_OPTIONS": "print_stacktrace=1:halt_on_error=1:exitcode=87"}
+
+
+def built_sanitizers(lib_path: Path) -> str:
+    """The sanitizers a built library calls into ("address,undefined", or "")."""
+    data = Path(lib_path).read_bytes()
+    return ",".join(n for n, mark in (("address", b"__asan_init"), ("undefined", b"__ubsan_handle_")) if mark in data)
 
 
 def sources() -> list[Path]:
@@ -53,8 +109,10 @@ def _compile(cc: str, src: Path, obj_dir: Path, flags: list[str], header_hash: s
     return obj
 
 
-def build(out_dir: Path, version: str = "0.0.0", cc: str | None = None, jobs: int = 2) -> Path:
-    """Compile and link the runtime into out_dir; return the library path.
+def build(out_dir: Path, version: str = "0.0.0", cc: str | None = None, jobs: int = 2,
+          sanitize: str | None = None) -> Path:
+    """Compile and link the runtime into out_dir; return the library path.  `sanitize`
+    (default $MLRT_SANITIZE): sanitizers to build with, e.g. "address,undefined".
 
     Builds into one folder are serialised with a lock file, so two builds started
     together never leave a library missing the newer of their sources."""
@@ -63,16 +121,17 @@ def build(out_dir: Path, version: str = "0.0.0", cc: str | None = None, jobs: in
     out_dir.mkdir(parents=True, exist_ok=True)
     with open(out_dir / ".build.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        return _build_locked(out_dir, version, cc or os.environ.get("CC") or "cc", jobs)
+        extra = sanitize_flags(os.environ.get("MLRT_SANITIZE") if sanitize is None else sanitize)
+        return _build_locked(out_dir, version, cc or os.environ.get("CC") or "cc", jobs, extra)
 
 
-def _build_locked(out_dir: Path, version: str, cc: str, jobs: int) -> Path:
+def _build_locked(out_dir: Path, version: str, cc: str, jobs: int, extra: list[str]) -> Path:
     obj_dir = out_dir / ".obj"
     obj_dir.mkdir(exist_ok=True)
     blas_inc, blas_lib_dir, blas_name = _blas()
-    flags = CFLAGS + [f"-I{HERE / 'include'}", f"-I{HERE / 'src'}", f"-I{blas_inc}",
-                      f'-DMLRT_VERSION_STRING="{version}"',
-                      f'-DMLRT_BUILD_FLAGS="{" ".join(CFLAGS)}"']
+    flags = CFLAGS + extra + [f"-I{HERE / 'include'}", f"-I{HERE / 'src'}", f"-I{blas_inc}",
+                              f'-DMLRT_VERSION_STRING="{version}"',
+                              f'-DMLRT_BUILD_FLAGS="{" ".join(CFLAGS + extra)}"']
     header_hash = hashlib.sha256(b"".join(h.read_bytes() for h in headers())).hexdigest()
     with concurrent.futures.ThreadPoolExecutor(max(1, jobs)) as pool:
         objs = list(pool.map(lambda s: _compile(cc, s, obj_dir, flags, header_hash), sources()))
@@ -82,7 +141,7 @@ def _build_locked(out_dir: Path, version: str, cc: str, jobs: int) -> Path:
     os.replace(tmp_blas, out_dir / blas_file)
     target = out_dir / LIBRARY
     tmp = out_dir / f".{LIBRARY}.{os.getpid()}.tmp"
-    subprocess.run([cc, "-shared", "-pthread", "-o", str(tmp), *map(str, objs),
+    subprocess.run([cc, "-shared", "-pthread", *extra, "-o", str(tmp), *map(str, objs),
                     f"-L{out_dir}", f"-l{blas_name}", "-Wl,-rpath,$ORIGIN", "-lm"], check=True)
     os.replace(tmp, target)
     write_manifest(out_dir, version)
@@ -154,6 +213,9 @@ print(json.dumps({"abi": L.mlrt_abi_version(), "build": L.mlrt_build_info().deco
                   "opsets": {d: {"min": a, "max": b} for d, (a, b) in sorted(opsets.items())}}))
 """
     env = dict(os.environ, OPENBLAS_NUM_THREADS="1")
+    built_with = built_sanitizers(lib_path)
+    if built_with:  # (its sanitizer runtimes must be loaded before it)
+        env.update(sanitizer_env(built_with))
     out = subprocess.run([sys.executable, "-c", code, str(lib_path)], check=True, capture_output=True,
                          text=True, env=env).stdout
     return json.loads(out)
@@ -192,9 +254,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=HERE, help="folder for the library (default: native/)")
     ap.add_argument("--version", default=None)
     ap.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 2)
+    ap.add_argument("--sanitize", default=None, help="e.g. address,undefined (default: $MLRT_SANITIZE)")
     args = ap.parse_args(argv)
     version = args.version or _project_version()
-    print(build(args.out, version=version, jobs=args.jobs))
+    print(build(args.out, version=version, jobs=args.jobs, sanitize=args.sanitize))
     print(args.out / MANIFEST)
     return 0
 
