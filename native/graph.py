@@ -156,7 +156,12 @@ def _read_model(source) -> tuple[onnx.ModelProto, Path | None, bytes | None]:
 
 
 def _load_external(model: onnx.ModelProto, base: Path | None) -> bool:
-    """Read the tensors the model keeps in external files into it; True if there were any."""
+    """Read the tensors the model keeps in external files into it; True if there were any.
+
+    Each location must name a regular file inside the model's folder once every symlink
+    is resolved (no absolute path, no "..", no link leading out), and its offset and
+    length must lie inside that file and give exactly the tensor's bytes: all checked
+    before a byte is read.  InvalidModel naming the tensor otherwise."""
     if not _any_external(model.graph.initializer, model.graph.node) \
             and not any(_any_external((), f.node) for f in model.functions):
         return False
@@ -167,20 +172,64 @@ def _load_external(model: onnx.ModelProto, base: Path | None) -> bool:
     if base is None:
         raise InvalidModel("the model refers to external data files but was given as bytes; load it from its path")
     for t in tensors:
-        info = external_data_helper.ExternalDataInfo(t)
-        target = (base / info.location).resolve()
-        if base not in target.parents:
-            raise InvalidModel(f"initializer '{t.name}': external data '{info.location}' lies outside the model folder")
-        if not target.is_file():
-            raise InvalidModel(f"initializer '{t.name}': external data file {target} is missing")
-        size = target.stat().st_size
-        if info.offset and info.offset > size or info.length and (info.offset or 0) + info.length > size:
-            raise InvalidModel(f"initializer '{t.name}': offset/length run past the end of {target}")
-    try:
-        external_data_helper.load_external_data_for_model(model, str(base))
-    except Exception as exc:
-        raise InvalidModel(f"cannot read external data: {exc}") from None
+        target, offset, length = _external_span(t, base)
+        try:
+            with open(target, "rb") as f:
+                f.seek(offset)
+                data = f.read(length)
+        except OSError as exc:
+            raise InvalidModel(f"initializer '{t.name}': cannot read external data {target}: {exc}") from None
+        t.raw_data = data
+        del t.external_data[:]
+        t.data_location = onnx.TensorProto.DEFAULT
     return True
+
+
+def _external_span(t: onnx.TensorProto, base: Path) -> tuple[Path, int, int]:
+    """The file, offset and length of tensor t's external data, checked (see above)."""
+    entries = {e.key: e.value for e in t.external_data}
+    where = f"initializer '{t.name}': external data"
+    location = entries.get("location", "")
+    try:
+        target = (base / location).resolve()
+        offset = int(entries.get("offset") or 0)
+        length = int(entries["length"]) if entries.get("length") not in (None, "") else None
+    except (ValueError, OSError, RuntimeError) as exc:
+        raise InvalidModel(f"{where} '{location}' is not usable: {exc}") from None
+    if not location or base not in target.parents:
+        raise InvalidModel(f"{where} '{location}' lies outside the model folder {base}")
+    if not target.is_file():
+        raise InvalidModel(f"{where} file {target} is missing or not a regular file")
+    size = target.stat().st_size
+    if offset < 0 or (length is not None and length < 0):
+        raise InvalidModel(f"{where}: negative offset {offset} or length {length}")
+    if length is None:
+        length = size - offset
+    if offset + length > size:
+        raise InvalidModel(f"{where}: offset {offset} + length {length} runs past the end of {target} ({size} bytes)")
+    need = _tensor_nbytes(t)
+    if need is not None and length != need:
+        raise InvalidModel(f"{where} has {length} bytes at offset {offset} of {target}; its "
+                           f"{list(t.dims)} {onnx.TensorProto.DataType.Name(t.data_type).lower()} tensor needs {need}")
+    return target, offset, length
+
+
+def _tensor_nbytes(t: onnx.TensorProto) -> int | None:
+    """Bytes of t's raw data (sub-byte types packed), None where that is not fixed."""
+    count = 1
+    for d in t.dims:
+        count *= int(d)
+    bits = {onnx.TensorProto.INT4: 4, onnx.TensorProto.UINT4: 4, onnx.TensorProto.INT2: 2,
+            onnx.TensorProto.UINT2: 2}.get(t.data_type)
+    if getattr(onnx.TensorProto, "FLOAT4E2M1", None) == t.data_type:
+        bits = 4
+    if bits:
+        return (count * bits + 7) // 8
+    try:
+        dtype = np.dtype(onnx.helper.tensor_dtype_to_np_dtype(t.data_type))
+    except (KeyError, ValueError, TypeError):
+        return None
+    return None if dtype.kind in "OUS" else count * dtype.itemsize
 
 
 def _any_external(initializers, nodes) -> bool:
