@@ -11,6 +11,7 @@ from .._version import __version__
 from ._compat import (disable_telemetry_events, enable_telemetry_events, get_all_providers, get_build_info,
                       has_collective_ops, install_as_onnxruntime, set_default_logger_severity,
                       set_default_logger_verbosity, set_seed)
+from ._custom_ops import CustomOp
 from ._options import ExecutionMode, ExecutionOrder, GraphOptimizationLevel, RunOptions, SessionOptions
 from ._ortvalue import IOBinding, OrtValue
 from ._session import InferenceSession, ModelMetadata, NodeArg, get_available_providers
@@ -26,7 +27,8 @@ def get_version_string() -> str:
 
 
 __all__ = ["__version__", "InferenceSession", "SessionOptions", "RunOptions", "GraphOptimizationLevel",
-           "ExecutionMode", "ExecutionOrder", "NodeArg", "OrtValue", "IOBinding", "ModelMetadata", "get_available_providers", "get_device",
+           "ExecutionMode", "ExecutionOrder", "NodeArg", "OrtValue", "IOBinding", "ModelMetadata", "CustomOp",
+           "get_available_providers", "get_device",
            "get_version_string", "get_all_providers", "get_build_info", "set_default_logger_severity",
            "set_default_logger_verbosity", "set_seed", "disable_telemetry_events", "enable_telemetry_events",
            "has_collective_ops", "install_as_onnxruntime", "MlrtError", "InvalidModel", "NoSuchFile",

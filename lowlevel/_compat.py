@@ -40,7 +40,6 @@ catches every mlrt error, as `except Fail` does.
 from __future__ import annotations
 
 import importlib.machinery
-import logging
 import operator
 import sys
 import types
@@ -49,8 +48,9 @@ from .. import distribution
 from .._errors import DeviceError, InvalidArgument, InvalidModel, MlrtError, NoSuchFile, NotImplemented
 from .._version import __version__
 from ..native.providers import _base as providers_base
+from ._logging import SEVERITY_LEVELS, logger
 
-log = logging.getLogger("mlrt")
+log = logger()  # the "mlrt" logger; sessions and runs set their own severity (_logging.py)
 
 # onnxruntime's exception names -> the mlrt classes they stand for (see the table above)
 ORT_EXCEPTIONS = {
@@ -64,8 +64,6 @@ ORT_EXCEPTIONS = {
 # what apps import from onnxruntime.capi.onnxruntime_inference_collection
 INFERENCE_COLLECTION = ("InferenceSession", "SessionOptions", "RunOptions", "OrtValue", "IOBinding", "NodeArg")
 
-# onnxruntime's logging severities -> Python logging levels of the "mlrt" logger
-SEVERITY_LEVELS = {0: logging.DEBUG, 1: logging.INFO, 2: logging.WARNING, 3: logging.ERROR, 4: logging.CRITICAL}
 
 _verbosity = 0  # set_default_logger_verbosity's value (mlrt's log has no verbose levels)
 _seed = None  # set_seed's value (see set_seed)
@@ -80,7 +78,8 @@ def _int(value, what: str) -> int:
 
 def set_default_logger_severity(level: int) -> None:
     """onnxruntime's severity (0 verbose, 1 info, 2 warning, 3 error, 4 fatal) sets the
-    level of the "mlrt" logger (DEBUG, INFO, WARNING, ERROR, CRITICAL)."""
+    level of the "mlrt" logger (DEBUG, INFO, WARNING, ERROR, CRITICAL): what is logged
+    outside sessions, and in sessions and runs whose log_severity_level is -1."""
     level = _int(level, "the logger severity")
     if level not in SEVERITY_LEVELS:
         raise InvalidArgument(f"logger severity {level} is out of range: 0 verbose, 1 info, 2 warning, 3 error, "

@@ -8,6 +8,8 @@ import threading
 import numpy as np
 
 from .._errors import InvalidArgument, NotImplemented
+from . import _logging
+from ._custom_ops import CustomOp, load_library
 from ._ortvalue import OrtValue
 
 
@@ -37,6 +39,10 @@ class SessionOptions:
     `use_per_session_threads` (every session has its own pool), `use_deterministic_compute`
     (mlrt's kernels give the same result run after run anyway), and the memory switches
     `enable_cpu_mem_arena`, `enable_mem_pattern`, `enable_mem_reuse`.
+
+    `log_severity_level` (-1, the default: the default logger's; 0 verbose ... 4 fatal)
+    filters what the session logs to the "mlrt" logger while it is made and runs.
+    Custom operators: register_custom_op, register_custom_ops_library (docs/custom_ops.md).
     """
 
     def __init__(self):
@@ -47,7 +53,7 @@ class SessionOptions:
         self.enable_profiling = False
         self.profile_file_prefix = "mlrt_profile"
         self.optimized_model_filepath = ""
-        self.log_severity_level = 2
+        self.log_severity_level = -1
         self.log_verbosity_level = 0
         self.logid = ""
         self.enable_cpu_mem_arena = True
@@ -60,8 +66,11 @@ class SessionOptions:
         self._initializers: dict[str, np.ndarray] = {}
         self._dim_by_name: dict[str, int] = {}
         self._dim_by_denotation: dict[str, int] = {}
+        self._custom_ops: dict[tuple[str, str], CustomOp] = {}
 
     def __setattr__(self, key, value):
+        if key == "log_severity_level":
+            value = _logging.check_severity(value, "SessionOptions.log_severity_level")
         if key == "intra_op_num_threads" and (not isinstance(value, int) or value < 0):
             raise InvalidArgument(f"intra_op_num_threads must be an int >= 0, got {value!r}")
         if key == "graph_optimization_level":
@@ -104,9 +113,29 @@ class SessionOptions:
         """Every free input dimension with this denotation (e.g. "DATA_BATCH") becomes `dim_value`."""
         self._dim_by_denotation[str(dim_denotation)] = _dim_value(dim_value, dim_denotation)
 
+    def register_custom_op(self, domain: str, op_type: str, compute, infer=None) -> CustomOp:
+        """Sessions made with these options run the nodes of (`domain`, `op_type`) with
+        `compute(*inputs, **attributes)` (numpy arrays in; an array, or a tuple of them,
+        out), on the host; `infer(*input_types, **attributes)`, when given, returns the
+        (dtype, shape) of each output, which the results are checked against.  The
+        domain must be one of your own.  Registering a (domain, op_type) again replaces
+        it.  Returns the CustomOp; docs/custom_ops.md has the details."""
+        op = CustomOp(domain, op_type, compute, infer)
+        self._custom_ops[op.key] = op
+        return op
+
     def register_custom_ops_library(self, path: str) -> None:
-        raise InvalidArgument("custom operator libraries are not supported yet; "
-                              "define the operator as a file in mlrt/native/ops instead")
+        """Load the shared library at `path` (its code runs: only load libraries you
+        trust) and register the operators its `mlrt_register_custom_ops` registers
+        (native/include/mlrt.h; docs/custom_ops.md).  NoSuchFile if there is no file,
+        InvalidArgument if it is not a shared library, lacks the entry point, or its
+        entry point fails."""
+        for op in load_library(path):
+            self._custom_ops[op.key] = op
+
+    def get_custom_ops(self) -> list[CustomOp]:
+        """The custom operators registered, in the order they were."""
+        return list(self._custom_ops.values())
 
 
 def _host_array(value, where: str) -> np.ndarray:
@@ -132,10 +161,13 @@ class RunOptions:
     `terminate` may be set from another thread while run() is running with these
     options: the run stops at the next node boundary (between the nodes of a native
     plan, the iterations of a loop, the pieces of a partitioned graph) with an
-    MlrtError, and the session stays usable.  Set it back to False to run again."""
+    MlrtError, and the session stays usable.  Set it back to False to run again.
+
+    `log_severity_level` (-1, the default: the session's; 0 verbose ... 4 fatal) filters
+    what is logged to the "mlrt" logger during the run."""
 
     def __init__(self):
-        self.log_severity_level = 2
+        self.log_severity_level = -1
         self.log_verbosity_level = 0
         self.logid = ""
         self.run_tag = ""
@@ -143,6 +175,11 @@ class RunOptions:
         self._flags: set = set()  # the terminate flags (int32_t * cdata) of runs in progress
         self.only_execute_path_to_fetches = False
         self._config: dict[str, str] = {}
+
+    def __setattr__(self, key, value):
+        if key == "log_severity_level":
+            value = _logging.check_severity(value, "RunOptions.log_severity_level")
+        object.__setattr__(self, key, value)
 
     @property
     def terminate(self) -> bool:

@@ -15,10 +15,12 @@ from .._errors import DeviceError, InvalidArgument, MlrtError, NotImplemented
 from ..native import graph as graph_mod
 from ..native import ops, optimizer, partitioner, profile, terminate
 from ..native.providers import _base as providers_base
+from . import _logging
+from ._custom_ops import operator_classes
 from ._options import GraphOptimizationLevel, RunOptions, SessionOptions
 from ._ortvalue import IOBinding, OrtValue
 
-log = logging.getLogger("mlrt")
+log = _logging.logger()
 
 
 def _type_string(vt: graph_mod.ValueType) -> str:
@@ -116,9 +118,35 @@ class InferenceSession:
         started = self._profiler.start_ns if self._profiler is not None else 0
         # onnxruntime's start time is on the wall clock (ns since the epoch), the trace's on the monotonic one
         self._profiling_start_ns = time.time_ns() - (time.monotonic_ns() - started) if started else 0
+        # the custom operators and log severity, fixed now (later changes to the options do not count)
+        self._custom_ops = operator_classes(self._options._custom_ops)
+        self._log_severity = self._options.log_severity_level
         self._create(providers, provider_options, started)
 
+    def _enter(self, run_options: RunOptions | None = None) -> tuple:
+        """The session's custom operators and log severity (the run's, if it sets one)
+        rule this thread until _leave."""
+        level = _logging.threshold(run_options.log_severity_level if run_options is not None else -1,
+                                   self._log_severity)
+        if level is None and not self._custom_ops and _logging.idle() and ops.custom_idle():
+            return None  # nothing to set, nothing to undo (a run of a tiny model: ~0.8 us saved)
+        return _logging.enter(level), ops.custom(self._custom_ops)
+
+    @staticmethod
+    def _leave(tokens: tuple | None) -> None:
+        if tokens is None:
+            return
+        ops.custom_done(tokens[1])
+        _logging.leave(tokens[0])
+
     def _create(self, providers, provider_options, started: int) -> None:
+        tokens = self._enter()
+        try:
+            self._make(providers, provider_options, started)
+        finally:
+            self._leave(tokens)
+
+    def _make(self, providers, provider_options, started: int) -> None:
         """Providers, model, optimization and placement: the session's making, which
         set_providers repeats."""
         names, options = _normalize_providers(providers, provider_options)
@@ -167,6 +195,14 @@ class InferenceSession:
                               "and fallback is disabled (disable_fallback(), or enable_fallback=0)")
         if self._profiler is not None:
             self._profiler.event("Session", "session_initialization", started, time.monotonic_ns())
+        if log.isEnabledFor(logging.INFO):
+            log.info("%ssession ready: %d node(s) on %s%s", _tag(self._options.logid), len(self._graph.nodes),
+                     ", ".join(self.get_providers()),
+                     f"; custom operators {', '.join(f'{d}::{t}' for d, t in self._custom_ops)}"
+                     if self._custom_ops else "")
+        if log.isEnabledFor(logging.DEBUG):
+            for name, op_type, provider in self._runnable.assignment:
+                log.debug("%snode '%s' (%s) runs on %s", _tag(self._options.logid), name, op_type, provider)
 
     def _dimension_overrides(self) -> dict:
         o = self._options
@@ -257,8 +293,9 @@ class InferenceSession:
 
     def get_modelmeta(self) -> ModelMetadata:
         m = self._graph.model
+        version = m.model_version if m.HasField("model_version") else 2**63 - 1  # onnxruntime's "no version"
         return ModelMetadata(m.producer_name, m.graph.name, m.domain, m.doc_string, m.graph.doc_string,
-                             m.model_version, {p.key: p.value for p in m.metadata_props})
+                             version, {p.key: p.value for p in m.metadata_props})
 
     def end_profiling(self) -> str:
         """Stop profiling and write the trace (Chrome trace format, onnxruntime's event
@@ -381,6 +418,18 @@ class InferenceSession:
                     raise InvalidArgument(f"'{n}' is not an output of this model (outputs: {', '.join(known)})")
         else:
             names = self._output_names
+        tokens = self._enter(run_options)
+        try:
+            if log.isEnabledFor(logging.DEBUG):
+                tag = run_options.run_tag if run_options is not None else ""
+                log.debug("%srun%s: %d input(s), output(s) %s", _tag(self._options.logid),
+                          f" '{tag}'" if tag else "", len(feeds), ", ".join(names))
+            results = self._run_with(feeds, run_options, keep_on_device)
+        finally:
+            self._leave(tokens)
+        return [results[n] for n in names]
+
+    def _run_with(self, feeds, run_options, keep_on_device) -> dict:
         if run_options is None:
             results = self._run_graph(feeds, keep_on_device)
         else:
@@ -393,7 +442,7 @@ class InferenceSession:
                     results = self._run_graph(feeds, keep_on_device)
             finally:
                 run_options._unwatch(flag)
-        return [results[n] for n in names]
+        return results
 
     def _run_graph(self, feeds, keep_on_device) -> dict:
         profiler = self._profiler
@@ -411,6 +460,10 @@ class InferenceSession:
     def run_with_iobinding(self, iobinding: IOBinding, run_options: RunOptions | None = None) -> None:
         """Run on the bound inputs; outputs stay where they were bound (get_outputs())."""
         iobinding._run(lambda names, feeds, on_device: self._run(names, feeds, run_options, on_device))
+
+
+def _tag(logid: str) -> str:
+    return f"[{logid}] " if logid else ""
 
 
 def _strings(name: str, arr: np.ndarray) -> np.ndarray:

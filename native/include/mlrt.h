@@ -13,7 +13,8 @@
 
 /* 2: mlrt_plan_run_loop (Loop / Scan bodies in C), Conv's packed weights (kernels/conv.h)
  * Additions within ABI 2 (an older ABI-2 runtime lacks them; Python checks before use):
- * mlrt_plan_run_flagged, mlrt_loop.terminate, MLRT_ERR_TERMINATED. */
+ * mlrt_plan_run_flagged, mlrt_loop.terminate, MLRT_ERR_TERMINATED, the custom operator
+ * types (mlrt_custom_op_api ...: declarations only, nothing the library exports). */
 #define MLRT_ABI_VERSION 2
 #define MLRT_MAX_RANK 8
 
@@ -191,5 +192,43 @@ int mlrt_plan_run_loop(const mlrt_plan *plan, mlrt_threadpool *pool, void **exte
 int32_t mlrt_plan_node_count(const mlrt_plan *plan);
 size_t mlrt_plan_arena_bytes(const mlrt_plan *plan);
 void mlrt_plan_destroy(mlrt_plan *plan);
+
+/* Custom operators from a shared library (an addition within ABI 2).
+ * SessionOptions.register_custom_ops_library(path) loads the library and calls the
+ * function it exports under the name "mlrt_register_custom_ops", of type
+ * mlrt_register_custom_ops_fn:
+ *     int32_t mlrt_register_custom_ops(const mlrt_custom_op_api *api, void *registry);
+ * which calls api->register_op(registry, &def) once per operator and returns MLRT_OK
+ * (anything else refuses the library; api->set_error may say why).  The strings of a
+ * def are copied; api stays valid while the process lives.  Nodes of (domain, op_type)
+ * then run on the host: mlrt gives contiguous inputs (an absent optional input has
+ * dtype MLRT_UNDEFINED and data NULL), asks `infer` for each output's dtype, rank and
+ * shape, allocates the outputs (contiguous, strides filled) and calls `compute`.  Both
+ * return MLRT_OK or another status, and may call api->set_error(message) first.
+ * mlrt.h itself does not declare mlrt_register_custom_ops: libmlrt_core has no such
+ * function; a library declares it (docs/custom_ops.md, samples/custom_op_c). */
+#define MLRT_CUSTOM_OP_API_VERSION 1
+
+typedef int (*mlrt_custom_infer_fn)(void *user_data, const mlrt_tensor *inputs, int32_t n_inputs,
+                                    mlrt_tensor *outputs, int32_t n_outputs);
+typedef int (*mlrt_custom_compute_fn)(void *user_data, const mlrt_tensor *inputs, int32_t n_inputs,
+                                      mlrt_tensor *outputs, int32_t n_outputs);
+
+typedef struct mlrt_custom_op_def {
+    const char *domain;               /* not "" nor "ai.onnx": a domain of the library's own */
+    const char *op_type;
+    mlrt_custom_infer_fn infer;       /* NULL: each output has input 0's dtype and shape */
+    mlrt_custom_compute_fn compute;
+    void *user_data;                  /* handed to infer and compute as it is */
+} mlrt_custom_op_def;
+
+typedef struct mlrt_custom_op_api {
+    int32_t version;                  /* MLRT_CUSTOM_OP_API_VERSION */
+    int32_t abi_version;              /* MLRT_ABI_VERSION */
+    int (*register_op)(void *registry, const mlrt_custom_op_def *def);
+    void (*set_error)(const char *message);  /* the message of the failure being returned */
+} mlrt_custom_op_api;
+
+typedef int32_t (*mlrt_register_custom_ops_fn)(const mlrt_custom_op_api *api, void *registry);
 
 #endif

@@ -4,10 +4,15 @@
 named `op_type` or `op_type_<since>` with the largest `since` not above `opset`;
 `make_op(node, graph)` the operator for a node of a graph.
 Nothing lists the operators by hand: every module in this folder is scanned.
+
+A session's custom operators (SessionOptions.register_custom_op, docs/custom_ops.md)
+are not files here: while the session is made or runs, `custom(table)` makes `lookup`
+answer with them first, for their (domain, op type) at any opset.
 """
 
 from __future__ import annotations
 
+import contextvars
 import functools
 import importlib
 import pkgutil
@@ -15,6 +20,9 @@ import re
 
 from ..._errors import NotImplemented
 from ._base import REQUIRED, Info, Launch, Op, View  # noqa: F401
+
+# (domain, op type) -> operator class of the session being made or run (None: none)
+_custom: contextvars.ContextVar = contextvars.ContextVar("mlrt_custom_ops", default=None)
 
 _VERSIONED = re.compile(r"^(?P<op>[A-Za-z][A-Za-z0-9]*?)(?:_(?P<since>\d+))?$")
 
@@ -42,11 +50,31 @@ def registry() -> dict[tuple[str, str], list[tuple[int, type]]]:
 
 def lookup(domain: str, op_type: str, opset: int) -> type | None:
     """The operator class for a node ("" is the default domain, as graph.py loads it)."""
+    table = _custom.get()
+    if table:
+        cls = table.get((domain, op_type))
+        if cls is not None:
+            return cls
     best = None
     for since, cls in registry().get((domain, op_type), []):
         if since <= opset:
             best = cls
     return best
+
+
+def custom(table: dict | None):
+    """Make `lookup` answer with `table` ((domain, op type) -> operator class) first, in
+    this thread, until the returned token is handed to `custom_done`."""
+    return _custom.set(table or None)
+
+
+def custom_idle() -> bool:
+    """Whether no session in this thread has custom operators in force."""
+    return _custom.get() is None
+
+
+def custom_done(token) -> None:
+    _custom.reset(token)
 
 
 def all_ops() -> list[tuple[str, str]]:
