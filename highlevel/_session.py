@@ -100,7 +100,9 @@ class LearningModelSession:
         # the CPU provider's thread pool: frames are tensorized on the model's threads, so
         # two pools never wait on each other for the same cores
         self._pool = self._session._providers[-1].pool
-        shapes = {a.name: a.shape for a in self._session.get_inputs() + self._session.get_outputs()}
+        # (from the graph: NodeArg.shape is [] for an unknown shape, as onnxruntime's)
+        graph = self._session._graph
+        shapes = {v.name: v.shape for v in graph.inputs + graph.outputs}
         self._features: dict[str, Feature] = {}
         for descriptors, is_input in ((model.input_features, True), (model.output_features, False)):
             for d in descriptors:

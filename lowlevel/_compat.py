@@ -108,16 +108,27 @@ def set_seed(seed: int) -> None:
     log.info("set_seed(%d): mlrt's random operators are seeded only by their seed attribute", _seed)
 
 
+# the providers onnxruntime 1.32 names in get_all_providers(): apps test membership in it
+ONNXRUNTIME_PROVIDERS = (
+    "TensorrtExecutionProvider", "CUDAExecutionProvider", "MIGraphXExecutionProvider", "OpenVINOExecutionProvider",
+    "DnnlExecutionProvider", "VitisAIExecutionProvider", "QNNExecutionProvider", "NnapiExecutionProvider",
+    "VSINPUExecutionProvider", "JsExecutionProvider", "CoreMLExecutionProvider", "DmlExecutionProvider",
+    "RknpuExecutionProvider", "WebNNExecutionProvider", "WebGpuExecutionProvider", "XnnpackExecutionProvider",
+    "CANNExecutionProvider", "AzureExecutionProvider")
+
+
 def get_all_providers() -> list[str]:
-    """Every execution provider mlrt knows, whether or not it can run on this machine:
-    the provider modules of this mlrt, those registered, and any the runtime's
-    manifest lists."""
-    names = list(providers_base.available())
+    """Every execution provider name a session accepts, whether or not it can run on this
+    machine, CPUExecutionProvider last: onnxruntime's names (a session asked for one
+    mlrt lacks warns and runs on the others, as onnxruntime does), then the provider
+    modules of this mlrt, those registered, and any the runtime's manifest lists."""
+    names = [n for n in providers_base.available() if n != "CPUExecutionProvider"]
     try:
         listed = distribution.current_runtime().providers
     except MlrtError:  # no runtime loads: the Python side still knows its providers
         listed = ()
-    return names + [n for n in listed if n not in names]
+    ours = names + [n for n in listed if n not in names and n != "CPUExecutionProvider"]
+    return list(ONNXRUNTIME_PROVIDERS) + [n for n in ours if n not in ONNXRUNTIME_PROVIDERS] + ["CPUExecutionProvider"]
 
 
 def get_build_info() -> str:

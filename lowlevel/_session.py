@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import os
 import time
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -34,7 +35,9 @@ def _type_string(vt: graph_mod.ValueType) -> str:
 
 @dataclass(frozen=True)
 class NodeArg:
-    """Name, type string ("tensor(float)") and shape (ints, dim names, or None) of an input/output."""
+    """Name, type string ("tensor(float)") and shape (ints and dim names) of an input or
+    output; as in onnxruntime, [] where the shape is not known (a tensor of unknown rank,
+    a sequence or map) as well as for a scalar."""
 
     name: str
     type: str
@@ -42,8 +45,7 @@ class NodeArg:
 
     @staticmethod
     def of(vt: graph_mod.ValueType) -> "NodeArg":
-        shape = list(vt.shape) if vt.shape is not None else None
-        return NodeArg(vt.name, _type_string(vt), shape)
+        return NodeArg(vt.name, _type_string(vt), list(vt.shape) if vt.shape is not None else [])
 
 
 @dataclass(frozen=True)
@@ -68,6 +70,8 @@ def _normalize_providers(providers, provider_options):
             name, opts = p
         else:
             name, opts = p, (provider_options[i] if provider_options and i < len(provider_options) else {})
+        if not isinstance(name, str):
+            raise InvalidArgument(f"providers: entry {i} is {name!r}, not a provider name or a (name, options) tuple")
         names.append(name)
         options.append(dict(opts or {}))
     return names, options
@@ -151,9 +155,11 @@ class InferenceSession:
         set_providers repeats."""
         names, options = _normalize_providers(providers, provider_options)
         known = providers_base.available()
-        for name in names:
-            if name not in known:
-                raise InvalidArgument(f"unknown execution provider '{name}'; available: {', '.join(known)}")
+        for i in reversed(range(len(names))):
+            if names[i] not in known:  # as onnxruntime: a warning, and the providers there are
+                warnings.warn(f"Specified provider '{names[i]}' is not in available provider names. "
+                              f"Available providers: '{', '.join(known)}'", UserWarning, stacklevel=4)
+                del names[i], options[i]
         if "CPUExecutionProvider" not in names:
             names.append("CPUExecutionProvider")
             options.append({})

@@ -207,7 +207,8 @@ def test_seed_is_kept(monkeypatch):
 def test_providers_build_info_and_the_rest():
     providers = ml.get_all_providers()
     assert set(ml.get_available_providers()) <= set(providers) and "CPUExecutionProvider" in providers
-    assert len(providers) == len(set(providers))
+    assert len(providers) == len(set(providers)) and providers[-1] == "CPUExecutionProvider"
+    assert "CUDAExecutionProvider" in providers and "OpenCLExecutionProvider" in providers
     rt = mlrt.distribution.current_runtime()
     info = ml.get_build_info()
     assert f"version={mlrt.__version__}" in info and f"runtime={rt.kind}" in info and str(rt.path) in info

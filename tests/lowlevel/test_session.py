@@ -173,8 +173,20 @@ def test_bad_options():
     so = ml.SessionOptions()
     with pytest.raises(mlrt.InvalidArgument):
         so.intra_op_num_threads = -1
-    with pytest.raises(mlrt.InvalidArgument):
-        ml.InferenceSession(small_model().SerializeToString(), providers=["NoSuchExecutionProvider"])
+    with pytest.raises(mlrt.InvalidArgument, match="provider name"):
+        ml.InferenceSession(small_model().SerializeToString(), providers=[3])
+
+
+@pytest.mark.parametrize("providers", [["CUDAExecutionProvider", "CPUExecutionProvider"], ["NoSuchExecutionProvider"],
+                                       [("CUDAExecutionProvider", {"device_id": 0}), "CPUExecutionProvider"]])
+def test_unavailable_providers_warn_and_fall_back(providers):
+    """As onnxruntime: a provider this machine lacks is a warning, not an error; the
+    session runs on the ones it has (the CPU at least)."""
+    with pytest.warns(UserWarning, match="is not in available provider names"):
+        s = ml.InferenceSession(small_model().SerializeToString(), providers=providers)
+    assert s.get_providers() == ["CPUExecutionProvider"]
+    x = np.ones((2, 3), np.float32)
+    np.testing.assert_allclose(s.run(None, {"x": x})[0], expected(x))
 
 
 def test_concurrent_runs_agree(session):
@@ -224,6 +236,6 @@ def test_values_of_unknown_rank_and_untyped_outputs_are_accepted():
     with pytest.raises(onnx.checker.ValidationError):
         onnx.checker.check_model(model)
     s = ml.InferenceSession(model.SerializeToString())
-    assert s.get_inputs()[0].shape is None
+    assert s.get_inputs()[0].shape == []  # onnxruntime's NodeArg.shape of an unknown-rank tensor
     for x in (np.array([-1.0, 2.0], np.float32), np.ones((2, 3), np.float32), np.float32(-3.0)):
         np.testing.assert_array_equal(s.run(None, {"x": x})[0], -np.maximum(x, 0))
