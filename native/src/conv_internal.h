@@ -77,6 +77,8 @@ static inline bool conv_strip_epilogue(const conv_job *j, const float *bias, con
     case MLRT_CONV_ACT_RELU: e->act = MLRT_STRIP_RELU; return false;
     case MLRT_CONV_ACT_CLIP: e->act = MLRT_STRIP_CLIP; return false;
     case MLRT_CONV_ACT_HARD_SWISH: e->act = MLRT_STRIP_HARD_SWISH; return false;
+    case MLRT_CONV_ACT_SWISH: e->act = MLRT_STRIP_SWISH; return false;   /* (alpha in lo) */
+    case MLRT_CONV_ACT_SIGMOID: e->act = MLRT_STRIP_SIGMOID; return false;
     default: return true;
     }
 }

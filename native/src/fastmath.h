@@ -1,4 +1,4 @@
-/* fastmath.h -- what the float32 row kernels (softmax, attention, erf, gelu) share:
+/* fastmath.h -- what the float32 row kernels (softmax, attention, erf, gelu, sigmoid) share:
  * loops cloned per ISA level, exp by a polynomial (about 1.5 ulp) and erf from it
  * (about 2.5 ulp). */
 #ifndef MLRT_FASTMATH_H
@@ -41,6 +41,13 @@ static inline float mlrt_exp_f32(float x) {
     f32_bits scale = {.u = (t.u - 0x4B400000u + 127u) << 23};  /* 2^k */
     float y = p * scale.f;
     return x < lo ? 0.0f : y;
+}
+
+/* sigmoid(x) from e = exp(-|x|) (no overflow either way): 1 / (1 + e) for x >= 0, e / (1 + e)
+ * below; NaN stays NaN. */
+static inline float mlrt_sigmoid_f32(float x) {
+    float e = mlrt_exp_f32(-__builtin_fabsf(x)), r = 1.0f / (1.0f + e);
+    return x >= 0 ? r : e * r;
 }
 
 /* erf(x), branch-free: |x| < 0.921875: x * P(x^2); above, 1 - exp(Q(|x|)) with Q a fit of

@@ -14,6 +14,7 @@
 
 #include <cblas.h>
 
+#include "fastmath.h"
 #include "gemm.h"
 #include "sgemm.h"
 
@@ -211,8 +212,59 @@ static inline float strip_finish(float r, float old, float bias, float z, const 
         h = h < 0.0f ? 0.0f : h > 1.0f ? 1.0f : h;
         return r * h;
     }
+    case MLRT_STRIP_SWISH: return r * mlrt_sigmoid_f32(e->lo * r);
+    case MLRT_STRIP_SIGMOID: return mlrt_sigmoid_f32(r);
     default: return r;
     }
+}
+
+/* mlrt_sigmoid_f32 (fastmath.h) a vector at a time, in the strip kernels' stores (while the
+ * tile is in registers, not a second pass over Y): e = exp(-|u|) by the same polynomial,
+ * 1 / (1 + e) for u >= 0, e / (1 + e) below; NaN stays. */
+__attribute__((target("avx512f"))) static inline __m512 uk512_sigmoid(__m512 u) {
+    const __m512 lowest = _mm512_set1_ps(-87.33654f), shift = _mm512_set1_ps(12582912.0f);
+    __m512 x = _mm512_castsi512_ps(_mm512_or_si512(_mm512_castps_si512(u), _mm512_set1_epi32((int)0x80000000u)));
+    __mmask16 under = _mm512_cmp_ps_mask(x, lowest, _CMP_LT_OQ);
+    __m512 xc = _mm512_max_ps(lowest, x);  /* (NaN in x is kept: vmaxps returns its second operand) */
+    __m512 t = _mm512_fmadd_ps(xc, _mm512_set1_ps(1.44269504088896341f), shift);
+    __m512 k = _mm512_sub_ps(t, shift);
+    __m512 r = _mm512_fnmadd_ps(k, _mm512_set1_ps(0.693359375f), xc);
+    r = _mm512_fnmadd_ps(k, _mm512_set1_ps(-2.12194440e-4f), r);
+    __m512 p = _mm512_fmadd_ps(_mm512_set1_ps(1.9875691500e-4f), r, _mm512_set1_ps(1.3981999507e-3f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(8.3334519073e-3f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(4.1665795894e-2f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.6666665459e-1f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(5.0000001201e-1f));
+    p = _mm512_fmadd_ps(_mm512_mul_ps(p, r), r, _mm512_add_ps(r, _mm512_set1_ps(1.0f)));
+    __m512i bits = _mm512_sub_epi32(_mm512_castps_si512(t), _mm512_set1_epi32(0x4B400000 - 127));
+    __m512 e = _mm512_mul_ps(p, _mm512_castsi512_ps(_mm512_slli_epi32(bits, 23)));
+    e = _mm512_mask_blend_ps(under, e, _mm512_setzero_ps());
+    __m512 s = _mm512_div_ps(_mm512_set1_ps(1.0f), _mm512_add_ps(_mm512_set1_ps(1.0f), e));
+    __mmask16 neg = _mm512_cmp_ps_mask(u, _mm512_setzero_ps(), _CMP_NGE_UQ); /* u < 0 or NaN */
+    return _mm512_mask_mul_ps(s, neg, e, s);
+}
+
+__attribute__((target("avx2,fma"))) static inline __m256 uk256_sigmoid(__m256 u) {
+    const __m256 lowest = _mm256_set1_ps(-87.33654f), shift = _mm256_set1_ps(12582912.0f);
+    __m256 x = _mm256_or_ps(u, _mm256_set1_ps(-0.0f));
+    __m256 under = _mm256_cmp_ps(x, lowest, _CMP_LT_OQ);
+    __m256 xc = _mm256_max_ps(lowest, x);
+    __m256 t = _mm256_fmadd_ps(xc, _mm256_set1_ps(1.44269504088896341f), shift);
+    __m256 k = _mm256_sub_ps(t, shift);
+    __m256 r = _mm256_fnmadd_ps(k, _mm256_set1_ps(0.693359375f), xc);
+    r = _mm256_fnmadd_ps(k, _mm256_set1_ps(-2.12194440e-4f), r);
+    __m256 p = _mm256_fmadd_ps(_mm256_set1_ps(1.9875691500e-4f), r, _mm256_set1_ps(1.3981999507e-3f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(8.3334519073e-3f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(4.1665795894e-2f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.6666665459e-1f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(5.0000001201e-1f));
+    p = _mm256_fmadd_ps(_mm256_mul_ps(p, r), r, _mm256_add_ps(r, _mm256_set1_ps(1.0f)));
+    __m256i bits = _mm256_sub_epi32(_mm256_castps_si256(t), _mm256_set1_epi32(0x4B400000 - 127));
+    __m256 e = _mm256_mul_ps(p, _mm256_castsi256_ps(_mm256_slli_epi32(bits, 23)));
+    e = _mm256_blendv_ps(e, _mm256_setzero_ps(), under);
+    __m256 s = _mm256_div_ps(_mm256_set1_ps(1.0f), _mm256_add_ps(_mm256_set1_ps(1.0f), e));
+    __m256 neg = _mm256_cmp_ps(u, _mm256_setzero_ps(), _CMP_NGE_UQ);
+    return _mm256_blendv_ps(s, _mm256_mul_ps(e, s), neg);
 }
 
 __attribute__((target("avx512f"))) static inline __m512 uk512_act(__m512 r, int32_t act, __m512 lo, __m512 hi) {
@@ -227,6 +279,8 @@ __attribute__((target("avx512f"))) static inline __m512 uk512_act(__m512 r, int3
         __mmask16 lt = _mm512_cmp_ps_mask(h, zero, _CMP_LT_OQ), gt = _mm512_cmp_ps_mask(h, one, _CMP_GT_OQ);
         return _mm512_mul_ps(r, _mm512_mask_blend_ps(lt, _mm512_mask_blend_ps(gt, h, one), zero));
     }
+    case MLRT_STRIP_SWISH: return _mm512_mul_ps(r, uk512_sigmoid(_mm512_mul_ps(lo, r)));
+    case MLRT_STRIP_SIGMOID: return uk512_sigmoid(r);
     default: return r;
     }
 }
@@ -297,6 +351,8 @@ __attribute__((target("avx512f"))) static inline __m512 uk512_act(__m512 r, int3
         case MLRT_STRIP_RELU: UK512_STORE(NV, MLRT_STRIP_RELU) break;                                  \
         case MLRT_STRIP_CLIP: UK512_STORE(NV, MLRT_STRIP_CLIP) break;                                  \
         case MLRT_STRIP_HARD_SWISH: UK512_STORE(NV, MLRT_STRIP_HARD_SWISH) break;                      \
+        case MLRT_STRIP_SWISH: UK512_STORE(NV, MLRT_STRIP_SWISH) break;                                \
+        case MLRT_STRIP_SIGMOID: UK512_STORE(NV, MLRT_STRIP_SIGMOID) break;                            \
         default: UK512_STORE(NV, MLRT_STRIP_NONE)                                                      \
         }                                                                                              \
     }
@@ -379,6 +435,8 @@ __attribute__((target("avx2,fma"))) static inline __m256 uk256_act(__m256 r, int
         __m256 lt = _mm256_cmp_ps(h, zero, _CMP_LT_OQ), gt = _mm256_cmp_ps(h, one, _CMP_GT_OQ);
         return _mm256_mul_ps(r, _mm256_blendv_ps(_mm256_blendv_ps(h, one, gt), zero, lt));
     }
+    case MLRT_STRIP_SWISH: return _mm256_mul_ps(r, uk256_sigmoid(_mm256_mul_ps(lo, r)));
+    case MLRT_STRIP_SIGMOID: return uk256_sigmoid(r);
     default: return r;
     }
 }

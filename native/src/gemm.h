@@ -45,7 +45,9 @@ enum mlrt_strip_act {
     MLRT_STRIP_NONE = 0,
     MLRT_STRIP_RELU = 1,       /* 0 > v ? 0 : v (NaN stays NaN) */
     MLRT_STRIP_CLIP = 2,       /* v < lo ? lo : v > hi ? hi : v */
-    MLRT_STRIP_HARD_SWISH = 3  /* v * clip(lo * v + hi, 0, 1) (HardSigmoid alpha, beta in lo, hi) */
+    MLRT_STRIP_HARD_SWISH = 3, /* v * clip(lo * v + hi, 0, 1) (HardSigmoid alpha, beta in lo, hi) */
+    MLRT_STRIP_SWISH = 4,      /* v * sigmoid(lo * v) (SiLU at lo = 1) */
+    MLRT_STRIP_SIGMOID = 5     /* sigmoid(v) */
 };
 
 typedef struct mlrt_strip_epilogue {
