@@ -144,6 +144,7 @@ static int k_convtranspose(const mlrt_context *ctx, const mlrt_tensor *in, int32
     for (int32_t i = 0; i < nd; ++i) {
         MLRT_CHECK(p->kernel[i] == W->shape[2 + i], "ConvTranspose: kernel_shape differs from W");
         MLRT_CHECK(p->strides[i] >= 1 && p->dilations[i] >= 1, "ConvTranspose: bad stride or dilation");
+        MLRT_CHECK(W->shape[2 + i] >= 1, "ConvTranspose: W's spatial dimension %d is empty", (int)i);
         j.in[i + off] = X->shape[2 + i], j.k[i + off] = W->shape[2 + i], j.out[i + off] = Y->shape[2 + i];
         j.s[i + off] = p->strides[i], j.d[i + off] = p->dilations[i], j.pb[i + off] = p->pads_begin[i];
         j.in_size *= X->shape[2 + i], j.out_size *= Y->shape[2 + i], j.k_size *= W->shape[2 + i];

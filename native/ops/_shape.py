@@ -11,14 +11,19 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..._errors import InvalidArgument
 from ._base import Info, Launch, Op, View, contiguous_strides, normalize_axis
 
 INT64 = np.dtype(np.int64)
 
 
 def ints(value) -> list[int]:
-    """A shape/axes/pads value (array, list or scalar) as a list of Python ints."""
-    return [int(v) for v in np.asarray(value).reshape(-1)]
+    """A shape/axes/pads value (array, list or scalar) as a list of Python ints;
+    InvalidArgument for a tensor that does not hold integers (a string tensor fed there)."""
+    a = np.asarray(value)
+    if a.dtype.kind not in "iub":
+        raise InvalidArgument(f"expected an integer tensor (a shape, axes or pads), got {a.dtype.name} values")
+    return [int(v) for v in a.reshape(-1)]
 
 
 def bits_of(value, dtype) -> int:
@@ -52,6 +57,7 @@ class _Copy(Op):
     """The output is input 0 seen through `view()` (default: as is), copied contiguous."""
 
     params = "mlrt_copy_params"
+    moves = (0,)
 
     def view(self, inputs, outputs) -> View | None:
         """The view of input 0 (non-negative strides) in output order; None: the input as it is."""

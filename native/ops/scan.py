@@ -123,6 +123,9 @@ class Scan_9(_Scan):
         in_dirs = self._per_item(self.a.scan_input_directions, len(scans), 0, "scan_input_directions")
         out_axes = self._per_item(self.a.scan_output_axes, n_scan, 0, "scan_output_axes")
         out_dirs = self._per_item(self.a.scan_output_directions, n_scan, 0, "scan_output_directions")
+        for j, x in enumerate(scans):
+            if x.ndim == 0:
+                raise self.bad(f"scan input {j} is a scalar: it has no axis to scan")
         in_axes = [normalize_axis(a, x.ndim, self.where) for a, x in zip(in_axes, scans)]
         length = scans[0].shape[in_axes[0]]
         for j, (x, ax) in enumerate(zip(scans, in_axes)):

@@ -1,0 +1,120 @@
+"""Models the atheris harness (tests/fuzz/fuzz_harness.py) found escaping as a
+non-MlrtError exception, minimised: each must now end in a result or an MlrtError."""
+
+import numpy as np
+import pytest
+from onnx import TensorProto, helper
+
+import mlrt
+import mlrt.lowlevel as ll
+
+
+def model(nodes, inputs, outputs, opset=17):
+    graph = helper.make_graph(nodes, "fuzz", inputs, outputs)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)]).SerializeToString()
+
+
+def run(data, feed):
+    try:
+        return ll.InferenceSession(data, providers=["CPUExecutionProvider"]).run(None, feed)
+    except mlrt.MlrtError as exc:
+        return exc
+
+
+def f32(name, shape):
+    return helper.make_tensor_value_info(name, TensorProto.FLOAT, shape)
+
+
+def test_split_of_a_scalar():  # was IndexError in native/ops/split.py infer
+    data = model([helper.make_node("Split", ["x"], ["a", "b"], axis=0)], [f32("x", [])], [f32("a", None), f32("b", None)])
+    assert isinstance(run(data, {"x": np.float32(1)}), mlrt.MlrtError)
+
+
+def test_eyelike_of_a_complex_dtype():  # was ValueError in native/ops/_shape.py bits_of (16-byte element)
+    data = model([helper.make_node("EyeLike", ["x"], ["y"], dtype=TensorProto.COMPLEX128)], [f32("x", [2, 2])],
+                 [helper.make_tensor_value_info("y", TensorProto.COMPLEX128, None)])
+    assert isinstance(run(data, {"x": np.zeros((2, 2), np.float32)}), mlrt.MlrtError)
+
+
+def test_output_of_an_unknown_element_type():  # was KeyError in lowlevel/_session.py _type_string
+    data = model([helper.make_node("Relu", ["x"], ["y"])], [f32("x", [2])],
+                 [helper.make_tensor_value_info("y", 99, None)])
+    assert isinstance(run(data, {"x": np.zeros(2, np.float32)}), mlrt.InvalidModel)
+
+
+def test_unique_along_an_empty_axis():  # was ValueError (reshape -1 of an empty array) in native/ops/unique.py
+    data = model([helper.make_node("Unique", ["x"], ["y"], axis=0)], [f32("x", [0, 3])], [f32("y", None)])
+    got = run(data, {"x": np.zeros((0, 3), np.float32)})
+    assert isinstance(got, mlrt.MlrtError) or got[0].size == 0
+
+
+def test_constant_of_shape_of_rank_100():  # was ValueError (numpy's 64 dimensions) in native/ops/constantofshape.py
+    shape = helper.make_tensor("s", TensorProto.INT64, [100], [1] * 100)
+    data = model([helper.make_node("ConstantOfShape", ["s"], ["y"])], [], [f32("y", None)])
+    m = __import__("onnx").load_from_string(data)
+    m.graph.initializer.append(shape)
+    assert isinstance(run(m.SerializeToString(), {}), mlrt.MlrtError)
+
+
+@pytest.mark.parametrize("attr", ["short tensor", "bad utf-8"])
+def test_unreadable_attributes(attr):  # were ValueError / UnicodeDecodeError in native/ops/_base.py
+    if attr == "short tensor":
+        value = helper.make_tensor("v", TensorProto.FLOAT, [1], np.zeros(1, np.float32).tobytes(), raw=True)
+        value.raw_data = b""
+        node = helper.make_node("ConstantOfShape", ["s"], ["y"], value=value)
+        inputs = [helper.make_tensor_value_info("s", TensorProto.INT64, [1])]
+        feed = {"s": np.array([2], np.int64)}
+    else:
+        node = helper.make_node("Pad", ["x", "p"], ["y"], mode=b"con\xf4\x00tant")
+        inputs = [f32("x", [2]), helper.make_tensor_value_info("p", TensorProto.INT64, [2])]
+        feed = {"x": np.zeros(2, np.float32), "p": np.array([1, 1], np.int64)}
+    assert isinstance(run(model([node], inputs, [f32("y", None)]), feed), mlrt.MlrtError)
+
+
+def test_topk_of_a_scalar():  # was IndexError in native/ops/topk.py infer
+    k = helper.make_tensor_value_info("k", TensorProto.INT64, [1])
+    data = model([helper.make_node("TopK", ["x", "k"], ["v", "i"])], [f32("x", []), k],
+                 [f32("v", None), helper.make_tensor_value_info("i", TensorProto.INT64, None)])
+    assert isinstance(run(data, {"x": np.float32(1), "k": np.array([1], np.int64)}), mlrt.MlrtError)
+
+
+def test_conv_bn_fusion_with_a_bias_of_the_wrong_length():  # was ValueError in native/optimizer/fuse_conv_bn.py
+    from onnx import numpy_helper
+    inits = [numpy_helper.from_array(np.ones((2, 1, 1, 1), np.float32), "w"),
+             numpy_helper.from_array(np.ones(3, np.float32), "b")]
+    inits += [numpy_helper.from_array(np.ones(2, np.float32), n) for n in ("sc", "be", "me", "va")]
+    graph = helper.make_graph([helper.make_node("Conv", ["x", "w", "b"], ["c"]),
+                               helper.make_node("BatchNormalization", ["c", "sc", "be", "me", "va"], ["y"])],
+                              "fuzz", [f32("x", [1, 1, 2, 2])], [f32("y", None)], inits)
+    data = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]).SerializeToString()
+    assert isinstance(run(data, {"x": np.ones((1, 1, 2, 2), np.float32)}), mlrt.MlrtError)
+
+
+def test_convtranspose_with_an_empty_kernel():  # was SIGFPE (a division by zero) in the C ConvTranspose kernel
+    w = helper.make_tensor_value_info("w", TensorProto.FLOAT, [1, 2, None, 3])
+    data = model([helper.make_node("ConvTranspose", ["x", "w"], ["y"])], [f32("x", [1, 1, 3, 3]), w],
+                 [f32("y", None)], opset=22)
+    got = run(data, {"x": np.ones((1, 1, 3, 3), np.float32), "w": np.ones((1, 2, 0, 3), np.float32)})
+    assert isinstance(got, mlrt.MlrtError)
+
+
+def test_string_tensor_fed_as_a_shape():  # was ValueError (int() of a string) in native/ops/_shape.py ints
+    data = model([helper.make_node("Reshape", ["x", "s"], ["y"])],
+                 [f32("x", [2, 2]), helper.make_tensor_value_info("s", TensorProto.STRING, [2])], [f32("y", None)])
+    got = run(data, {"x": np.zeros((2, 2), np.float32), "s": np.array(["a", "b"], object)})
+    assert isinstance(got, mlrt.MlrtError)
+
+
+def test_scan_over_a_scalar():  # was IndexError in native/ops/scan.py run_host
+    body = helper.make_graph([helper.make_node("Identity", ["s_in"], ["s_out"]), helper.make_node("Identity", ["e"], ["o"])],
+                             "body", [f32("s_in", [1]), f32("e", [])], [f32("s_out", [1]), f32("o", [])])
+    data = model([helper.make_node("Scan", ["s0", "xs"], ["s1", "ys"], body=body, num_scan_inputs=1)],
+                 [f32("s0", [1]), f32("xs", [])], [f32("s1", None), f32("ys", None)], opset=11)
+    assert isinstance(run(data, {"s0": np.zeros(1, np.float32), "xs": np.float32(1)}), mlrt.MlrtError)
+
+
+def test_value_name_that_is_not_utf8():  # was TypeError (bytes in a join) in native/ops/_base.py
+    data = model([helper.make_node("Relu", ["x"], ["y"])], [f32("x", [2])], [f32("y", [2])])
+    bad = data.replace(b"\x12\x01y", b"\x12\x01\xff").replace(b"\n\x01y", b"\n\x01\xff")
+    assert bad != data
+    assert isinstance(run(bad, {"x": np.zeros(2, np.float32)}), mlrt.MlrtError)
