@@ -96,8 +96,6 @@ def test_dynamic_and_qdq_models(tmp_path, float_model, run_app):
     ours.assert_matches(ort, one_quantum(["qdq", "qdq_per_channel"]))
 
 
-@pytest.mark.xfail(raises=apprun.MissingOperator, strict=True,
-                   reason="com.microsoft QGemm, QLinearSoftmax (QLinear*) land with the quantized contrib ops")
 def test_qoperator_model(tmp_path, float_model, run_app):
     qop = tmp_path / "qoperator.onnx"
     quantize_static(float_model, qop, RandomImages(), quant_format=QuantFormat.QOperator)
