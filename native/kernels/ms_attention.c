@@ -310,21 +310,42 @@ MLRT_KERNEL(ms_mha, "MultiHeadAttention", "com.microsoft", 1, MLRT_OPSET_MAX, ML
 
 /* -- GroupQueryAttention ------------------------------------------------------------------------------ */
 
+/* Rotates one head's row: pairs (i, i + half) or, interleaved, (2i, 2i + 1) by the cache
+ * row's angles; elements past 2 * half are copied. */
+static void gqa_rotate(float *dst, const float *src, int64_t D, int64_t half, bool interleaved, const float *c,
+                       const float *s) {
+    for (int64_t i = 0; i < half; ++i) {
+        int64_t a = interleaved ? 2 * i : i, b = interleaved ? 2 * i + 1 : i + half;
+        float x = src[a], y = src[b];
+        dst[a] = x * c[i] - y * s[i];
+        dst[b] = y * c[i] + x * s[i];
+    }
+    for (int64_t e = 2 * half; e < D; ++e) dst[e] = src[e];
+}
+
 /* inputs: query (or packed Q, K, V when key is absent), key, value, past_key, past_value,
- * seqlens_k, total_sequence_length; outputs: output, present_key, present_value.  Every
- * batch row must hold total_sequence_length keys (seqlens_k + 1 == total == past + q_len). */
+ * seqlens_k, total_sequence_length (, cos_cache, sin_cache with rotary); outputs: output,
+ * present_key, present_value.  Row b holds t_b = seqlens_k[b] + 1 keys.  A first prompt
+ * (q_len == total) reads no past: its q_len new rows start the present buffer and attend
+ * causally (query rows at or past t_b are padding, their output unspecified).  Otherwise
+ * the row's past is t_b - q_len keys of past_key, its new keys follow them, and query i
+ * sits at position t_b - q_len + i.  Present rows past the written ones are zero.  Rotary
+ * positions are those absolute positions (padding rows of a first prompt: 1). */
 static int k_ms_gqa(const mlrt_context *ctx, const mlrt_tensor *in, int32_t n_in, mlrt_tensor *out, int32_t n_out,
                     const void *params, size_t params_size) {
     MLRT_PARAMS(mlrt_ms_attention_params, p, params, params_size);
-    MLRT_CHECK(n_in >= 7 && n_out >= 1 && n_out <= 3, "expects at least 7 inputs and 1 to 3 outputs");
-    MLRT_CHECK(sizes_ok(p) && p->head_size == p->v_head_size && p->kv_len == p->q_len, "bad sizes");
+    MLRT_CHECK(n_in >= (p->rotary ? 9 : 7) && n_out >= 1 && n_out <= 3, "expects at least 7 inputs (9 with rotary) "
+               "and 1 to 3 outputs");
+    MLRT_CHECK(sizes_ok(p) && p->head_size == p->v_head_size && p->kv_len == p->q_len &&
+                   p->present_len >= p->past_len && p->present_len >= (p->first_prompt ? p->q_len : 0),
+               "bad sizes");
     int64_t B = p->batch, S = p->q_len, N = p->heads, Nk = p->kv_heads, D = p->head_size, P = p->past_len;
-    int64_t L = P + S;
+    int64_t Lp = p->present_len;
     bool packed = !mlrt_present(&in[1]);
     const mlrt_tensor *pk = mlrt_present(&in[3]) ? &in[3] : NULL, *pv = mlrt_present(&in[4]) ? &in[4] : NULL;
     const mlrt_tensor *lens = &in[5], *total = &in[6];
     int64_t W = packed ? (N + 2 * Nk) * D : N * D, qs[3] = {B, S, W}, ks[3] = {B, S, Nk * D}, ys[3] = {B, S, N * D};
-    int64_t ps[4] = {B, Nk, P, D}, rs[4] = {B, Nk, L, D};
+    int64_t ps[4] = {B, Nk, P, D}, rs[4] = {B, Nk, Lp, D};
     MLRT_CHECK(plain_f32(&in[0], 3, qs) && (packed || (plain_f32(&in[1], 3, ks) && plain_f32(&in[2], 3, ks))),
                "query, key, value must be float32 tensors matching the sizes");
     MLRT_CHECK(!pk == !pv && (pk ? plain_f32(pk, 4, ps) && plain_f32(pv, 4, ps) : P == 0),
@@ -335,21 +356,104 @@ static int k_ms_gqa(const mlrt_context *ctx, const mlrt_tensor *in, int32_t n_in
     MLRT_CHECK(lens->dtype == MLRT_INT32 && mlrt_numel(lens) == B && mlrt_is_contiguous(lens) &&
                    total->dtype == MLRT_INT32 && mlrt_numel(total) == 1,
                "seqlens_k must be int32 [batch] and total_sequence_length one int32");
-    int32_t t = *(const int32_t *)total->data;
-    if (t != L)
-        return mlrt_fail(MLRT_ERR_NOT_IMPLEMENTED, "total_sequence_length %d is not past (%lld) + new (%lld) keys",
-                         t, (long long)P, (long long)S);
-    for (int64_t b = 0; b < B; ++b)
-        if ((int64_t)((const int32_t *)lens->data)[b] + 1 != L)
-            return mlrt_fail(MLRT_ERR_NOT_IMPLEMENTED, "seqlens_k[%lld] = %d: rows of other lengths than "
-                             "total_sequence_length - 1 (%lld) are not supported", (long long)b,
-                             ((const int32_t *)lens->data)[b], (long long)(L - 1));
+    int64_t t = *(const int32_t *)total->data;
+    MLRT_CHECK((t == S) == (p->first_prompt != 0) && (t > P ? t : P) == Lp,
+               "total_sequence_length %lld does not match the planned sizes", (long long)t);
+    const int32_t *sk = lens->data;
+    for (int64_t b = 0; b < B; ++b) {
+        int64_t tb = (int64_t)sk[b] + 1;
+        bool ok = p->first_prompt ? tb >= 1 && tb <= S : tb >= S && tb - S <= P && tb <= Lp;
+        if (!ok)
+            return mlrt_fail(MLRT_ERR_INVALID_ARGUMENT, "seqlens_k[%lld] = %lld does not fit %s (%lld new keys, "
+                             "%lld past, %lld present)", (long long)b, (long long)sk[b],
+                             p->first_prompt ? "a first prompt" : "the cache", (long long)S, (long long)P,
+                             (long long)Lp);
+    }
+    const mlrt_tensor *cc = p->rotary ? &in[7] : NULL, *sc = p->rotary ? &in[8] : NULL;
+    int64_t half = 0;
+    if (cc) {
+        MLRT_CHECK(cc->dtype == MLRT_FLOAT && sc->dtype == MLRT_FLOAT && cc->rank == 2 && dims_are(sc, 2, cc->shape) &&
+                       mlrt_is_contiguous(cc) && mlrt_is_contiguous(sc) && cc->shape[1] > 0 && 2 * cc->shape[1] <= D,
+                   "cos_cache and sin_cache must be float32 [positions, rotary_dim / 2 <= head_size / 2]");
+        half = cc->shape[1];
+    }
     float *q = in[0].data;
-    mlrt_tensor qv = head_view(q, B, N, S, D, W);
-    mlrt_tensor kv = packed ? head_view(q + N * D, B, Nk, S, D, W) : head_view(in[1].data, B, Nk, S, D, Nk * D);
-    mlrt_tensor vv = packed ? head_view(q + (N + Nk) * D, B, Nk, S, D, W) : head_view(in[2].data, B, Nk, S, D, Nk * D);
-    return attention_core(ctx, p, qv, kv, vv, NULL, 1, pk ? *pk : absent(), pv ? *pv : absent(), &out[0],
-                          n_out > 1 ? out[1] : absent(), n_out > 2 ? out[2] : absent(), true);
+    const float *kin = packed ? q + N * D : in[1].data, *vin = packed ? q + (N + Nk) * D : in[2].data;
+    int64_t ldk = packed ? W : Nk * D;
+    /* scratch: rotated Q and K (rotary), present K and V when not asked for, int64 key counts */
+    size_t n_rot = cc ? (size_t)(B * S * (N + Nk) * D) : 0;
+    size_t n_pres = (size_t)(B * Nk * Lp * D);
+    bool own_k = n_out < 2 || !mlrt_present(&out[1]), own_v = n_out < 3 || !mlrt_present(&out[2]);
+    size_t n_f = n_rot + (own_k ? n_pres : 0) + (own_v ? n_pres : 0);
+    float *scratch = malloc(n_f * sizeof(float) + (size_t)B * sizeof(int64_t) + 16);
+    if (!scratch) return mlrt_fail(MLRT_ERR_OUT_OF_MEMORY, "out of memory for GroupQueryAttention scratch");
+    int64_t *kv_len = (int64_t *)(((uintptr_t)(scratch + n_f) + 7) & ~(uintptr_t)7);
+    float *qr = scratch, *kr = qr + (cc ? B * S * N * D : 0), *next = scratch + n_rot;
+    float *prk = own_k ? next : out[1].data;
+    next += own_k ? n_pres : 0;
+    float *prv = own_v ? next : out[2].data;
+    int rc = MLRT_OK;
+    if (cc) {
+        const float *ct = cc->data, *st = sc->data;
+        for (int64_t b = 0; b < B && rc == MLRT_OK; ++b) {
+            int64_t tb = (int64_t)sk[b] + 1, past = p->first_prompt ? 0 : tb - S;
+            for (int64_t i = 0; i < S; ++i) {
+                int64_t pos = p->first_prompt ? (i < tb ? i : 1) : past + i;
+                if (pos >= cc->shape[0]) {
+                    rc = mlrt_fail(MLRT_ERR_INVALID_ARGUMENT, "position %lld is past the %lld rows of cos_cache",
+                                   (long long)pos, (long long)cc->shape[0]);
+                    break;
+                }
+                const float *c = ct + pos * half, *s = st + pos * half, *row = q + (b * S + i) * W;
+                for (int64_t h = 0; h < N; ++h)
+                    gqa_rotate(qr + ((b * S + i) * N + h) * D, row + h * D, D, half, p->rotary_interleaved, c, s);
+                for (int64_t h = 0; h < Nk; ++h)
+                    gqa_rotate(kr + ((b * S + i) * Nk + h) * D, kin + (b * S + i) * ldk + h * D, D, half,
+                               p->rotary_interleaved, c, s);
+            }
+        }
+        kin = kr;
+        ldk = Nk * D;
+    }
+    if (rc == MLRT_OK) {
+        memset(prk, 0, n_pres * sizeof(float));
+        memset(prv, 0, n_pres * sizeof(float));
+        int64_t ldv = packed ? W : Nk * D;
+        for (int64_t b = 0; b < B; ++b) {
+            int64_t tb = (int64_t)sk[b] + 1, past = p->first_prompt ? 0 : tb - S;
+            kv_len[b] = tb;
+            for (int64_t h = 0; h < Nk; ++h) {
+                float *dk = prk + (b * Nk + h) * Lp * D, *dv = prv + (b * Nk + h) * Lp * D;
+                if (past > 0) {
+                    memcpy(dk, (const float *)pk->data + (b * Nk + h) * P * D, (size_t)(past * D) * sizeof(float));
+                    memcpy(dv, (const float *)pv->data + (b * Nk + h) * P * D, (size_t)(past * D) * sizeof(float));
+                }
+                for (int64_t i = 0; i < S; ++i) {
+                    memcpy(dk + (past + i) * D, kin + (b * S + i) * ldk + h * D, (size_t)D * sizeof(float));
+                    memcpy(dv + (past + i) * D, vin + (b * S + i) * ldv + h * D, (size_t)D * sizeof(float));
+                }
+            }
+        }
+        mlrt_tensor ins[7] = {cc ? head_view(qr, B, N, S, D, N * D) : head_view(q, B, N, S, D, W), absent(), absent(),
+                              absent(), absent(), absent(), absent()};
+        int64_t r4[4] = {B, Nk, Lp, D}, rst[4] = {Nk * Lp * D, Lp * D, D, 1}, nb = B, ns = 1;
+        ins[1] = fview(prk, 4, r4, rst);
+        ins[2] = fview(prv, 4, r4, rst);
+        if (!p->first_prompt) {  /* keys past t_b masked, query i at t_b - q_len + i */
+            ins[6] = fview(kv_len, 1, &nb, &ns);
+            ins[6].dtype = MLRT_INT64;
+        }
+        mlrt_attention_params a = {.batch = B, .q_heads = N, .kv_heads = Nk, .q_len = S, .kv_len = Lp, .past_len = 0,
+                                   .head_size = D, .v_head_size = D, .is_causal = 1, .left_window = p->local_window,
+                                   .right_window = -1, .qk_mode = 0, .softmax_type = MLRT_FLOAT,
+                                   .scale_sqrt = (float)sqrt(p->scale), .softcap = p->softcap};
+        mlrt_tensor outs[3] = {out[0], absent(), absent()};
+        int32_t kid = mlrt_kernel_find("", "Attention", 23, MLRT_FLOAT);
+        rc = kid < 0 ? mlrt_fail(MLRT_ERR_NOT_IMPLEMENTED, "no Attention kernel")
+                     : mlrt_kernel_run(kid, ctx->pool, ins, 7, outs, 3, &a, sizeof a);
+    }
+    free(scratch);
+    return rc;
 }
 
 MLRT_KERNEL(ms_gqa, "GroupQueryAttention", "com.microsoft", 1, MLRT_OPSET_MAX, MLRT_BIT(MLRT_FLOAT), k_ms_gqa);

@@ -39,8 +39,10 @@ typedef struct mlrt_ms_attention_params {
     int64_t mask_kind;       /* enum mlrt_ms_mask */
     int64_t unidirectional;
     int64_t local_window;    /* GroupQueryAttention: -1 none */
-    int64_t rotary;          /* GroupQueryAttention do_rotary */
+    int64_t rotary;          /* GroupQueryAttention do_rotary (cos_cache, sin_cache: inputs 7, 8) */
     int64_t rotary_interleaved;
+    int64_t present_len;     /* GroupQueryAttention: present rows, max(total_sequence_length, past) */
+    int64_t first_prompt;    /* GroupQueryAttention: q_len == total_sequence_length (no past is read) */
     double scale;
     double mask_filter_value;
     double softcap;

@@ -148,6 +148,8 @@ class Op:
     host = False  # True: run_host() runs it in Python (control flow, sequences, strings)
     deterministic = True  # False (random ops): never computed ahead of time, even on constants
     made_ahead = False  # True: slow to make (tables from large attributes), made at load (ops.prepare)
+    moves: tuple[int, ...] = ()  # data movement: inputs whose elements reach the outputs unchanged
+    #   (string tensors there go through the int64 kernel as element numbers, plan/eager.py)
 
     def __init__(self, node, opset: int):
         self.node = node
@@ -158,7 +160,10 @@ class Op:
         values = {}
         for key, default in self.attributes.items():
             if key in given:
-                values[key] = _attribute_value(given[key], key in self.array_attributes)
+                try:
+                    values[key] = _attribute_value(given[key], key in self.array_attributes)
+                except (ValueError, TypeError, UnicodeDecodeError) as exc:  # a tensor's bytes and dims disagree, ...
+                    raise InvalidModel(f"{self.where}: attribute '{key}' cannot be read: {exc}") from None
             elif default is REQUIRED:
                 raise InvalidModel(f"{self.where}: required attribute '{key}' is missing")
             else:
@@ -180,6 +185,10 @@ class Op:
 
     def launch(self, inputs: list[Info | None], outputs: list[Info]) -> Launch:
         return Launch(self.kernel or self.op_type, self.pack(inputs, outputs))
+
+    def moved_inputs(self, count: int) -> list[int]:
+        """Which of `count` given inputs are `moves` inputs (Concat: all of them)."""
+        return [k for k in self.moves if k < count]
 
     def run_host(self, values: list, runtime) -> list:
         """Outputs from input values (numpy arrays, lists for sequences, None for absent

@@ -8,6 +8,10 @@ from ._base import Info, Op, normalize_axis
 class Concat(Op):
     attributes = {"axis": 1}  # opset 1: optional, default 1
     params = "mlrt_concat_params"
+    moves = (0,)
+
+    def moved_inputs(self, count):
+        return list(range(count))
 
     def infer(self, inputs):
         present = [i for i in inputs if i is not None]

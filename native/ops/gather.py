@@ -7,6 +7,7 @@ from ._shape import index_dtype
 class Gather(Op):
     attributes = {"axis": 0}
     params = "mlrt_gather_params"
+    moves = (0,)
 
     def infer(self, inputs):
         x = self.need(inputs, 0)

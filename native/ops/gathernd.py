@@ -6,6 +6,7 @@ from ._shape import index_dtype
 
 class GatherND(Op):
     params = "mlrt_gather_nd_params"
+    moves = (0,)
 
     def batch_dims(self) -> int:
         return int(getattr(self.a, "batch_dims", 0))

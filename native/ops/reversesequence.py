@@ -8,6 +8,7 @@ from ._base import Info, Op, normalize_axis
 class ReverseSequence(Op):
     attributes = {"batch_axis": 1, "time_axis": 0}
     params = "mlrt_reverse_sequence_params"
+    moves = (0,)
 
     def axes(self, x):
         batch = normalize_axis(int(self.a.batch_axis), x.rank, self.where)

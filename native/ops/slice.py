@@ -11,6 +11,7 @@ from ._shape import ints, normalize_axes
 class Slice(Op):
     attributes = {"starts": None, "ends": None, "axes": None}
     params = "mlrt_slice_params"
+    moves = (0,)
 
     def spec(self, inputs):
         if self.a.starts is None or self.a.ends is None:

@@ -11,6 +11,7 @@ from ._shape import ints
 class Split(Op):
     attributes = {"axis": 0, "split": None}
     params = "mlrt_split_params"
+    moves = (0,)
     value_inputs = (1,)
 
     def given(self, inputs):
@@ -42,6 +43,8 @@ class Split(Op):
 
     def infer(self, inputs):
         x = self.need(inputs, 0)
+        if x.rank == 0:
+            raise self.fail("cannot split a scalar (the input must have at least one dimension)")
         axis = normalize_axis(int(self.a.axis), x.rank, self.where)
         outs = []
         for s in self.sizes(inputs, x.shape[axis]):

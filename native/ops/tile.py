@@ -6,6 +6,7 @@ from ._shape import ints
 
 class Tile(Op):
     value_inputs = (1, 2)
+    moves = (0,)
 
     def repeats(self, inputs, x) -> list[int]:
         tiles = ints(self.value_of(inputs, 1))

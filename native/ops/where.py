@@ -7,6 +7,8 @@ from ._base import Info, Launch, Op, broadcast_shape, broadcast_view
 
 
 class Where(Op):
+    moves = (1, 2)
+
     def infer(self, inputs):
         c, x, y = (self.need(inputs, k) for k in range(3))
         if np.dtype(c.dtype) != np.bool_:

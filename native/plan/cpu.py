@@ -79,6 +79,9 @@ class CPUPartition:
         launch = op.launch(ins, outs)
         if computes_halves_in_float(op, launch, ins):
             raise Dynamic(f"{op.where}: float16 through a float32 kernel runs node by node")
+        if op.moves and any(ins[k] is not None and np.dtype(ins[k].dtype).kind in "OUS"
+                            for k in op.moved_inputs(len(ins))):
+            raise Dynamic(f"{op.where}: strings move as element numbers, node by node")
         return NativeStep(op, ins, outs, launch, kernel_index(op, launch, ins))
 
     def _make_plan(self, feeds):

@@ -51,8 +51,37 @@ def _run_in_float(op: Op, arrays: list, outs: list[Info | None], pool) -> list:
                 for r, o in zip(results, outs)]
 
 
+def _moves_strings(op: Op, arrays: list) -> bool:
+    return bool(op.moves) and any(isinstance(arrays[k], np.ndarray) and arrays[k].dtype.kind in "OUS"
+                                  for k in op.moved_inputs(len(arrays)))
+
+
+def _run_on_element_numbers(op: Op, arrays: list, pool) -> list:
+    """Strings through a data-movement op: its int64 kernel moves element numbers (each
+    string's place in one table of all moved inputs), then the numbers pick the strings.
+    Same kernel, so the same shape rules and index checks as for numbers."""
+    moved = op.moved_inputs(len(arrays))
+    first = next(k for k in moved if isinstance(arrays[k], np.ndarray) and arrays[k].dtype.kind in "OUS")
+    numbered, table, offset = list(arrays), [], 0
+    for k in moved:
+        a = arrays[k]
+        if a is None:
+            continue
+        if not isinstance(a, np.ndarray) or a.dtype.kind not in "OUS":
+            got = np.dtype(a.dtype).name if isinstance(a, np.ndarray) else type(a).__name__
+            raise InvalidModel(f"{op.where}: input {k} is {got} but input {first} holds strings; "
+                               "they must have one element type")
+        numbered[k] = np.arange(offset, offset + a.size, dtype=np.int64).reshape(a.shape)
+        table.append(a.reshape(-1))
+        offset += a.size
+    strings = np.concatenate(table) if table else np.empty(0, dtype=object)
+    return [strings[r] if r is not None else None for r in run_eager(op, numbered, pool)]
+
+
 def run_eager(op: Op, arrays: list[np.ndarray | None], pool) -> list[np.ndarray | None]:
     """Run one node on concrete arrays (used for constant folding and dynamic graphs)."""
+    if op.moves and _moves_strings(op, arrays):
+        return _run_on_element_numbers(op, arrays, pool)
     infos = [Info.of(a) if a is not None else None for a in arrays]
     outs = op.infer(infos)
     if all(o is None or o.value is not None for o in outs):

@@ -245,15 +245,77 @@ def test_gqa_refusals():
     outs = ("y0", "y1", "y2")
     refuses("GroupQueryAttention", good, {"num_heads": 4, "kv_num_heads": 3}, outputs=outs)
     bad = list(good)
-    bad[5] = np.array([6, 4], np.int32)  # a right-padded row
+    bad[5] = np.array([6, 7], np.int32)  # a row with 5 past keys, past_key has 4
     refuses("GroupQueryAttention", bad, attrs, outputs=outs)
     bad = list(good)
-    bad[6] = np.array([9], np.int32)
+    bad[5] = np.array([6, 1], np.int32)  # a row with fewer keys than new ones
+    refuses("GroupQueryAttention", bad, attrs, outputs=outs)
+    bad = list(good)
+    bad[5], bad[6] = np.array([2, 3], np.int32), np.array([3], np.int32)  # a first prompt row of 4 keys
     refuses("GroupQueryAttention", bad, attrs, outputs=outs)
     bad = list(good)
     bad[5] = good[5].astype(np.int64)
     refuses("GroupQueryAttention", bad, attrs, outputs=outs)
-    refuses("GroupQueryAttention", good, {**attrs, "do_rotary": 1}, outputs=outs)
+    refuses("GroupQueryAttention", good, {**attrs, "do_rotary": 1}, outputs=outs)  # no caches
+    cos, sin = _caches(4, 4)  # positions up to 6 are needed
+    refuses("GroupQueryAttention", good + [cos, sin], {**attrs, "do_rotary": 1}, outputs=outs)
+
+
+def check_gqa(inputs, attrs, valid=None):
+    """check() for GroupQueryAttention with all three outputs; `valid` [batch]: the rows of
+    a right-padded first prompt (seqlens_k + 1) whose output and present rows onnxruntime
+    defines (padding rows are unspecified there), None: all."""
+    model = _model("GroupQueryAttention", inputs, attrs, ("y0", "y1", "y2"))
+    got, want = run_mlrt(model, inputs), _run_ort(model, inputs)
+    rtol, atol = tolerance("GroupQueryAttention", 1, MS)
+    for k, (g, w) in enumerate(zip(got, want)):
+        assert g.dtype == w.dtype and g.shape == w.shape, (k, g.shape, w.shape)
+        if valid is not None:
+            axis = 1 if k == 0 else 2
+            keep = np.arange(g.shape[axis])[None, :] < np.asarray(valid)[:, None]
+            g, w = (g[keep], w[keep]) if k == 0 else (g.transpose(0, 2, 1, 3)[keep], w.transpose(0, 2, 1, 3)[keep])
+        np.testing.assert_allclose(g, w, rtol=rtol, atol=atol, err_msg=f"GroupQueryAttention output {k}")
+    return got
+
+
+def _padded(b, s, p, heads, kv_heads, head, lens, total, packed=False):
+    inputs = _gqa_inputs(b, s, p, heads, kv_heads, head, packed)
+    inputs[5], inputs[6] = np.array(lens, np.int32), np.array([total], np.int32)
+    return inputs
+
+
+@pytest.mark.parametrize("packed", [False, True])
+@pytest.mark.parametrize("extra", [{}, {"local_window_size": 3}, {"softcap": 1.5, "scale": 0.3}])
+def test_gqa_right_padded_decode(packed, extra):
+    attrs = {"num_heads": 4, "kv_num_heads": 2, **extra}
+    # past buffers as long as the longest row (present one row longer), then a shared-size buffer
+    check_gqa(_padded(3, 1, 8, 4, 2, 8, [8, 3, 5], 9, packed), attrs)
+    check_gqa(_padded(3, 1, 10, 4, 2, 8, [4, 7, 0], 8, packed), attrs)
+    check_gqa(_padded(2, 1, 6, 4, 2, 8, [6, 6], 7, packed), attrs)
+    # without present outputs onnxruntime 1.32 attends to the new keys alone (it reads no
+    # past); mlrt keeps the cache semantics: the same output as with them
+    inputs = _padded(3, 1, 8, 4, 2, 8, [8, 3, 5], 9, packed)
+    alone = run_mlrt(_model("GroupQueryAttention", inputs, attrs), inputs)[0]
+    np.testing.assert_array_equal(alone, check_gqa(inputs, attrs)[0])
+
+
+@pytest.mark.parametrize("packed", [False, True])
+def test_gqa_right_padded_prompt(packed):
+    attrs = {"num_heads": 6, "kv_num_heads": 3}
+    check_gqa(_padded(3, 6, -1, 6, 3, 16, [5, 2, 0], 6, packed), attrs, valid=[6, 3, 1])
+    check_gqa(_padded(2, 5, 7, 6, 3, 16, [4, 1], 5, packed), attrs, valid=[5, 2])  # a past given is not read
+    check_gqa(_padded(1, 4, 6, 6, 3, 16, [9], 10, packed), attrs)  # a later chunk of a prompt
+
+
+@pytest.mark.parametrize("interleaved", [0, 1])
+@pytest.mark.parametrize("packed", [False, True])
+@pytest.mark.parametrize("head,half", [(16, 8), (32, 8), (32, 16)])
+def test_gqa_rotary(interleaved, packed, head, half):
+    attrs = {"num_heads": 4, "kv_num_heads": 2, "do_rotary": 1, "rotary_interleaved": interleaved}
+    cos, sin = _caches(24, half)
+    check_gqa(_padded(2, 7, -1, 4, 2, head, [6, 3], 7, packed) + [cos, sin], attrs, valid=[7, 4])
+    check_gqa(_padded(3, 1, 9, 4, 2, head, [9, 2, 5], 10, packed) + [cos, sin], attrs)
+    check_gqa(_padded(1, 3, 5, 4, 2, head, [7], 8, packed) + [cos, sin], {**attrs, "local_window_size": 4})
 
 
 # -- EmbedLayerNormalization --------------------------------------------------------------------------

@@ -101,8 +101,6 @@ def test_regressors(make):
     np.testing.assert_allclose(pred.ravel(), model.predict(x), rtol=1e-3, atol=1e-3 * np.abs(y).max())
 
 
-@pytest.mark.xfail(reason="skl2onnx selects the string columns with ai.onnx Gather, which has no string "
-                          "path in mlrt yet (not an ai.onnx.ml op)", strict=False)
 def test_one_hot_encoded_strings():
     rng = np.random.default_rng(0)
     colors = rng.choice(["red", "green", "blue"], 60)
