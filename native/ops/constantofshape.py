@@ -27,6 +27,8 @@ class ConstantOfShape(Op):
         shape = tuple(ints(self.value_of(inputs, 0)))
         if any(d < 0 for d in shape):
             raise self.fail(f"shape {shape} has a negative dimension")
+        if len(shape) > 32:  # (numpy's limit is 64 dimensions; no model needs a fraction of that)
+            raise self.fail(f"shape has {len(shape)} dimensions, over the supported 32")
         fill = self.fill()
         out = Info(fill.dtype, shape)
         if out.size <= self.KNOWN_MAX:

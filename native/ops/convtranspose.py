@@ -24,6 +24,8 @@ class ConvTranspose(Op):
         if b is not None and tuple(b.shape) != (m,):
             raise self.fail(f"B has shape {b.shape}, expected ({m},)")
         kernel = list(w.shape[2:])
+        if any(k < 1 for k in kernel):  # (the C kernel divides by the kernel's extent)
+            raise self.fail(f"W {w.shape} has an empty kernel")
         if self.a.kernel_shape and list(self.a.kernel_shape) != kernel:
             raise self.fail(f"kernel_shape {list(self.a.kernel_shape)} differs from W's spatial shape {kernel}")
         strides = per_dim(self, "strides", self.a.strides, n, 1, 1)

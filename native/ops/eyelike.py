@@ -19,6 +19,8 @@ class EyeLike(Op):
             dtype = x.dtype if self.a.dtype is None else helper.tensor_dtype_to_np_dtype(int(self.a.dtype))
         except (KeyError, ValueError, TypeError):
             raise self.fail(f"dtype {self.a.dtype} is not a tensor element type") from None
+        if np.dtype(dtype).kind not in "biuf":
+            raise self.fail(f"dtype {np.dtype(dtype).name} is not a numeric element type EyeLike makes")
         return [Info(np.dtype(dtype), x.shape)]
 
     def pack(self, inputs, outputs):

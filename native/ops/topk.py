@@ -18,6 +18,8 @@ class TopK_1(Op):
 
     def infer(self, inputs):
         x = self.need(inputs, 0)
+        if x.rank == 0:
+            raise self.fail("input must have at least one dimension")
         axis = normalize_axis(self.a.axis, x.rank, self.where)
         k = self._k(inputs)
         if not 0 <= k <= x.shape[axis]:

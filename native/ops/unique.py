@@ -47,7 +47,8 @@ class Unique(_HostTensorOp):
             if x.ndim == 0:
                 raise self.bad("input must have rank >= 1 when an axis is given")
             axis = normalize_axis(self.a.axis, x.ndim, self.where)
-            rows = np.moveaxis(x, axis, 0).reshape(x.shape[axis], -1)
+            rows = np.moveaxis(x, axis, 0)
+            rows = rows.reshape(x.shape[axis], int(np.prod(rows.shape[1:], dtype=np.int64)))  # (-1 fails when empty)
             first, inverse, counts = _unique_rows(rows)
             source = x
         if not self.a.sorted:  # order of first occurrence

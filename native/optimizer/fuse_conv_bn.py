@@ -42,8 +42,8 @@ def apply(graph, context) -> int:
         stats = [constant(graph, n, variable) for n in bn.input[1:]]
         if w is None or any(s is None for s in stats) or w.dtype not in (np.float32, np.float64):
             continue
-        if len(conv.input) > 2 and conv.input[2] and b is None:
-            continue
+        if len(conv.input) > 2 and conv.input[2] and (b is None or b.shape != (w.shape[0],)):
+            continue  # (a bias of another length is the Conv's error to report, not the fusion's)
         scale, beta, mean, var = (s.astype(np.float64) for s in stats)
         eps = next((a.f for a in bn.attribute if a.name == "epsilon"), 1e-5)
         if not all(s.shape == (w.shape[0],) for s in (scale, beta, mean, var)):
