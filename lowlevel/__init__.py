@@ -1,7 +1,7 @@
 """mlrt.lowlevel: the onnxruntime-compatible tensor API.
 
 Apps written against onnxruntime's Python API run unchanged once
-``mlrt.lowlevel.install_as_onnxruntime()`` has made ``import onnxruntime`` give this
+``mlrt.lowlevel.install_as_onnxruntime()`` has made importing onnxruntime give this
 module (with onnxruntime's capi submodules and exception names: see _compat.py).
 """
 
@@ -12,9 +12,17 @@ from ._compat import (disable_telemetry_events, enable_telemetry_events, get_all
                       has_collective_ops, install_as_onnxruntime, set_default_logger_severity,
                       set_default_logger_verbosity, set_seed)
 from ._custom_ops import CustomOp
+from ._device import (OrtAllocatorType, OrtArenaCfg, OrtDevice, OrtDeviceMemoryType, OrtDeviceVendorId,
+                      OrtEpAssignedNode, OrtEpAssignedSubgraph, OrtEpDevice, OrtExecutionProviderDevicePolicy,
+                      OrtHardwareDevice, OrtHardwareDeviceType, OrtMemoryInfo, OrtMemoryInfoDeviceType, OrtMemType,
+                      create_and_register_allocator, create_and_register_allocator_v2, get_ep_devices)
+from ._globals import (SessionIOBinding, copy_tensors, cuda_version, package_name, preload_dlls, print_debug_info,
+                       register_execution_provider_library, set_default_logger_callback, set_global_thread_pool_sizes,
+                       unregister_execution_provider_library, version)
 from ._options import ExecutionMode, ExecutionOrder, GraphOptimizationLevel, RunOptions, SessionOptions
 from ._ortvalue import IOBinding, OrtValue
 from ._session import InferenceSession, ModelMetadata, NodeArg, get_available_providers
+from ._sparse import OrtSparseFormat, SparseTensor
 
 
 def get_device() -> str:
@@ -32,4 +40,12 @@ __all__ = ["__version__", "InferenceSession", "SessionOptions", "RunOptions", "G
            "get_version_string", "get_all_providers", "get_build_info", "set_default_logger_severity",
            "set_default_logger_verbosity", "set_seed", "disable_telemetry_events", "enable_telemetry_events",
            "has_collective_ops", "install_as_onnxruntime", "MlrtError", "InvalidModel", "NoSuchFile",
-           "InvalidArgument", "NotImplemented", "RuntimeLoadError", "DeviceError", "ResourceExhausted"]
+           "InvalidArgument", "NotImplemented", "RuntimeLoadError", "DeviceError", "ResourceExhausted",
+           # devices, memory, sparse tensors and the rest of onnxruntime's module (_device.py, _sparse.py, _globals.py)
+           "OrtDevice", "OrtDeviceVendorId", "OrtMemoryInfo", "OrtMemType", "OrtAllocatorType", "OrtMemoryInfoDeviceType",
+           "OrtDeviceMemoryType", "OrtHardwareDeviceType", "OrtExecutionProviderDevicePolicy", "OrtEpDevice",
+           "OrtHardwareDevice", "OrtEpAssignedNode", "OrtEpAssignedSubgraph", "OrtArenaCfg", "OrtSparseFormat",
+           "SparseTensor", "SessionIOBinding", "create_and_register_allocator", "create_and_register_allocator_v2",
+           "get_ep_devices", "version", "package_name", "cuda_version", "preload_dlls", "print_debug_info",
+           "set_global_thread_pool_sizes", "register_execution_provider_library",
+           "unregister_execution_provider_library", "set_default_logger_callback", "copy_tensors"]

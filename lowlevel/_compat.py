@@ -8,7 +8,9 @@ give this module (the example is in docs/lowlevel.md).
 classes below and every public name of mlrt.lowlevel) and
 `onnxruntime.capi._pybind_state` (the same module object), and
 `onnxruntime.capi.onnxruntime_inference_collection` (the classes apps import from it:
-InferenceSession, SessionOptions, RunOptions, OrtValue, IOBinding, NodeArg).
+InferenceSession, SessionOptions, RunOptions, OrtValue, IOBinding, NodeArg, OrtDevice,
+OrtDeviceVendorId, SparseTensor, copy_tensors).  The state module also has the names
+onnxruntime keeps only there (OrtValueVector, the sparse views, ArenaExtendStrategy).
 
 onnxruntime's exception classes are other names for mlrt's own (mlrt raises only the
 classes of mlrt._errors), so an `except` written for onnxruntime catches what mlrt
@@ -61,8 +63,20 @@ ORT_EXCEPTIONS = {
     "NotFound": MlrtError, "ModelLoadCanceled": MlrtError, "ModelRequiresCompilation": MlrtError,
 }
 
-# what apps import from onnxruntime.capi.onnxruntime_inference_collection
-INFERENCE_COLLECTION = ("InferenceSession", "SessionOptions", "RunOptions", "OrtValue", "IOBinding", "NodeArg")
+# the names apps use in onnxruntime.capi.onnxruntime_inference_collection
+INFERENCE_COLLECTION = ("InferenceSession", "SessionOptions", "RunOptions", "OrtValue", "IOBinding", "NodeArg",
+                        "OrtDevice", "OrtDeviceVendorId", "SparseTensor", "copy_tensors")
+
+
+def _state_only() -> dict:
+    """Names onnxruntime's _pybind_state has that its top-level module does not."""
+    from ._device import ArenaExtendStrategy
+    from ._globals import OrtValueVector
+    from ._sparse import SparseBlockSparseView, SparseCooView, SparseCsrView
+    return {"OrtValueVector": OrtValueVector, "SparseCooView": SparseCooView, "SparseCsrView": SparseCsrView,
+            "SparseBlockSparseView": SparseBlockSparseView, "ArenaExtendStrategy": ArenaExtendStrategy,
+            "kNextPowerOfTwo": ArenaExtendStrategy.kNextPowerOfTwo,
+            "kSameAsRequested": ArenaExtendStrategy.kSameAsRequested}
 
 
 _verbosity = 0  # set_default_logger_verbosity's value (mlrt's log has no verbose levels)
@@ -176,7 +190,7 @@ _installed: dict[str, types.ModuleType] = {}  # "onnxruntime..." -> its module, 
 def _submodules(lowlevel: types.ModuleType) -> dict[str, types.ModuleType]:
     if not _installed:
         state = _module("onnxruntime.capi.onnxruntime_pybind11_state", False,
-                        {**{n: getattr(lowlevel, n) for n in lowlevel.__all__}, **ORT_EXCEPTIONS})
+                        {**{n: getattr(lowlevel, n) for n in lowlevel.__all__}, **_state_only(), **ORT_EXCEPTIONS})
         collection = _module("onnxruntime.capi.onnxruntime_inference_collection", False,
                              {n: getattr(lowlevel, n) for n in INFERENCE_COLLECTION})
         capi = _module("onnxruntime.capi", True, {"onnxruntime_pybind11_state": state, "_pybind_state": state,
@@ -189,7 +203,7 @@ def _submodules(lowlevel: types.ModuleType) -> dict[str, types.ModuleType]:
 
 
 def install_as_onnxruntime(*, force: bool = False) -> types.ModuleType:
-    """Make `import onnxruntime` (and its capi submodules) give mlrt.lowlevel; returns
+    """Make importing onnxruntime (and its capi submodules) give mlrt.lowlevel; returns
     mlrt.lowlevel.  Calling it again changes nothing.
 
     Call it before anything imports onnxruntime: if the real onnxruntime is imported

@@ -14,6 +14,7 @@ from onnx import TensorProto, helper
 
 from .._errors import InvalidArgument, NotImplemented
 from ..native.providers import _base as providers
+from ._sparse import SparseTensor
 
 
 def _provider(device_type: str):
@@ -123,20 +124,31 @@ class OrtValue:
 
     @staticmethod
     def ort_value_from_sparse_tensor(sparse_tensor) -> "OrtValue":
-        """Not supported: mlrt has no sparse tensors."""
-        raise NotImplemented("sparse tensors are not supported by mlrt")
+        """An OrtValue holding `sparse_tensor` (a SparseTensor, kept as it is): fed to a
+        session's dense input it is given in its dense form."""
+        if not isinstance(sparse_tensor, SparseTensor):
+            raise InvalidArgument(f"ort_value_from_sparse_tensor: expected a SparseTensor, got "
+                                  f"{type(sparse_tensor).__name__}")
+        return OrtValue(sparse_tensor, None)
 
     def device_name(self) -> str:
         return self._provider.device if self._provider is not None else "cpu"
 
     def shape(self) -> list:
+        """The shape (a sparse tensor's: its dense shape)."""
+        if isinstance(self._value, SparseTensor):
+            return self._value.dense_shape()
         return list(self._value.shape)
 
     def element_type(self) -> int:
         """The ONNX element type (TensorProto.FLOAT is 1), as onnxruntime gives it."""
+        if isinstance(self._value, SparseTensor):
+            return self._value._element_type()
         return _onnx_type(self._value.dtype)
 
     def data_type(self) -> str:
+        if isinstance(self._value, SparseTensor):
+            return self._value.data_type()
         return _type_string(self._value.dtype)
 
     def data_ptr(self) -> int:
@@ -145,6 +157,7 @@ class OrtValue:
         return int(a.ctypes.data) if a.size else 0
 
     def tensor_size_in_bytes(self) -> int:
+        self._dense_only("tensor_size_in_bytes")
         return int(np.prod(self._value.shape, dtype=np.int64)) * np.dtype(self._value.dtype).itemsize
 
     def is_tensor(self) -> bool:
@@ -154,18 +167,25 @@ class OrtValue:
         return isinstance(self._value, (list, tuple))
 
     def is_sparse_tensor(self) -> bool:
-        return False
+        return isinstance(self._value, SparseTensor)
 
-    def as_sparse_tensor(self):
-        """Not supported: mlrt has no sparse tensors."""
-        raise NotImplemented("as_sparse_tensor: mlrt has no sparse tensors; this OrtValue holds a dense "
-                             f"{self.data_type()}")
+    def as_sparse_tensor(self) -> SparseTensor:
+        """The SparseTensor this OrtValue holds (InvalidArgument for any other value)."""
+        if not isinstance(self._value, SparseTensor):
+            raise InvalidArgument("as_sparse_tensor: This OrtValue does not contain SparseTensor (it holds a "
+                                  f"{self.data_type() if self.is_tensor() else type(self._value).__name__})")
+        return self._value
+
+    def _dense_only(self, what: str) -> None:
+        if isinstance(self._value, SparseTensor):
+            raise InvalidArgument(f"{what}: this OrtValue holds a sparse tensor; use as_sparse_tensor()")
 
     def has_value(self) -> bool:
         return self._value is not None
 
     def numpy(self) -> np.ndarray:
         """The tensor as a host array (read back from the device if it lives there)."""
+        self._dense_only("numpy")
         return self._provider.to_host(self._value) if self._provider is not None else self._value
 
     def __array__(self, dtype=None, copy=None) -> np.ndarray:
@@ -181,6 +201,7 @@ class OrtValue:
         return self._host("DLPack").__dlpack_device__()
 
     def _host(self, what: str) -> np.ndarray:
+        self._dense_only(what)
         if self._provider is not None:
             raise NotImplemented(f"{what}: a tensor on the {self.device_name()} device is an opaque buffer; "
                                  "read it with numpy()")
