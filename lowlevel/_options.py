@@ -11,12 +11,18 @@ from .._errors import InvalidArgument, NotImplemented
 from . import _logging
 from ._custom_ops import CustomOp, load_library
 from ._ortvalue import OrtValue
+from ._session_extras import SessionOptionsMethods
 
 
 class GraphOptimizationLevel(enum.IntEnum):
+    """How far sessions optimize the graph.  ORT_ENABLE_LAYOUT (onnxruntime's extended
+    rewrites plus layout changes) runs what ORT_ENABLE_EXTENDED runs: mlrt has no layout
+    passes (its kernels pick their own memory layout)."""
+
     ORT_DISABLE_ALL = 0
     ORT_ENABLE_BASIC = 1
     ORT_ENABLE_EXTENDED = 2
+    ORT_ENABLE_LAYOUT = 3
     ORT_ENABLE_ALL = 99
 
 
@@ -31,7 +37,7 @@ class ExecutionOrder(enum.IntEnum):
     MEMORY_EFFICIENT = 2
 
 
-class SessionOptions:
+class SessionOptions(SessionOptionsMethods):  # (load cancellation, plugin EPs: _session_extras.py)
     """Options fixed when a session is created.
 
     Stored only, as onnxruntime tunes its own internals with them and mlrt has no such

@@ -15,11 +15,14 @@ from .. import distribution
 from .._errors import DeviceError, InvalidArgument, MlrtError, NotImplemented
 from ..native import graph as graph_mod
 from ..native import ops, optimizer, partitioner, profile, terminate
+from ..native.plan import memory
 from ..native.providers import _base as providers_base
 from . import _logging
 from ._custom_ops import operator_classes
 from ._options import GraphOptimizationLevel, RunOptions, SessionOptions
 from ._ortvalue import IOBinding, OrtValue
+from ._session_extras import SessionMethods
+from ._sparse import SparseTensor
 
 log = _logging.logger()
 
@@ -107,7 +110,7 @@ def _disabled_passes(names) -> frozenset:
     return frozenset(names)
 
 
-class InferenceSession:
+class InferenceSession(SessionMethods):  # (run_async, memory infos, ...: _session_extras.py)
     """Run an ONNX model: InferenceSession(path_or_bytes, sess_options=None, providers=None,
     provider_options=None, disabled_optimizers=None)."""
 
@@ -125,6 +128,9 @@ class InferenceSession:
         # the custom operators and log severity, fixed now (later changes to the options do not count)
         self._custom_ops = operator_classes(self._options._custom_ops)
         self._log_severity = self._options.log_severity_level
+        # the limits (docs/reliability.md): bytes for any one allocation, nodes in the model
+        self._memory_limit = memory.parse_limit(self._options._config)
+        self._max_nodes = graph_mod.parse_max_nodes(self._options._config)
         self._create(providers, provider_options, started)
 
     def _enter(self, run_options: RunOptions | None = None) -> tuple:
@@ -146,7 +152,8 @@ class InferenceSession:
     def _create(self, providers, provider_options, started: int) -> None:
         tokens = self._enter()
         try:
-            self._make(providers, provider_options, started)
+            with memory.limiting(self._memory_limit):
+                self._make(providers, provider_options, started)
         finally:
             self._leave(tokens)
 
@@ -167,12 +174,15 @@ class InferenceSession:
         self._providers = [known[n](o, intra_op_num_threads=threads) for n, o in zip(names, options)]
         self._provider_options = {n: o for n, o in zip(names, options)}
 
+        self._options._check_load_canceled()  # (SessionOptions.set_load_cancellation_flag)
         loading = time.monotonic_ns()
-        self._graph = graph_mod.load(self._source, self._dimension_overrides(), prepare=ops.prepare)
+        self._graph = graph_mod.load(self._source, self._dimension_overrides(), prepare=ops.prepare,
+                                     max_nodes=self._max_nodes)
         if self._profiler is not None:
             self._profiler.event("Session", "model_loading_uri" if self._model_path else "model_loading_array",
                                  loading, time.monotonic_ns())
         _check_runtime_opsets(self._graph)
+        self._options._check_load_canceled()
         _use_initializers(self._graph, self._options._initializers)
         self._inputs = [NodeArg.of(v) for v in self._graph.inputs]
         self._overridable = [NodeArg.of(v) for v in self._graph.overridable]
@@ -362,6 +372,8 @@ class InferenceSession:
             raise NotImplemented(f"input '{vt.name}': {vt.kind} inputs are not supported yet")
         if isinstance(value, OrtValue):
             value = value._value
+        if isinstance(value, SparseTensor):
+            value = value._dense()  # a sparse value fed to a dense input: its dense form
         on_device = providers_base.owner_of(value) is not None
         if on_device:
             arr = value  # stays on its device; dtype and shape are checked like an array's
@@ -425,6 +437,7 @@ class InferenceSession:
         else:
             names = self._output_names
         tokens = self._enter(run_options)
+        limit = memory.enter(self._memory_limit)  # this session's memory limit rules the run
         try:
             if log.isEnabledFor(logging.DEBUG):
                 tag = run_options.run_tag if run_options is not None else ""
@@ -432,6 +445,7 @@ class InferenceSession:
                           f" '{tag}'" if tag else "", len(feeds), ", ".join(names))
             results = self._run_with(feeds, run_options, keep_on_device)
         finally:
+            memory.leave(limit)
             self._leave(tokens)
         return [results[n] for n in names]
 

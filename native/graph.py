@@ -17,7 +17,7 @@ import numpy as np
 import onnx
 from onnx import external_data_helper, numpy_helper
 
-from .._errors import InvalidModel, NoSuchFile
+from .._errors import InvalidArgument, InvalidModel, NoSuchFile
 from .checker import check_and_infer, check_isolated
 from .checker_shell import shell
 
@@ -89,6 +89,9 @@ class Graph:
         return {n for node in self.nodes for n in self.reads(node)} - {n for node in self.nodes for n in node.input}
 
 
+_TENSOR_TYPES = frozenset(onnx.helper.get_all_tensor_dtypes())
+
+
 def value_type(vi: onnx.ValueInfoProto) -> ValueType:
     t = vi.type
     which = t.WhichOneof("value")
@@ -97,6 +100,8 @@ def value_type(vi: onnx.ValueInfoProto) -> ValueType:
         shape = None
         if tt.HasField("shape"):
             shape = tuple([d.dim_value if d.HasField("dim_value") else (d.dim_param or None) for d in tt.shape.dim])
+        if tt.elem_type and tt.elem_type not in _TENSOR_TYPES:
+            raise InvalidModel(f"value '{vi.name}' has element type {tt.elem_type}, which is no ONNX tensor type")
         return ValueType(vi.name, tt.elem_type, shape)
     kind = {"sequence_type": "sequence", "map_type": "map", "optional_type": "optional",
             "sparse_tensor_type": "sparse_tensor"}.get(which, "unknown")
@@ -306,11 +311,52 @@ def _toposort(nodes, known: set[str], reads=node_reads) -> list:
     return [nodes[i] for i in order]
 
 
-def load(source, dims: dict | None = None, prepare=None) -> Graph:
+MAX_NODES = 10_000_000  # nodes in a model, subgraphs included (session.max_node_count)
+MAX_NODES_KEY = "session.max_node_count"
+
+
+def parse_max_nodes(config: dict) -> int:
+    """The node-count limit from a session's config entries: `session.max_node_count`, an
+    integer > 0 (MAX_NODES when not set)."""
+    text = config.get(MAX_NODES_KEY)
+    if text is None:
+        return MAX_NODES
+    try:
+        value = int(str(text).strip())
+    except ValueError:
+        value = 0
+    if value <= 0:
+        raise InvalidArgument(f"session config entry '{MAX_NODES_KEY}' must be an integer > 0, got {text!r}")
+    return value
+
+
+def count_nodes(g: onnx.GraphProto) -> int:
+    """The nodes of a graph and of all its subgraphs, at any depth (no recursion)."""
+    count, stack = 0, [g]
+    while stack:
+        graph = stack.pop()
+        count += len(graph.node)
+        for n in graph.node:
+            stack += subgraphs(n)
+    return count
+
+
+def check_node_count(model: onnx.ModelProto, limit: int) -> None:
+    """InvalidModel when the model has more than `limit` nodes, subgraphs included."""
+    n = count_nodes(model.graph)
+    if n > limit:
+        raise InvalidModel(f"the model has {n:,} nodes (subgraphs included), over the limit of {limit:,} "
+                           f"(session config entry '{MAX_NODES_KEY}')")
+
+
+def load(source, dims: dict | None = None, prepare=None, max_nodes: int | None = MAX_NODES) -> Graph:
     """Read, check and order a model from a path, bytes or ModelProto.  `dims` fixes
     free input dimensions first (see `fix_dimensions`); `prepare(graph)`, if given, runs
-    on the graph while onnx's checker works (its errors are the caller's to meet later)."""
+    on the graph while onnx's checker works (its errors are the caller's to meet later).
+    A model of more than `max_nodes` nodes (subgraphs included) is refused at once."""
     model, base, data = _read_model(source)
+    if max_nodes is not None:
+        check_node_count(model, max_nodes)
     changed = default_domain(model)
     if dims and any(dims.values()):
         changed |= fix_dimensions(model, **dims)
@@ -498,6 +544,9 @@ def from_graph_proto(g: onnx.GraphProto, opsets: dict, outer: tuple[str, ...] = 
     graph.nodes = _toposort(list(g.node), known, graph.reads)
     graph.outputs = [value_type(vi) for vi in g.output]
     produced = {o for n in graph.nodes for o in n.output} | known
+    bad = next((n for n in produced if not isinstance(n, str)), None)
+    if bad is not None:  # (protobuf hands a name that is not valid UTF-8 back as bytes)
+        raise InvalidModel(f"value name {bad!r} is not valid UTF-8 text")
     for o in graph.outputs:
         if o.name not in produced:
             raise InvalidModel(f"graph output '{o.name}' is not produced by any node")

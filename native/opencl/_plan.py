@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import threading
 import time
+import weakref
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -138,7 +139,9 @@ class StepBuilder:
 
 class OpenCLPlan:
     def __init__(self, partition: "OpenCLPartition", feeds: dict):
-        self.partition = partition
+        # a proxy: the partition holds its plans, and a plan holding the partition back made
+        # a cycle that kept every device buffer of a dropped session until the cyclic GC ran
+        self.partition = weakref.proxy(partition)
         self.device = partition.device
         self._uploads: list = []
         self.error_messages: list[str] = []

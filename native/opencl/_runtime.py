@@ -39,6 +39,7 @@ import numpy as np
 
 from ..._errors import DeviceError
 from .._lib import MAX_RANK, enum_value
+from ..plan.memory import check_size
 from . import _compiler, _drivers
 
 try:  # the provider reports itself unavailable when pyopencl cannot load
@@ -403,6 +404,7 @@ class Device:
 
     # -- memory ------------------------------------------------------------------------------
     def allocate(self, nbytes: int):
+        check_size(nbytes, f"OpenCL device {self.name}: a buffer")  # the session's memory limit
         if nbytes > self.max_alloc:
             raise DeviceError(f"OpenCL device {self.name}: a {nbytes:,}-byte buffer is over its "
                               f"{self.max_alloc:,}-byte allocation limit")

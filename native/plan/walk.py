@@ -14,7 +14,7 @@ import numpy as np
 
 from ..ops import Info, Op
 from .eager import run_eager
-from .memory import MEMORY_LIMIT, check_size
+from .memory import check_size, limit
 
 
 class Dynamic(Exception):
@@ -69,7 +69,7 @@ def walk(ops, infos: dict[str, Info], record, pool=None) -> list:
                     infos[name] = o
             continue
         for o in outs:
-            if o is not None and o.size * np.dtype(o.dtype).itemsize > MEMORY_LIMIT:
+            if o is not None and o.size * np.dtype(o.dtype).itemsize > limit():
                 check_size(o.size * np.dtype(o.dtype).itemsize,
                            f"{op.where}: a {list(o.shape)} {np.dtype(o.dtype).name} output")
         steps.append(record(op, ins, outs))

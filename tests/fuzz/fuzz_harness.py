@@ -41,7 +41,7 @@ import seeds as seeds_mod  # noqa: E402
 with atheris.instrument_imports(include=["mlrt"]):
     import mlrt  # noqa: E402
     import mlrt.lowlevel as ll  # noqa: E402
-    from mlrt.native.plan import memory, walk  # noqa: E402
+    from mlrt.native.plan import memory  # noqa: E402
 
 import onnx  # noqa: E402
 from onnx import AttributeProto, TensorProto, helper  # noqa: E402
@@ -410,7 +410,7 @@ def main() -> None:
                     help="record non-MlrtError exceptions in this folder and go on (crashes and hangs still stop)")
     args, rest = ap.parse_known_args()
     warnings.simplefilter("ignore")
-    memory.MEMORY_LIMIT = walk.MEMORY_LIMIT = MEMORY_LIMIT
+    memory.MEMORY_LIMIT = MEMORY_LIMIT  # (read when an allocation is checked)
     providers = providers_for(args.provider)
     seeds = seeds_mod.load_seeds()
     if args.mode == "models":
