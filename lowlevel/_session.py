@@ -131,6 +131,8 @@ class InferenceSession(SessionMethods):  # (run_async, memory infos, ...: _sessi
         # the limits (docs/reliability.md): bytes for any one allocation, nodes in the model
         self._memory_limit = memory.parse_limit(self._options._config)
         self._max_nodes = graph_mod.parse_max_nodes(self._options._config)
+        # nothing of the session's own to put in force around a run (see _run)
+        self._plain = self._log_severity == -1 and not self._custom_ops and self._memory_limit is None
         self._create(providers, provider_options, started)
 
     def _enter(self, run_options: RunOptions | None = None) -> tuple:
@@ -436,6 +438,11 @@ class InferenceSession(SessionMethods):  # (run_async, memory infos, ...: _sessi
                     raise InvalidArgument(f"'{n}' is not an output of this model (outputs: {', '.join(known)})")
         else:
             names = self._output_names
+        if self._plain and run_options is None and _idle() and not log.isEnabledFor(logging.DEBUG):
+            # no log level, custom operators, memory limit or run options to put in force
+            # (the common case: a run of a tiny model is a few microseconds)
+            results = self._run_graph(feeds, keep_on_device)
+            return [results[n] for n in names]
         tokens = self._enter(run_options)
         limit = memory.enter(self._memory_limit)  # this session's memory limit rules the run
         try:
@@ -480,6 +487,12 @@ class InferenceSession(SessionMethods):  # (run_async, memory infos, ...: _sessi
     def run_with_iobinding(self, iobinding: IOBinding, run_options: RunOptions | None = None) -> None:
         """Run on the bound inputs; outputs stay where they were bound (get_outputs())."""
         iobinding._run(lambda names, feeds, on_device: self._run(names, feeds, run_options, on_device))
+
+
+def _idle() -> bool:
+    """Whether no session or run in this thread has a log level, custom operators or a
+    memory limit in force (a run from inside a custom operator, say)."""
+    return _logging.idle() and ops.custom_idle() and memory.idle()
 
 
 def _tag(logid: str) -> str:

@@ -89,6 +89,11 @@ def limiting(nbytes: int | None):
         _limit.reset(token)
 
 
+def idle() -> bool:
+    """Whether no session in this context has set a limit."""
+    return _limit.get() is None
+
+
 def enter(nbytes: int | None):
     """`limiting` for a hot path: sets the limit, returns the token for `leave` (None,
     setting nothing, where the default would replace the default)."""
