@@ -32,6 +32,7 @@ from onnx import AttributeProto, helper, numpy_helper
 
 from .._errors import InvalidArgument, MlrtError, NoSuchFile, RuntimeLoadError
 from ..native import _lib
+from ..native.plan import memory
 from ..native.ops._host import _HostOp
 
 log = logging.getLogger("mlrt")
@@ -332,7 +333,8 @@ class _CKernel:
             if not arrays or arrays[0] is None:
                 raise _CError("it has no infer function and no input 0 to take the output type from")
             shapes = [(arrays[0].dtype, arrays[0].shape)] * n_out
-        results = [np.empty(shape, dtype) for dtype, shape in shapes]
+        results = [memory.allocate(shape, dtype, f"custom operator output {k}")  # (the session's memory limit)
+                   for k, (dtype, shape) in enumerate(shapes)]
         for t, r in zip(outputs, results):
             _describe_tensor(ffi, t, r, r.shape)
         self._call(self.compute, "compute", inputs, n_in, outputs, n_out)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..._errors import InvalidArgument
+from ..._errors import InvalidArgument, NotImplemented
 from ._base import Info, Launch, Op, View, contiguous_strides, normalize_axis
 
 INT64 = np.dtype(np.int64)
@@ -28,6 +28,8 @@ def ints(value) -> list[int]:
 
 def bits_of(value, dtype) -> int:
     """The little-endian bit pattern of one `dtype` element holding `value`, as an int64."""
+    if np.dtype(dtype).itemsize > 8:
+        raise NotImplemented(f"{np.dtype(dtype).name} values (more than 8 bytes an element) are not supported here")
     raw = np.asarray(value).astype(dtype).reshape(-1)[:1].view(np.uint8)
     buf = np.zeros(8, np.uint8)
     buf[:raw.size] = raw

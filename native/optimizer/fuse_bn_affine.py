@@ -44,8 +44,9 @@ def apply(graph, context) -> int:
         c = graph.initializers[other]
         rank = graph.value_types[bn.output[0]].shape if bn.output[0] in graph.value_types else None
         out_rank = len(rank) if rank is not None else 4
-        if scale.ndim != 1 or c.dtype != scale.dtype or scale.dtype not in (np.float32, np.float64):
-            continue
+        if (scale.ndim != 1 or beta.shape != scale.shape or c.dtype != scale.dtype
+                or scale.dtype not in (np.float32, np.float64)):
+            continue  # (a malformed BatchNormalization is left for its own check to refuse)
         vec = per_channel(c, scale.shape[0], out_rank)
         if vec is None:
             continue

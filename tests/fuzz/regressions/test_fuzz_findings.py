@@ -118,3 +118,25 @@ def test_value_name_that_is_not_utf8():  # was TypeError (bytes in a join) in na
     bad = data.replace(b"\x12\x01y", b"\x12\x01\xff").replace(b"\n\x01y", b"\n\x01\xff")
     assert bad != data
     assert isinstance(run(bad, {"x": np.zeros(2, np.float32)}), mlrt.MlrtError)
+
+
+def test_pad_of_complex_values():  # was ValueError (16-byte element) in native/ops/_shape.py bits_of
+    c128 = TensorProto.COMPLEX128
+    data = model([helper.make_node("Pad", ["x", "p"], ["y"])],
+                 [helper.make_tensor_value_info("x", c128, [2]), helper.make_tensor_value_info("p", TensorProto.INT64, [2])],
+                 [helper.make_tensor_value_info("y", c128, None)])
+    got = run(data, {"x": np.ones(2, np.complex128), "p": np.array([1, 1], np.int64)})
+    assert isinstance(got, mlrt.MlrtError) or got[0].tolist() == [0, 1, 1, 0]
+
+
+def test_batchnorm_with_a_bias_of_the_wrong_shape_then_mul():  # was ValueError in native/optimizer/fuse_bn_affine.py
+    from onnx import numpy_helper
+    c = 4
+    inits = [numpy_helper.from_array(np.ones(c, np.float32), "s"), numpy_helper.from_array(np.ones((c, 2), np.float32), "b"),
+             numpy_helper.from_array(np.zeros(c, np.float32), "m"), numpy_helper.from_array(np.ones(c, np.float32), "v"),
+             numpy_helper.from_array(np.full((c, 1, 1), 2, np.float32), "k")]
+    graph = helper.make_graph([helper.make_node("BatchNormalization", ["x", "s", "b", "m", "v"], ["t"]),
+                               helper.make_node("Mul", ["t", "k"], ["y"])], "fuzz", [f32("x", [1, c, 2, 2])],
+                              [f32("y", None)], inits)
+    data = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]).SerializeToString()
+    assert isinstance(run(data, {"x": np.ones((1, c, 2, 2), np.float32)}), mlrt.MlrtError)
