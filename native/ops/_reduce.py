@@ -13,6 +13,7 @@ import numpy as np
 from onnx import TensorProto, helper
 
 from ._base import Info, Launch, Op, View, contiguous_strides, normalize_axis
+from ._shape import ints
 
 FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 # the normalizations also take halves (computed on float32 copies where no half kernel exists)
@@ -70,7 +71,7 @@ class _Reduce(Op):
     def _axes(self, inputs, rank):
         if self.axes_input:
             v = self.value_of(inputs, 1)
-            axes = None if v is None else [int(a) for a in np.asarray(v).reshape(-1)]
+            axes = None if v is None else ints(v)
             noop = bool(self.a.noop_with_empty_axes)
         else:
             axes, noop = self.a.axes, False

@@ -155,13 +155,15 @@ def apply(graph, context) -> int:
             gone += nodes
             last = nodes[-1].output[0]
         inputs = list(conv.input) + [""] * (3 - len(conv.input))
-        attrs = {a.name: helper.get_attribute_value(a) for a in conv.attribute}
+        attrs = {}
         if name:
             attrs["activation"] = name
         if params:
             attrs["activation_params"] = [float(p) for p in params]
         fused_node = helper.make_node("FusedConv", inputs[:3] + ([z] if z else []), [last],
                                       name=conv.name or f"FusedConv_{out}", domain="com.microsoft", **attrs)
+        # Conv's attributes as they are (an empty list's type cannot be told from its value)
+        fused_node.attribute.extend(a for a in conv.attribute if a.name not in attrs)
         removed.update(id(n) for n in gone)
         replaced[id(conv)] = fused_node
         for n in gone:

@@ -140,3 +140,22 @@ def test_batchnorm_with_a_bias_of_the_wrong_shape_then_mul():  # was ValueError 
                               [f32("y", None)], inits)
     data = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]).SerializeToString()
     assert isinstance(run(data, {"x": np.ones((1, c, 2, 2), np.float32)}), mlrt.MlrtError)
+
+
+def test_reduce_axes_of_infinity():  # was OverflowError (int of inf) in native/ops/_reduce.py
+    data = model([helper.make_node("ReduceSum", ["x", "a"], ["y"])], [f32("x", [2, 3]), f32("a", [1])], [f32("y", None)],
+                 opset=13)
+    assert isinstance(run(data, {"x": np.ones((2, 3), np.float32), "a": np.array([np.inf], np.float32)}),
+                      mlrt.MlrtError)
+
+
+def test_conv_activation_fusion_keeps_an_empty_attribute_list():  # was ValueError in fuse_conv_activation.py
+    from onnx import numpy_helper
+    w = numpy_helper.from_array(np.ones((1, 1, 1, 1), np.float32), "w")
+    conv = helper.make_node("Conv", ["x", "w"], ["t"])
+    conv.attribute.append(helper.make_attribute("strides", [], attr_type=__import__("onnx").AttributeProto.INTS))
+    graph = helper.make_graph([conv, helper.make_node("Relu", ["t"], ["y"])], "fuzz", [f32("x", [1, 1, 2, 2])],
+                              [f32("y", None)], [w])
+    data = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]).SerializeToString()
+    got = run(data, {"x": -np.ones((1, 1, 2, 2), np.float32)})
+    assert isinstance(got, mlrt.MlrtError) or got[0].tolist() == np.zeros((1, 1, 2, 2)).tolist()
