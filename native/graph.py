@@ -545,8 +545,10 @@ def from_graph_proto(g: onnx.GraphProto, opsets: dict, outer: tuple[str, ...] = 
     graph.outputs = [value_type(vi) for vi in g.output]
     produced = {o for n in graph.nodes for o in n.output} | known
     bad = next((n for n in produced if not isinstance(n, str)), None)
+    if bad is None:
+        bad = next((t for n in graph.nodes for t in (n.name, n.op_type, n.domain) if not isinstance(t, str)), None)
     if bad is not None:  # (protobuf hands a name that is not valid UTF-8 back as bytes)
-        raise InvalidModel(f"value name {bad!r} is not valid UTF-8 text")
+        raise InvalidModel(f"name {bad!r} is not valid UTF-8 text")
     for o in graph.outputs:
         if o.name not in produced:
             raise InvalidModel(f"graph output '{o.name}' is not produced by any node")

@@ -475,10 +475,16 @@ static int run_pool(const mlrt_context *ctx, const mlrt_tensor *in, int32_t n_in
                    "bad kernel, stride, dilation or pad");
         j.in[i + off] = X->shape[2 + i], j.out[i + off] = Y->shape[2 + i], j.k[i + off] = k;
         j.s[i + off] = s, j.d[i + off] = dl, j.pb[i + off] = p->pads_begin[i], j.pe[i + off] = p->pads_end[i];
+        MLRT_CHECK(k <= INT64_MAX / j.k_size, "kernel of more than 2^63 taps");
         j.in_size *= X->shape[2 + i], j.out_size *= Y->shape[2 + i], j.k_size *= k;
     }
     int64_t planes = X->shape[0] * X->shape[1];
     if (planes == 0 || j.out_size == 0) return MLRT_OK;
+    /* the window sweeps visit every tap of every window: a kernel of 2^31 x 2^31 (with pads
+     * to match) is days of work (and its products overflow), refused up front */
+    double taps = 1.0;
+    for (int32_t i = 0; i < j.nd; ++i) taps *= (double)j.k[i] * (double)j.out[i];
+    MLRT_CHECK(taps <= 0x1p40, "a %.3g-tap window sweep per plane (kernel x output sizes) is too much work", taps);
     int64_t *counts = NULL;
     if (j.nd == 2 && !I) {
         int64_t OH = j.out[0], OW = j.out[1];

@@ -46,6 +46,10 @@ def window_pool(k, op, inputs, outputs):
     reach = [(o - 1) * s + (kk - 1) * dl + 1 for _, o, kk, s, dl, _, _ in table]
     if max(int(np.prod(table[:, 0])), *reach, *(table[:, 0] + table[:, 5] + table[:, 6])) >= 2 ** 31:
         raise DeviceError(f"{op.where}: images of {x_shape[2:]} are too large for the OpenCL pooling kernel")
+    # one work-item visits every tap of its window: a huge window would hold the device for hours
+    if float(np.prod(table[:, 2].astype(np.float64))) > 2.0 ** 24:
+        raise DeviceError(f"{op.where}: windows of {list(op.a.kernel_shape)} taps are too large for the OpenCL "
+                          "pooling kernel")
     local = local_2d(ow, ITEM_WG)
     geometry = k.constant(table.reshape(-1).astype(np.int32))
     k.enqueue(k.kernel("mlrt_pool_window"), (round_up(ow, local[0]), round_up(oh, local[1]), planes * od), local,

@@ -106,6 +106,8 @@ class _Resize(Op):
                     scales[a] = scale
                     out[a] = int(scale * x.shape[a] + 0.5)
         elif _given(scales_in):
+            if np.asarray(scales_in).dtype.kind not in "fiu":
+                raise self.fail(f"scales must be float values, got {np.asarray(scales_in).dtype.name}")
             given = [float(s) for s in np.asarray(scales_in, np.float32).reshape(-1)]
             if len(given) != len(axes):
                 raise self.fail(f"scales has {len(given)} values for {len(axes)} axes of input shape {x.shape}")

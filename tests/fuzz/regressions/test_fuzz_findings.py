@@ -159,3 +159,24 @@ def test_conv_activation_fusion_keeps_an_empty_attribute_list():  # was ValueErr
     data = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]).SerializeToString()
     got = run(data, {"x": -np.ones((1, 1, 2, 2), np.float32)})
     assert isinstance(got, mlrt.MlrtError) or got[0].tolist() == np.zeros((1, 1, 2, 2)).tolist()
+
+
+def test_pool_with_a_kernel_of_two_to_the_31():  # was a hang: the C window sweep visited 2^62 taps
+    data = model([helper.make_node("AveragePool", ["x"], ["y"], auto_pad="SAME_UPPER", kernel_shape=[2**31, 2**31],
+                                   strides=[2, 2])], [f32("x", [1, 1, 5, 5])], [f32("y", None)])
+    assert isinstance(run(data, {"x": np.ones((1, 1, 5, 5), np.float32)}), mlrt.MlrtError)
+
+
+def test_resize_with_string_scales():  # was ValueError (float of a string) in native/ops/_resize.py
+    s = helper.make_tensor_value_info("s", TensorProto.STRING, [4])
+    data = model([helper.make_node("Resize", ["x", "", "s"], ["y"])], [f32("x", [1, 1, 2, 2]), s], [f32("y", None)],
+                 opset=13)
+    got = run(data, {"x": np.ones((1, 1, 2, 2), np.float32), "s": np.array(["a", "b", "c", "d"], object)})
+    assert isinstance(got, mlrt.MlrtError)
+
+
+def test_node_name_that_is_not_utf8():  # was AttributeError ('bytes'.encode) in native/plan/native.py
+    data = model([helper.make_node("Relu", ["x"], ["y"], name="nodename")], [f32("x", [2])], [f32("y", [2])])
+    bad = data.replace(b"nodename", b"\xf6odename")
+    assert bad != data
+    assert isinstance(run(bad, {"x": np.zeros(2, np.float32)}), mlrt.InvalidModel)
