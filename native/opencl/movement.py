@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 from onnx import helper
 
-from ..._errors import DeviceError
+from ..._errors import DeviceError, InvalidArgument
 from ..ops._base import contiguous_strides
 from ..ops.pad import MODES as PAD_MODES
 from ._runtime import recorder, round_up
@@ -176,6 +176,8 @@ def gather(k, op, inputs, outputs):
     InvalidArgument, as on the CPU."""
     x, ind, y = inputs[0], inputs[1], outputs[0]
     axis = op.launch(inputs, outputs).params["axis"]
+    if not 0 <= axis < len(x.shape):  # (a scalar X: the CPU's kernel refuses it the same way)
+        raise InvalidArgument(f"{op.where}: axis {axis} is out of range for rank {len(x.shape)}")
     inner = int(np.prod(x.shape[axis + 1:], dtype=np.int64))
     if y.size == 0:
         return  # (no indices, or nothing per index)

@@ -180,3 +180,16 @@ def test_node_name_that_is_not_utf8():  # was AttributeError ('bytes'.encode) in
     bad = data.replace(b"nodename", b"\xf6odename")
     assert bad != data
     assert isinstance(run(bad, {"x": np.zeros(2, np.float32)}), mlrt.InvalidModel)
+
+
+def test_opencl_gather_of_a_scalar():  # was IndexError in native/opencl/movement.py gather
+    from opencl_check import opencl_device
+    opencl_device()
+    data = model([helper.make_node("Gather", ["x", "i"], ["y"])],
+                 [f32("x", []), helper.make_tensor_value_info("i", TensorProto.INT64, [])], [f32("y", None)])
+    try:
+        got = ll.InferenceSession(data, providers=["OpenCLExecutionProvider", "CPUExecutionProvider"]).run(
+            None, {"x": np.float32(2), "i": np.array(0)})
+    except mlrt.MlrtError as exc:
+        got = exc
+    assert isinstance(got, mlrt.MlrtError)
