@@ -28,11 +28,11 @@ from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
-from onnx import AttributeProto, helper, numpy_helper
 
 from .._errors import InvalidArgument, MlrtError, NoSuchFile, RuntimeLoadError
 from ..native import _lib
 from ..native.plan import memory
+from ..native.ops._base import _attribute_value
 from ..native.ops._host import _HostOp
 
 log = logging.getLogger("mlrt")
@@ -76,19 +76,6 @@ def operator_classes(custom_ops: dict) -> dict:
             for key, spec in custom_ops.items()}
 
 
-def _attribute(attr: AttributeProto):
-    if attr.type == AttributeProto.TENSOR:
-        return numpy_helper.to_array(attr.t)
-    if attr.type == AttributeProto.TENSORS:
-        return [numpy_helper.to_array(t) for t in attr.tensors]
-    value = helper.get_attribute_value(attr)
-    if isinstance(value, bytes):
-        return value.decode()
-    if attr.type == AttributeProto.STRINGS:
-        return [v.decode() for v in value]
-    return value
-
-
 class _CustomNode(_HostOp):
     """A node of a custom operator: run on the host by `spec.compute`.  Never computed
     ahead of time (the user's function may not be pure)."""
@@ -99,7 +86,7 @@ class _CustomNode(_HostOp):
 
     def __init__(self, node, opset: int):
         super().__init__(node, opset)
-        self.attrs = {a.name: _attribute(a) for a in node.attribute}
+        self.attrs = {a.name: _attribute_value(a) for a in node.attribute}
         self.where = f"node '{self.name}' (custom operator {self.spec.domain}::{self.spec.op_type})"
 
     def run_host(self, values: list, runtime) -> list:

@@ -140,3 +140,29 @@ class MatMulGeometry:
             raise self.op.fail(f"{what} of shape {tuple(t.shape)} is neither per tensor nor {kind} "
                                f"(operand view {target})")
         return broadcast_view(shape, target)
+
+
+def check_scales(op, pairs) -> None:
+    """Each (scale, zero point, name) is per tensor: one float scale, an optional one-element zero point."""
+    for s, z, name in pairs:
+        if np.dtype(s.dtype) != FLOAT or s.size != 1:
+            raise op.fail(f"{name}_scale must be one float (per tensor), got {np.dtype(s.dtype).name} "
+                          f"of shape {tuple(s.shape)}")
+        if z is not None and z.size != 1:
+            raise op.fail(f"{name}_zero_point must be one value (per tensor), got shape {tuple(z.shape)}")
+
+
+def check_unary_quantized(op, inputs, x: str = "x", y: str = "y") -> list:
+    """The inputs of a one-input quantized operator (X, x_scale, x_zero_point, y_scale,
+    y_zero_point: com.microsoft's QLinearSigmoid, pools, softmax ...), padded to five and
+    checked (8-bit X, zero points of X's type, per-tensor scales); `x`, `y` spell the
+    inputs' names in messages as the operator's schema does."""
+    ins = list(inputs) + [None] * (5 - len(inputs))
+    for i in (0, 1, 3):
+        op.need(ins, i)
+    xv, x_s, x_z, y_s, y_z = ins
+    check_types(op, ins, ("X", None, f"{x}_zero_point", None, f"{y}_zero_point"), EIGHT_BIT)
+    same_type(op, xv, x_z, f"X and {x}_zero_point")
+    same_type(op, xv, y_z, f"X and {y}_zero_point")
+    check_scales(op, ((x_s, x_z, x), (y_s, y_z, y)))
+    return ins

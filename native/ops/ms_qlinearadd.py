@@ -10,17 +10,7 @@ tests; one unit is allowed where its vectorised paths round a float step differe
 import numpy as np
 
 from ._base import Info, Launch, Op, broadcast_shape, broadcast_view
-from ._quant import EIGHT_BIT, FLOAT, check_types, same_type
-
-
-def check_scales(op, pairs) -> None:
-    """Each (scale, zero point, name) is per tensor: one float scale, an optional one-element zero point."""
-    for s, z, name in pairs:
-        if np.dtype(s.dtype) != FLOAT or s.size != 1:
-            raise op.fail(f"{name}_scale must be one float (per tensor), got {np.dtype(s.dtype).name} "
-                          f"of shape {tuple(s.shape)}")
-        if z is not None and z.size != 1:
-            raise op.fail(f"{name}_zero_point must be one value (per tensor), got shape {tuple(z.shape)}")
+from ._quant import EIGHT_BIT, check_scales, check_types, same_type
 
 
 class _QLinearBinary(Op):

@@ -11,9 +11,8 @@ import numpy as np
 
 from ._base import Info, Launch
 from ._pool import _Pool
-from ._quant import EIGHT_BIT, check_types, same_type
+from ._quant import check_unary_quantized
 from .ms_nhwcconv import channels_first, channels_last
-from .ms_qlinearadd import check_scales
 
 
 class QLinearAveragePool(_Pool):
@@ -23,14 +22,8 @@ class QLinearAveragePool(_Pool):
     tolerance = (0, 1)  # (rtol, atol in units of the quantized type)
 
     def _plan(self, inputs):
-        ins = list(inputs) + [None] * (5 - len(inputs))
-        for i in (0, 1, 3):
-            self.need(ins, i)
+        ins = check_unary_quantized(self, inputs)
         x, x_s, x_z, y_s, y_z = ins
-        check_types(self, ins, ("X", None, "x_zero_point", None, "y_zero_point"), EIGHT_BIT)
-        same_type(self, x, x_z, "X and x_zero_point")
-        same_type(self, x, y_z, "X and y_zero_point")
-        check_scales(self, ((x_s, x_z, "x"), (y_s, y_z, "y")))
         if not 3 <= x.rank <= 5:
             raise self.fail(f"X must have 1 to 3 spatial dims (rank 3 to 5), got shape {tuple(x.shape)}")
         if self.a.dilations is not None and any(int(d) != 1 for d in self.a.dilations):

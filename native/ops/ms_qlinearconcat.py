@@ -9,8 +9,7 @@ are Y's), as onnxruntime: within one unit of its result."""
 import numpy as np
 
 from ._base import REQUIRED, Info, Launch, Op, normalize_axis
-from ._quant import EIGHT_BIT, check_types, same_type
-from .ms_qlinearadd import check_scales
+from ._quant import EIGHT_BIT, check_scales, check_types, same_type
 
 
 class QLinearConcat(Op):

@@ -9,8 +9,7 @@ onnxruntime's result."""
 import numpy as np
 
 from ._base import Info, Launch, Op
-from ._quant import EIGHT_BIT, check_types, same_type
-from .ms_qlinearadd import check_scales
+from ._quant import check_unary_quantized
 
 
 class QLinearGlobalAveragePool(Op):
@@ -20,14 +19,8 @@ class QLinearGlobalAveragePool(Op):
     tolerance = (0, 1)  # (rtol, atol in units of the quantized type)
 
     def infer(self, inputs):
-        ins = list(inputs) + [None] * (5 - len(inputs))
-        for i in (0, 1, 3):
-            self.need(ins, i)
+        ins = check_unary_quantized(self, inputs)
         x, x_s, x_z, y_s, y_z = ins
-        check_types(self, ins, ("X", None, "x_zero_point", None, "y_zero_point"), EIGHT_BIT)
-        same_type(self, x, x_z, "X and x_zero_point")
-        same_type(self, x, y_z, "X and y_zero_point")
-        check_scales(self, ((x_s, x_z, "x"), (y_s, y_z, "y")))
         if x.rank < 3:
             raise self.fail(f"X must have rank >= 3, got shape {tuple(x.shape)}")
         n, shape = x.shape[0], tuple(x.shape)

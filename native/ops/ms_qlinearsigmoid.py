@@ -8,8 +8,7 @@ sigmoid is a polynomial approximation, so an entry may differ from theirs by one
 import numpy as np
 
 from ._base import Info, Launch, Op
-from ._quant import EIGHT_BIT, check_types, same_type
-from .ms_qlinearadd import check_scales
+from ._quant import check_unary_quantized
 
 
 class _QLinearLookup(Op):
@@ -17,14 +16,8 @@ class _QLinearLookup(Op):
     tolerance = (0, 1)  # (rtol, atol in units of the quantized type)
 
     def infer(self, inputs):
-        ins = list(inputs) + [None] * (5 - len(inputs))
-        for i in (0, 1, 3):
-            self.need(ins, i)
+        ins = check_unary_quantized(self, inputs, "X", "Y")
         x, x_s, x_z, y_s, y_z = ins
-        check_types(self, ins, ("X", None, "X_zero_point", None, "Y_zero_point"), EIGHT_BIT)
-        same_type(self, x, x_z, "X and X_zero_point")
-        same_type(self, x, y_z, "X and Y_zero_point")
-        check_scales(self, ((x_s, x_z, "X"), (y_s, y_z, "Y")))
         return [Info(np.dtype(x.dtype), tuple(x.shape))]
 
     def launch(self, inputs, outputs):

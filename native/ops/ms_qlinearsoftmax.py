@@ -13,8 +13,7 @@ import math
 import numpy as np
 
 from ._base import REQUIRED, Info, Launch, Op, normalize_axis
-from ._quant import EIGHT_BIT, check_types, same_type
-from .ms_qlinearadd import check_scales
+from ._quant import check_unary_quantized
 
 
 class QLinearSoftmax(Op):
@@ -24,14 +23,8 @@ class QLinearSoftmax(Op):
     tolerance = (0, 1)  # (rtol, atol in units of the quantized type): exp tables may round apart
 
     def _rows(self, inputs):
-        ins = list(inputs) + [None] * (5 - len(inputs))
-        for i in (0, 1, 3):
-            self.need(ins, i)
+        ins = check_unary_quantized(self, inputs)
         x, x_s, x_z, y_s, y_z = ins
-        check_types(self, ins, ("X", None, "x_zero_point", None, "y_zero_point"), EIGHT_BIT)
-        same_type(self, x, x_z, "X and x_zero_point")
-        same_type(self, x, y_z, "X and y_zero_point")
-        check_scales(self, ((x_s, x_z, "x"), (y_s, y_z, "y")))
         if x.rank == 0:
             raise self.fail("X must have rank >= 1")
         opset = int(self.a.opset)

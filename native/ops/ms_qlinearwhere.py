@@ -9,8 +9,7 @@ equal to onnxruntime."""
 import numpy as np
 
 from ._base import Info, Launch, Op, broadcast_shape, broadcast_view
-from ._quant import EIGHT_BIT, check_types, same_type
-from .ms_qlinearadd import check_scales
+from ._quant import EIGHT_BIT, check_scales, check_types, same_type
 
 BOOL = np.dtype(np.bool_)
 
