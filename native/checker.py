@@ -17,14 +17,21 @@ child forked for it alone.  Where there is no fork, the work runs in this proces
 from __future__ import annotations
 
 import ctypes
+import logging
 import os
 import pickle
+import re
+import select
+import signal
 import struct
 import threading
+import time
 
 import onnx
 
 from .._errors import InvalidModel
+
+log = logging.getLogger("mlrt")
 
 
 def check_and_infer(model: onnx.ModelProto, data: bytes | None = None) -> tuple[str | None, list]:
@@ -59,11 +66,60 @@ def check_and_infer(model: onnx.ModelProto, data: bytes | None = None) -> tuple[
         onnx.checker.check_model(checked)
     except Exception as exc:
         return f"the model fails the ONNX checker: {str(exc).strip().splitlines()[0]}", []
+    if b"Einsum" in data and _malformed_einsum(model.graph):
+        return None, []  # onnx's Einsum inference loops forever on some (mlrt's Einsum refuses them)
     try:
         inferred = onnx.shape_inference.infer_shapes(_without_large_values(data), strict_mode=False)
         return None, list(inferred.graph.value_info) + list(inferred.graph.output)
     except Exception:
         return None, []  # shape inference is advisory; the planner computes exact shapes per run
+
+
+_EINSUM_EQUATION = re.compile(rb"[A-Za-z,.\->\s]*")
+
+
+def _malformed_einsum(graph: onnx.GraphProto) -> bool:
+    """Whether an Einsum here or in a subgraph has an equation of other characters than
+    the spec's (letters, ',', '...', '->', spaces): onnx's shape inference of such an
+    equation (the bytes b"\\x01>" one) never returns."""
+    for node in graph.node:
+        for a in node.attribute:
+            if node.op_type == "Einsum" and a.name == "equation" and not _EINSUM_EQUATION.fullmatch(a.s):
+                return True
+            if any(_malformed_einsum(g) for g in list(a.graphs) + ([a.g] if a.HasField("g") else [])):
+                return True
+    return False
+
+
+def _deadline(data: bytes) -> float:
+    """Seconds onnx may take over one model before its check is abandoned: far more than
+    any real model needs (about 1 s per 100 MB here), so only a hang in onnx reaches it."""
+    return 20.0 + len(data) / (16 << 20)
+
+
+def _answered(fd: int, seconds: float) -> bool:
+    """Whether `fd` has something to read (or is closed) within `seconds`."""
+    end = time.monotonic() + seconds
+    while True:
+        left = end - time.monotonic()
+        if left <= 0:
+            return False
+        try:
+            if select.select([fd], [], [], left)[0]:
+                return True
+        except InterruptedError:
+            continue
+
+
+def _abandoned(pid: int) -> tuple[None, list]:
+    """A check that ran past its deadline: the child is killed and the model goes on
+    without the checker's advice and inferred shapes (mlrt's planner needs neither)."""
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    log.warning("onnx's checker and shape inference did not finish on this model; it is loaded without them")
+    return None, []
 
 
 VALUES_KEPT = 1 << 20  # bytes: initializers above this go to shape inference without their values
@@ -188,6 +244,10 @@ class _Checker:
                 how = self._stop()
             else:
                 _run(meanwhile, self._stop)  # (an answer left unread: the next model gets a new child)
+                if not _answered(self.rx.fileno(), _deadline(data)):
+                    answer = _abandoned(self.pid)
+                    self._stop()
+                    return answer
                 try:
                     (n,) = struct.unpack("<Q", self._read(self.rx, 8))
                     return _decode(self._read(self.rx, n))
@@ -209,7 +269,11 @@ class _Checker:
                 os._exit(0)
         os.close(write_fd)
         with os.fdopen(read_fd, "rb") as pipe:
-            _run(meanwhile, lambda: (pipe.close(), os.waitpid(pid, 0)))
+            _run(meanwhile, lambda: (pipe.close(), os.kill(pid, signal.SIGKILL), os.waitpid(pid, 0)))
+            if not _answered(read_fd, _deadline(data)):
+                answer = _abandoned(pid)
+                os.waitpid(pid, 0)
+                return answer
             data = pipe.read()
         _, status = os.waitpid(pid, 0)
         if os.WIFSIGNALED(status) or not data:

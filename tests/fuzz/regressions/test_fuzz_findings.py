@@ -193,3 +193,47 @@ def test_opencl_gather_of_a_scalar():  # was IndexError in native/opencl/movemen
     except mlrt.MlrtError as exc:
         got = exc
     assert isinstance(got, mlrt.MlrtError)
+
+
+@pytest.mark.parametrize("in_subgraph", [False, True])
+def test_einsum_equation_of_control_bytes(in_subgraph):  # was a hang in onnx's shape inference of Einsum
+    from mlrt.native import checker
+    einsum = helper.make_node("Einsum", ["x"], ["y"], equation="\x01>")
+    if in_subgraph:
+        body = helper.make_graph([einsum], "body", [], [helper.make_tensor_value_info("y", TensorProto.DOUBLE, None)])
+        c = helper.make_tensor_value_info("c", TensorProto.BOOL, [])
+        data = model([helper.make_node("If", ["c"], ["z"], then_branch=body, else_branch=body)],
+                     [helper.make_tensor_value_info("x", TensorProto.DOUBLE, []), c],
+                     [helper.make_tensor_value_info("z", TensorProto.DOUBLE, None)])
+        feed = {"x": np.float64(1), "c": np.array(True)}
+    else:
+        data = model([einsum], [helper.make_tensor_value_info("x", TensorProto.DOUBLE, [])],
+                     [helper.make_tensor_value_info("y", TensorProto.DOUBLE, None)])
+        feed = {"x": np.float64(1)}
+    m = __import__("onnx").load_from_string(data)
+    assert checker._malformed_einsum(m.graph)  # so it never reaches onnx's inference
+    assert isinstance(run(data, feed), mlrt.InvalidModel)
+
+
+def test_a_check_that_never_returns_is_abandoned(monkeypatch):
+    """Any other hang in onnx's checker: the child is killed at its deadline and the
+    model goes on without the checker's advice."""
+    import os
+    import time
+
+    from mlrt.native import checker
+    monkeypatch.setattr(checker, "check_and_infer", lambda model, data=None: time.sleep(3600))
+    monkeypatch.setattr(checker, "_deadline", lambda data: 0.5)
+    data = model([helper.make_node("Relu", ["x"], ["y"])], [f32("x", [2])], [f32("y", [2])])
+    m = __import__("onnx").load_from_string(data)
+    forked = []
+    fork = os.fork
+    monkeypatch.setattr(os, "fork", lambda: forked.append(fork()) or forked[-1])
+    for check in (checker._Checker().check, checker._Checker._check_forked):
+        start = time.monotonic()
+        assert check(m, data) == (None, [])
+        assert time.monotonic() - start < 30
+    assert len(forked) == 2
+    for pid in forked:  # killed and reaped
+        with pytest.raises(ChildProcessError):
+            os.waitpid(pid, os.WNOHANG)
