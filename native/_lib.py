@@ -190,8 +190,10 @@ os.register_at_fork(after_in_child=_forget_idle)
 
 
 def _retire(n_threads: int, pid: int, pool) -> None:
-    with _IDLE_LOCK:  # (a pool from before a fork has no threads here: it is not kept)
-        if pid == os.getpid() and n_threads not in _IDLE and len(_IDLE) < _IDLE_KEPT:
+    if pid != os.getpid():
+        return  # a pool from before a fork: its threads and its memory are the parent's
+    with _IDLE_LOCK:
+        if n_threads not in _IDLE and len(_IDLE) < _IDLE_KEPT:
             _IDLE[n_threads] = pool
             return
     lib().mlrt_threadpool_destroy(pool)

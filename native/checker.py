@@ -17,6 +17,7 @@ child forked for it alone.  Where there is no fork, the work runs in this proces
 from __future__ import annotations
 
 import ctypes
+import gc
 import logging
 import os
 import pickle
@@ -212,6 +213,7 @@ class _Checker:
         pid = os.fork()
         if pid == 0:
             try:
+                _in_child()
                 os.close(to_child), os.close(from_child)
                 self._serve(os.fdopen(from_parent, "rb"), os.fdopen(to_parent, "wb"))
             finally:
@@ -262,6 +264,7 @@ class _Checker:
         pid = os.fork()
         if pid == 0:
             try:
+                _in_child()
                 os.close(read_fd)
                 with os.fdopen(write_fd, "wb") as out:
                     out.write(_encode(*check_and_infer(model, data)))
@@ -280,6 +283,19 @@ class _Checker:
             raise InvalidModel("onnx's checker or shape inference crashed on this model: it is malformed "
                                "in a way onnx itself does not report")
         return _decode(data)
+
+
+def _in_child() -> None:
+    """First thing in a checker child.  The objects it shares with the parent are never
+    finalized here (gc.freeze): a session's native pool, say, belongs to the parent's
+    threads.  And a signal that kills it is the default one, not a handler the parent
+    set (a fuzzer's, a crash reporter's): the parent reports the death."""
+    gc.freeze()
+    for name in ("SIGSEGV", "SIGBUS", "SIGFPE", "SIGILL", "SIGABRT"):
+        try:
+            signal.signal(getattr(signal, name), signal.SIG_DFL)
+        except (AttributeError, ValueError, OSError):
+            pass
 
 
 def _keep_freed_memory() -> None:

@@ -21,7 +21,13 @@
  * consistent, so a worker is either seen by the caller or sees the loop closed.)  So
  * a worker the scheduler has not run yet -- the cores taken by another process, or by
  * another runtime's spinning threads -- costs the loop nothing: the caller does its
- * share and returns. */
+ * share and returns.
+ *
+ * A process forked from one with pools (onnx's checker runs in such a child) has the
+ * pools' memory but none of their threads: there a pool runs every loop on the caller
+ * alone, and destroying it frees nothing (joining threads that do not exist, or
+ * destroying a condition variable the parent's workers were waiting on, would block
+ * forever). */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -46,7 +52,17 @@ struct mlrt_threadpool {
     atomic_int_fast64_t next;
     atomic_bool open;          /* workers may still join the current loop */
     atomic_int active;         /* workers that joined it and have not left */
+    int64_t epoch;             /* fork_epoch when the pool was made */
 };
+
+/* forks of this process so far, counted in the child: a pool made before a fork is
+ * not this process's (its workers stayed in the parent) */
+static _Atomic int64_t fork_epoch;
+static pthread_once_t fork_watch = PTHREAD_ONCE_INIT;
+static void forked_child(void) { atomic_fetch_add(&fork_epoch, 1); }
+static void watch_forks(void) { pthread_atfork(NULL, NULL, forked_child); }
+
+static inline bool inherited(const mlrt_threadpool *p) { return p->epoch != atomic_load(&fork_epoch); }
 
 #define SPIN 2000
 #define HOT_SPIN_NS 500000
@@ -112,9 +128,11 @@ static void *worker_main(void *arg) {
 mlrt_threadpool *mlrt_threadpool_create(int32_t n_threads) {
     if (n_threads < 1) n_threads = 1;
     if (n_threads > 256) n_threads = 256;
+    pthread_once(&fork_watch, watch_forks);
     mlrt_threadpool *p = calloc(1, sizeof *p);
     if (!p) { mlrt_fail(MLRT_ERR_OUT_OF_MEMORY, "cannot allocate a thread pool"); return NULL; }
     p->n_threads = 1;
+    p->epoch = atomic_load(&fork_epoch);
     pthread_mutex_init(&p->busy, NULL);
     pthread_mutex_init(&p->lock, NULL);
     pthread_cond_init(&p->wake, NULL);
@@ -129,7 +147,7 @@ mlrt_threadpool *mlrt_threadpool_create(int32_t n_threads) {
 }
 
 void mlrt_threadpool_destroy(mlrt_threadpool *p) {
-    if (!p) return;
+    if (!p || inherited(p)) return;
     pthread_mutex_lock(&p->lock);
     atomic_store(&p->stop, true);
     pthread_cond_broadcast(&p->wake);
@@ -149,7 +167,7 @@ void mlrt_parallel_for(const mlrt_context *ctx, int64_t n, int64_t grain, mlrt_r
     if (n <= 0) return;
     if (grain < 1) grain = 1;
     mlrt_threadpool *p = ctx ? ctx->pool : NULL;
-    if (!p || p->n_threads == 1 || n <= grain || pthread_mutex_trylock(&p->busy) != 0) {
+    if (!p || p->n_threads == 1 || n <= grain || inherited(p) || pthread_mutex_trylock(&p->busy) != 0) {
         fn(arg, 0, n);
         return;
     }

@@ -86,3 +86,52 @@ def test_a_released_thread_pool_serves_the_next_one():
         os._exit(0 if not _lib._IDLE else 1)
     _, status = os.waitpid(pid, 0)
     assert os.WEXITSTATUS(status) == 0 and _lib._IDLE
+
+
+def test_a_forked_child_runs_and_drops_the_parents_pools():
+    """In a child forked from a process whose pools have working threads (onnx's
+    checker runs in one): a pool runs loops on the caller alone, and dropping it does
+    not wait for the parent's threads (it hung in pthread_cond_destroy)."""
+    import gc
+    import os
+    import time
+
+    import numpy as np
+    from onnx import TensorProto, helper
+
+    from mlrt.native import graph as graph_mod
+    from mlrt.native.ops import make_op
+    from mlrt.native.plan.eager import run_eager
+
+    n = 1 << 20
+    g = graph_mod.from_graph_proto(helper.make_graph(
+        [helper.make_node("Relu", ["x"], ["y"])], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [n])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [n])]), {"": 17})
+    x = np.arange(n, dtype=np.float32) - n / 2
+    pools = [_lib.ThreadPool(2), _lib.ThreadPool(5)]  # distinct sizes: neither is an idle one
+    for pool in pools:
+        run_eager(make_op(g.nodes[0], g), [x], pool)  # the workers have run and wait
+    pid = os.fork()
+    if pid == 0:
+        try:
+            ok = all(np.array_equal(run_eager(make_op(g.nodes[0], g), [x], p)[0], np.maximum(x, 0)) for p in pools)
+            pools.clear()
+            gc.collect()
+            own = _lib.ThreadPool(7)  # a pool made in the child has threads of its own
+            ok = ok and np.array_equal(run_eager(make_op(g.nodes[0], g), [x], own)[0], np.maximum(x, 0))
+            os._exit(0 if ok else 3)
+        except BaseException:
+            os._exit(4)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            break
+        time.sleep(0.05)
+    else:
+        os.kill(pid, 9)
+        os.waitpid(pid, 0)
+        raise AssertionError("the forked child hung")
+    assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
+    for pool in pools:  # the parent's pools still work
+        np.testing.assert_array_equal(run_eager(make_op(g.nodes[0], g), [x], pool)[0], np.maximum(x, 0))
