@@ -144,6 +144,8 @@ class _Softmax(Op):
         if np.dtype(x.dtype) not in FLOATS and np.dtype(x.dtype).name not in ("float16", "bfloat16"):
             raise self.fail(f"needs a floating-point input, not {np.dtype(x.dtype).name}")
         normalize_axis(self.a.axis, x.rank, self.where)  # (halves run in float32: plan/eager.py)
+        if x.rank == 0 and not self.coerce_2d:
+            raise self.fail("needs an input of rank 1 or more (from opset 13 the axis is a dimension of it)")
         return [Info(x.dtype, x.shape)]
 
     def pack(self, inputs, outputs):

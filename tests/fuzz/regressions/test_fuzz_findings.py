@@ -237,3 +237,12 @@ def test_a_check_that_never_returns_is_abandoned(monkeypatch):
     for pid in forked:  # killed and reaped
         with pytest.raises(ChildProcessError):
             os.waitpid(pid, os.WNOHANG)
+
+
+@pytest.mark.parametrize("op", ["Softmax", "LogSoftmax", "Hardmax"])
+def test_softmax13_of_a_scalar_along_axis_0(op):  # was IndexError in native/ops/_reduce.py split_axis
+    data = model([helper.make_node(op, ["x"], ["y"], axis=0)], [f32("x", [])], [f32("y", None)], opset=13)
+    assert isinstance(run(data, {"x": np.float32(3)}), mlrt.InvalidModel)
+    old = model([helper.make_node(op, ["x"], ["y"], axis=0)], [f32("x", [])], [f32("y", None)], opset=11)
+    got = run(old, {"x": np.float32(3)})  # before 13 the input is coerced to 2-D: a [1, 1] matrix
+    assert not isinstance(got, Exception) and got[0].shape == ()
