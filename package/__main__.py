@@ -139,6 +139,26 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--dim", action="append", default=[], metavar="NAME=N", help="size of a named free dimension")
     p.add_argument("--top", type=int, default=15, help="how many nodes to list")
     p.add_argument("--prefix", default="mlrt_profile", help="trace file prefix")
+    p = sub.add_parser("batch", help="run a model over many images, video frames or table rows; Parquet out",
+                       description="Batch inference (mlrt.highlevel.batch): INPUT is a folder of images, a "
+                                   "video, or a Parquet file or folder; OUTPUT a new folder of Parquet files, one "
+                                   "row per input row with its number in column 'row'.",
+                       epilog="examples:\n  mlrt batch classifier.onnx photos/ scores/ --engine local\n"
+                              "  mlrt batch classifier.onnx photos/ scores/ --engine ray --actors 4\n"
+                              "  mlrt batch model.onnx table.parquet out/ --engine ray --address 10.0.0.5:6379",
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("model")
+    p.add_argument("input")
+    p.add_argument("output")
+    p.add_argument("--engine", choices=["local", "ray"], default="local",
+                   help="ray: Ray Data (pip install 'mlrt[ray]'); local: a process pool here (default)")
+    p.add_argument("--address", default=None, help="a Ray cluster's address (default: a local Ray on 127.0.0.1)")
+    p.add_argument("--actors", type=int, default=None, help="predictors, one session each (default: ray 1, "
+                                                             "local one per core)")
+    p.add_argument("--batch-size", type=int, default=32, help="rows evaluated together (default 32)")
+    p.add_argument("--device", choices=["cpu", "gpu"], default="cpu", help="each predictor's device")
+    p.add_argument("--kind", choices=["image", "video", "table"], default=None, help="when the guess is wrong")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
     from . import _cli
     _cli.add_parsers(sub)
     args = parser.parse_args(argv)
@@ -149,6 +169,18 @@ def main(argv: list[str] | None = None) -> int:
         except (MlrtError, OSError, ValueError) as exc:
             print(f"mlrt {args.command}: {exc}", file=sys.stderr)
             return 2
+    if args.command == "batch":
+        from .highlevel import batch
+        try:
+            summary = batch.predict(args.model, args.input, args.output, engine=args.engine, kind=args.kind,
+                                    actors=args.actors, batch_size=args.batch_size, device=args.device,
+                                    address=args.address, progress=False if args.no_progress else True)
+        except (MlrtError, OSError) as exc:
+            print(f"mlrt batch: {type(exc).__name__}: {exc}", file=sys.stderr)
+            return 2
+        print(f"{summary.rows} rows ({summary.kind}) in {summary.seconds:.1f} s, {summary.rows_per_second:.1f} rows/s, "
+              f"{summary.engine} engine, {summary.actors} actor(s): {summary.output}")
+        return 0
     if args.command == "profile":
         from ._profile import profile_command
         try:

@@ -1,0 +1,115 @@
+"""Batch inference throughput: images per second of mlrt.highlevel.batch.predict on the
+local engine and on Ray Data (1 and 2 actors), beside a plain in-process loop.
+
+    python benchmarks/batch.py [--images 600] [--batch-size 16] [--size 224]
+
+The model is MobileNetV2 (benchmarks/models.py, random weights) with a free batch
+dimension; the pictures are generated PNGs of 320x240.  Each figure is the whole job
+as a user waits for it (reading, decoding, tensorizing, inference, writing Parquet, and
+the engine's start-up: worker processes or Ray actors), and the same job again with the
+start-up left out (the rate over the second half of the rows, from the output files'
+times).  Ray runs locally on 127.0.0.1 (mlrt.highlevel.batch.ray_init).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import onnx
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent / "tests"))
+
+
+def model_with_free_batch(size: int) -> onnx.ModelProto:
+    from models import mobilenet_v2
+    m, _ = mobilenet_v2("relu6", size)
+    for v in (m.graph.input[0], m.graph.output[0]):
+        v.type.tensor_type.shape.dim[0].dim_param = "N"
+    m.graph.input[0].type.denotation = "IMAGE"
+    return m
+
+
+def write_pictures(folder: Path, n: int) -> list[Path]:
+    from PIL import Image
+    folder.mkdir(parents=True, exist_ok=True)
+    rng = np.random.default_rng(0)
+    paths = []
+    for i in range(n):
+        base = rng.integers(0, 255, 3)
+        pixels = (base + rng.integers(-50, 50, (240, 320, 3))).clip(0, 255).astype(np.uint8)
+        paths.append(folder / f"p{i:05d}.png")
+        Image.fromarray(pixels).save(paths[-1])
+    return paths
+
+
+def plain_loop(model: Path, paths, batch_size: int) -> float:
+    from mlrt.highlevel import LearningModel, LearningModelSession, LearningModelSessionOptions
+    from mlrt.media import VideoFrame
+    session = LearningModelSession(LearningModel.load(model), options=LearningModelSessionOptions(batch_size_override=0))
+    start = time.monotonic()
+    for i in range(0, len(paths), batch_size):
+        session.evaluate_features({"input": [VideoFrame.from_file(p) for p in paths[i:i + batch_size]]})
+    return len(paths) / (time.monotonic() - start)
+
+
+def steady_rate(output: Path) -> float | None:
+    """Rows per second over the second half of the output files (by their write times)."""
+    import pyarrow.parquet as pq
+    files = sorted(output.glob("*.parquet"), key=lambda p: p.stat().st_mtime)
+    if len(files) < 4:
+        return None
+    half = files[len(files) // 2 - 1:]
+    rows = sum(pq.read_metadata(f).num_rows for f in half[1:])
+    seconds = half[-1].stat().st_mtime - half[0].stat().st_mtime
+    return rows / seconds if seconds > 0 else None
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--images", type=int, default=600)
+    ap.add_argument("--batch-size", type=int, default=16)
+    ap.add_argument("--size", type=int, default=224)
+    ap.add_argument("--skip-ray", action="store_true")
+    args = ap.parse_args()
+    from mlrt.highlevel import batch
+    work = Path(tempfile.mkdtemp(prefix="mlrt_batch_bench_"))
+    try:
+        model = work / "mobilenet_v2.onnx"
+        onnx.save(model_with_free_batch(args.size), model)
+        paths = write_pictures(work / "pictures", args.images)
+        cores = os.cpu_count() or 1
+        rows = [("plain loop, in process", f"{cores} threads", plain_loop(model, paths, args.batch_size), None)]
+        configs = [("local", 1), ("local", 2)] + ([] if args.skip_ray else [("ray", 1), ("ray", 2)])
+        for engine, actors in configs:
+            out = work / f"out_{engine}_{actors}"
+            summary = batch.predict(model, work / "pictures", out, engine=engine, actors=actors,
+                                    batch_size=args.batch_size, progress=False)
+            threads = max(1, cores // actors) if engine == "local" else 1
+            rows.append((f"{engine} engine, {actors} {'process' if engine == 'local' else 'actor'}"
+                         f"{'es' if engine == 'local' and actors > 1 else 's' if actors > 1 else ''}",
+                         f"{threads} thread{'s' if threads > 1 else ''} each", summary.rows_per_second,
+                         steady_rate(out)))
+        print(f"\n{args.images} pictures 320x240 -> MobileNetV2 {args.size}x{args.size}, batch {args.batch_size}, "
+              f"{cores} cores")
+        print(f"{'engine':32} {'threads':18} {'whole job img/s':>16} {'steady img/s':>13}")
+        for name, threads, whole, steady in rows:
+            w = f"{whole:.1f}" if whole is not None else "-"
+            s = f"{steady:.1f}" if steady is not None else "-"
+            print(f"{name:32} {threads:18} {w:>16} {s:>13}")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+        if "ray" in sys.modules:
+            sys.modules["ray"].shutdown()
+
+
+if __name__ == "__main__":
+    main()
