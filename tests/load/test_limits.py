@@ -255,3 +255,21 @@ def test_subgraphs_nested_past_protobufs_limit_are_refused():
     # 40 Ifs is ~120 levels, past protobuf's limit of 100: InvalidModel, nothing recursed into
     with pytest.raises(mlrt.InvalidModel, match="not an ONNX model"):
         ml.InferenceSession(_hand_nested(40), providers=["CPUExecutionProvider"])
+
+
+def test_constant_folding_at_creation_keeps_to_the_limit():
+    """A ConstantOfShape of a constant shape is folded when the session is made; one
+    over the limit is not (creation takes nothing), and its run is refused."""
+    shape = helper.make_tensor("s", T.INT64, [2], [1 << 15, 1 << 15])  # a 4 GB float32 tensor
+    g = helper.make_graph([helper.make_node("ConstantOfShape", ["s"], ["c"]),
+                           helper.make_node("ReduceSum", ["c"], ["y"], keepdims=0)], "g", [],
+                          [_vi("y", T.FLOAT, None)], [shape])
+    model = helper.make_model(g, opset_imports=_OPSET).SerializeToString()
+    sess = _limited(model, 64 * MB)
+    assert any(n.op_type == "ConstantOfShape" for n in sess._graph.nodes)  # left for run time
+    with pytest.raises(mlrt.ResourceExhausted, match="ConstantOfShape"):
+        sess.run(None, {})
+    small = helper.make_tensor("s", T.INT64, [2], [4, 8])
+    g.initializer[0].CopyFrom(small)
+    folded = _limited(helper.make_model(g, opset_imports=_OPSET).SerializeToString(), 64 * MB)
+    assert not folded._graph.nodes and folded.run(None, {})[0] == 0
