@@ -28,6 +28,8 @@ class _Broadcast(Op):
         present = [i for i in inputs if i is not None]
         if not present:
             raise self.fail("needs at least one input")
+        if len(present) < len(inputs):  # (as onnxruntime: no input of these is optional)
+            raise self.fail(f"input {inputs.index(None)} is empty: every input of {self.op_type} must be given")
         if self.same_type and len({np.dtype(i.dtype) for i in present}) > 1:
             raise self.fail("inputs have different element types: "
                             + ", ".join(np.dtype(i.dtype).name for i in present))

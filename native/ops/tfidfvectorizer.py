@@ -70,7 +70,8 @@ class TfIdfVectorizer(_HostTensorOp):
             tokens = [str(t) if self.strings else int(t) for t in row]
             n = len(tokens)
             smallest = int(a.min_gram_length)
-            for d in range(1, int(a.max_skip_count) + 2):
+            # skips past n - 1 reach no second token: they count nothing the ones below do not
+            for d in range(1, min(int(a.max_skip_count) + 1, max(n - 1, 1)) + 1):
                 for start in range(n):
                     for size in self.lengths:
                         if size < smallest or start + d * (size - 1) >= n:

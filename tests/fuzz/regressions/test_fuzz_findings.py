@@ -246,3 +246,34 @@ def test_softmax13_of_a_scalar_along_axis_0(op):  # was IndexError in native/ops
     old = model([helper.make_node(op, ["x"], ["y"], axis=0)], [f32("x", [])], [f32("y", None)], opset=11)
     got = run(old, {"x": np.float32(3)})  # before 13 the input is coerced to 2-D: a [1, 1] matrix
     assert not isinstance(got, Exception) and got[0].shape == ()
+
+
+@pytest.mark.parametrize("provider", ["CPUExecutionProvider", "OpenCLExecutionProvider"])
+def test_variadic_op_with_an_empty_input(provider):  # was AttributeError in the OpenCL recorder (None's dtype)
+    if provider == "OpenCLExecutionProvider":
+        from opencl_check import opencl_device
+        opencl_device()
+    for op in ("Sum", "Max", "Min", "Mean", "Add"):
+        data = model([helper.make_node(op, ["", "x"] if op == "Add" else ["", "x", "x"], ["y"])], [f32("x", [3])],
+                     [f32("y", None)], opset=13)
+        try:
+            got = ll.InferenceSession(data, providers=[provider, "CPUExecutionProvider"]).run(
+                None, {"x": np.ones(3, np.float32)})
+        except mlrt.MlrtError as exc:
+            got = exc
+        assert isinstance(got, mlrt.InvalidModel) and "input 0 is empty" in str(got), (op, got)
+
+
+def test_tfidf_with_a_skip_count_of_two_to_the_31():  # was a hang: one pass per skip, 2^31 of them
+    import time
+    node = helper.make_node("TfIdfVectorizer", ["x"], ["y"], mode="TF", min_gram_length=1, max_gram_length=2,
+                            max_skip_count=2**31 - 1, ngram_counts=[0, 2], ngram_indexes=[0, 1, 2],
+                            pool_int64s=[1, 2, 1, 2])
+    data = model([node], [helper.make_tensor_value_info("x", TensorProto.INT64, [6])], [f32("y", None)], opset=9)
+    start = time.monotonic()
+    (y,) = run(data, {"x": np.array([1, 2, 1, 1, 2, 2])})
+    assert time.monotonic() - start < 30
+    # unigrams 1 and 2 three times each; the pair (1, 2) at skips 0..4 (starts 0, 2, 3 with
+    # their next 2 at distances 1; 0 -> 4, 5; 2 -> 4, 5; 3 -> 4, 5 ...): every pair 1 .. 2 after it
+    ones, twos = [0, 2, 3], [1, 4, 5]
+    assert y.tolist() == [3, 3, sum(1 for a in ones for b in twos if b > a)]
