@@ -261,7 +261,7 @@ def test_variadic_op_with_an_empty_input(provider):  # was AttributeError in the
                 None, {"x": np.ones(3, np.float32)})
         except mlrt.MlrtError as exc:
             got = exc
-        assert isinstance(got, mlrt.InvalidModel) and "input 0 is empty" in str(got), (op, got)
+        assert isinstance(got, mlrt.InvalidModel) and "input 0" in str(got), (op, got)
 
 
 def test_tfidf_with_a_skip_count_of_two_to_the_31():  # was a hang: one pass per skip, 2^31 of them
