@@ -124,7 +124,7 @@ class ImagePredictor(_Predictor):
         self.column = column
         self.frame_format = frame_format
         self.bind_properties = bind_properties
-        extra = set(bind_properties) - {"bitmap_pixel_format", "pixel_range", "mean", "std", "bitmap_bounds"}
+        extra = set(bind_properties) - {"bitmap_pixel_format", "pixel_range", "mean", "std"}
         if extra:
             raise InvalidArgument(f"ImagePredictor: unknown option(s) {', '.join(sorted(extra))}")
 
@@ -355,7 +355,7 @@ def _numpy_column(field, column) -> np.ndarray:
         try:
             return np.asarray(column.to_numpy_ndarray() if hasattr(column, "to_numpy_ndarray") else
                               column.to_numpy(zero_copy_only=False))
-        except Exception:
+        except (TypeError, ValueError, NotImplementedError, AttributeError):  # (pyarrow's errors are these)
             column = column.storage
     if shape is not None:
         dims = json.loads(shape) if not isinstance(shape, (list, tuple)) else shape
