@@ -30,6 +30,14 @@ def is_float(dtype) -> bool:
     return dtype.kind == "f" or onnx_type(dtype) == TensorProto.BFLOAT16
 
 
+def attribute_type(op, code: int, name: str) -> np.dtype:
+    """The numpy type of an element-type attribute (output_dtype, precision)."""
+    try:
+        return np_type(int(code))
+    except (KeyError, ValueError, TypeError):
+        raise op.fail(f"{name} {code} is not an ONNX element type") from None
+
+
 def refuse_unsupported(op, dtype, allowed, what: str) -> None:
     """NotImplemented for element types the C core has no type for (float6); InvalidModel
     for types the operator never takes."""

@@ -60,8 +60,8 @@ class Conv(Op):
         mlrt_conv_pack_weights, False); (None, False) where the kernel would read neither
         (no micro-kernels on this CPU, one input channel per group: the depthwise kernels)."""
         w, x = inputs[1], inputs[0]
-        if w.value is None or np.dtype(x.dtype) != np.float32 or w.shape[1] == 1:
-            return None, False
+        if w.value is None or np.dtype(x.dtype) != np.float32 or w.shape[1] == 1 or w.value.size == 0:
+            return None, False  # (no filters, or filters of nothing: an empty output, or zeros plus the bias)
         ffi, lib = _lib.ffi(), _lib.lib()
         group = params["group"]
         winograd = False

@@ -10,9 +10,8 @@ to y's type."""
 import numpy as np
 from onnx import TensorProto
 
-from .._lib import np_type
 from ._base import Info, Op
-from ._quant import DEQUANTIZABLE, INT32, block_params, is_float, refuse_unsupported
+from ._quant import DEQUANTIZABLE, INT32, attribute_type, block_params, is_float, refuse_unsupported
 
 
 class DequantizeLinear(Op):
@@ -27,7 +26,7 @@ class DequantizeLinear(Op):
             raise self.fail(f"the zero point has type {np.dtype(zp.dtype).name}, x has {np.dtype(x.dtype).name}")
         if not is_float(scale.dtype):
             raise self.fail(f"x_scale has type {np.dtype(scale.dtype).name}, expected a float type")
-        y_dtype = np_type(int(self.a.output_dtype)) if self.a.output_dtype else np.dtype(scale.dtype)
+        y_dtype = attribute_type(self, self.a.output_dtype, "output_dtype") if self.a.output_dtype else np.dtype(scale.dtype)
         if not is_float(y_dtype):
             raise self.fail(f"output_dtype {y_dtype.name} is not a floating type")
         return x, scale, zp, y_dtype

@@ -11,9 +11,10 @@ value, else inf / NaN); float4 E2M1 takes x / scale + zero point (always saturat
 
 import numpy as np
 
-from .._lib import np_type, onnx_type
+from .._lib import onnx_type
 from ._base import Info, Op
-from ._quant import QUANTIZED, UINT8, block_params, compute_type, is_float, refuse_unsupported
+from ._quant import (QUANTIZED, UINT8, attribute_type, block_params, compute_type, is_float,
+                     refuse_unsupported)
 
 
 class QuantizeLinear(Op):
@@ -27,7 +28,7 @@ class QuantizeLinear(Op):
             raise self.fail(f"x has type {np.dtype(x.dtype).name}, expected a float type or int32")
         if not (is_float(scale.dtype) or np.dtype(scale.dtype) == np.int32):
             raise self.fail(f"y_scale has type {np.dtype(scale.dtype).name}, expected a float type")
-        wanted = np_type(int(self.a.output_dtype)) if self.a.output_dtype else None
+        wanted = attribute_type(self, self.a.output_dtype, "output_dtype") if self.a.output_dtype else None
         if zp is not None:
             if wanted is not None and np.dtype(zp.dtype) != wanted:
                 raise self.fail(f"output_dtype {wanted.name} differs from the zero point's type "
@@ -45,7 +46,7 @@ class QuantizeLinear(Op):
         x, scale, zp, _ = self._types(inputs)
         fields = block_params(self, x, scale, zp, self.a.axis, self.a.block_size)
         if self.a.precision:
-            precision = np_type(int(self.a.precision))
+            precision = attribute_type(self, self.a.precision, "precision")
             if not is_float(precision):
                 raise self.fail(f"precision {precision.name} is not a floating type")
             fields["compute_dtype"] = onnx_type(precision)

@@ -50,6 +50,8 @@ class TensorScatter(Op):
         """String caches (the C kernel takes fixed-size elements): the same update in numpy."""
         past, upd = values[0], values[1]
         wi = values[2] if len(values) > 2 else None
+        if past.dtype != upd.dtype:  # (types not known when the graph was planned)
+            raise InvalidArgument(f"{self.where}: update ({upd.dtype}) must have past_cache's type ({past.dtype})")
         axis = self.resolve([past.shape, upd.shape, wi.shape if wi is not None else None])
         out = past.copy()
         n, m = past.shape[axis], upd.shape[axis]

@@ -277,3 +277,38 @@ def test_tfidf_with_a_skip_count_of_two_to_the_31():  # was a hang: one pass per
     # their next 2 at distances 1; 0 -> 4, 5; 2 -> 4, 5; 3 -> 4, 5 ...): every pair 1 .. 2 after it
     ones, twos = [0, 2, 3], [1, 4, 5]
     assert y.tolist() == [3, 3, sum(1 for a in ones for b in twos if b > a)]
+
+
+@pytest.mark.parametrize("w_shape,x_channels", [([0, 3, 1, 1], 3), ([2, 0, 1, 1], 0)])
+def test_conv_of_no_filters_or_empty_ones(w_shape, x_channels):  # was ZeroDivisionError packing the weights
+    w = helper.make_tensor("w", TensorProto.FLOAT, w_shape, [])
+    data = model([helper.make_node("Conv", ["x", "w"], ["y"])], [f32("x", [1, x_channels, 2, 2])], [f32("y", None)])
+    m = __import__("onnx").load_from_string(data)
+    m.graph.initializer.append(w)
+    got = run(m.SerializeToString(), {"x": np.ones((1, x_channels, 2, 2), np.float32)})
+    assert isinstance(got, mlrt.MlrtError) or got[0].shape == (1, w_shape[0], 2, 2) and not got[0].any()
+
+
+@pytest.mark.parametrize("op,attr", [("QuantizeLinear", "output_dtype"), ("QuantizeLinear", "precision"),
+                                     ("DequantizeLinear", "output_dtype")])
+def test_quantize_with_an_unknown_element_type_attribute(op, attr):  # was KeyError in onnx's type table
+    scale = helper.make_tensor("s", TensorProto.FLOAT, [], [0.5])
+    x = f32("x", [3]) if op == "QuantizeLinear" else helper.make_tensor_value_info("x", TensorProto.UINT8, [3])
+    data = model([helper.make_node(op, ["x", "s"], ["y"], **{attr: -100})], [x],
+                 [helper.make_tensor_value_info("y", TensorProto.UINT8, None)], opset=25)
+    m = __import__("onnx").load_from_string(data)
+    m.graph.initializer.append(scale)
+    feed = {"x": np.ones(3, np.float32 if op == "QuantizeLinear" else np.uint8)}
+    got = run(m.SerializeToString(), feed)
+    assert isinstance(got, mlrt.InvalidModel) and "not an ONNX element type" in str(got)
+
+
+def test_tensor_scatter_of_strings_into_floats():  # was ValueError (a float of 'a') in its numpy path
+    from mlrt.native import graph as graph_mod
+    from mlrt.native.ops import make_op
+    g = graph_mod.from_graph_proto(helper.make_graph(
+        [helper.make_node("TensorScatter", ["past", "upd"], ["y"], axis=1)], "g",
+        [f32("past", [1, 4]), f32("upd", [1, 2])], [f32("y", None)]), {"": 24})
+    op = make_op(g.nodes[0], g)
+    with pytest.raises(mlrt.InvalidArgument, match="must have past_cache's type"):
+        op.run_host([np.zeros((1, 4), np.float32), np.array([["a", "b"]], object)], None)
