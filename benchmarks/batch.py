@@ -6,9 +6,10 @@ local engine and on Ray Data (1 and 2 actors), beside a plain in-process loop.
 The model is MobileNetV2 (benchmarks/models.py, random weights) with a free batch
 dimension; the pictures are generated PNGs of 320x240.  Each figure is the whole job
 as a user waits for it (reading, decoding, tensorizing, inference, writing Parquet, and
-the engine's start-up: worker processes or Ray actors), and the same job again with the
-start-up left out (the rate over the second half of the rows, from the output files'
-times).  Ray runs locally on 127.0.0.1 (mlrt.highlevel.batch.ray_init).
+the engine's start-up: worker processes or Ray actors; Ray itself is started once
+before, as a cluster is), beside the marginal rate: the same job run over 32 pictures
+and over all, (all - 32) / (time of all - time of 32), which leaves the start-up out.
+Ray runs locally on 127.0.0.1 (mlrt.highlevel.batch.ray_init).
 """
 
 from __future__ import annotations
@@ -61,18 +62,6 @@ def plain_loop(model: Path, paths, batch_size: int) -> float:
     return len(paths) / (time.monotonic() - start)
 
 
-def steady_rate(output: Path) -> float | None:
-    """Rows per second over the second half of the output files (by their write times)."""
-    import pyarrow.parquet as pq
-    files = sorted(output.glob("*.parquet"), key=lambda p: p.stat().st_mtime)
-    if len(files) < 4:
-        return None
-    half = files[len(files) // 2 - 1:]
-    rows = sum(pq.read_metadata(f).num_rows for f in half[1:])
-    seconds = half[-1].stat().st_mtime - half[0].stat().st_mtime
-    return rows / seconds if seconds > 0 else None
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--images", type=int, default=600)
@@ -89,22 +78,27 @@ def main() -> None:
         cores = os.cpu_count() or 1
         rows = [("plain loop, in process", f"{cores} threads", plain_loop(model, paths, args.batch_size), None)]
         configs = [("local", 1), ("local", 2)] + ([] if args.skip_ray else [("ray", 1), ("ray", 2)])
+        if not args.skip_ray:
+            batch.ray_init(log_to_driver=False)
+        few = 32
         for engine, actors in configs:
-            out = work / f"out_{engine}_{actors}"
-            summary = batch.predict(model, work / "pictures", out, engine=engine, actors=actors,
-                                    batch_size=args.batch_size, progress=False)
+            seconds = []
+            for n in (few, len(paths)):
+                out = work / f"out_{engine}_{actors}_{n}"
+                seconds.append(batch.predict(model, paths[:n], out, engine=engine, actors=actors,
+                                             batch_size=args.batch_size, progress=False).seconds)
             threads = max(1, cores // actors) if engine == "local" else 1
             rows.append((f"{engine} engine, {actors} {'process' if engine == 'local' else 'actor'}"
                          f"{'es' if engine == 'local' and actors > 1 else 's' if actors > 1 else ''}",
-                         f"{threads} thread{'s' if threads > 1 else ''} each", summary.rows_per_second,
-                         steady_rate(out)))
+                         f"{threads} thread{'s' if threads > 1 else ''} each", len(paths) / seconds[1],
+                         (len(paths) - few) / (seconds[1] - seconds[0])))
         print(f"\n{args.images} pictures 320x240 -> MobileNetV2 {args.size}x{args.size}, batch {args.batch_size}, "
               f"{cores} cores")
-        print(f"{'engine':32} {'threads':18} {'whole job img/s':>16} {'steady img/s':>13}")
+        print(f"{'engine':32} {'threads':18} {'whole job img/s':>16} {'marginal img/s':>15}")
         for name, threads, whole, steady in rows:
             w = f"{whole:.1f}" if whole is not None else "-"
             s = f"{steady:.1f}" if steady is not None else "-"
-            print(f"{name:32} {threads:18} {w:>16} {s:>13}")
+            print(f"{name:32} {threads:18} {w:>16} {s:>15}")
     finally:
         shutil.rmtree(work, ignore_errors=True)
         if "ray" in sys.modules:
