@@ -142,6 +142,20 @@ typedef struct strip_job {
     int status;
 } strip_job;
 
+/* Asks for the first KC rows of task t's strip of B (read in place) to be brought into
+ * the caches.  A strip's rows lie a row of B apart: over a wide B (a classifier's
+ * thousands of columns) each is a cache miss of its own that the hardware prefetchers
+ * do not foresee, and the first pass over the strip waited on them one after another.
+ * Asked for while the task before computes, they arrive in its shadow. */
+static void prefetch_strip(const strip_job *j, int64_t t) {
+    int64_t j0 = (t % j->n_strips) * j->nr;
+    int64_t cols = j->N - j0 < j->nr ? j->N - j0 : j->nr, kc = j->K < KC ? j->K : KC;
+    for (int64_t k = 0; k < kc; ++k) {
+        const float *row = j->B.p + k * j->B.ld + j0;
+        for (int64_t c = 0; c < cols; c += 16) __builtin_prefetch(row + c, 0, 2);
+    }
+}
+
 static void strip_tasks(void *arg, int64_t begin, int64_t end) {
     strip_job *j = arg;
     int64_t nr = j->nr;
@@ -152,6 +166,7 @@ static void strip_tasks(void *arg, int64_t begin, int64_t end) {
         return;
     }
     for (int64_t t = begin; t < end; ++t) {
+        if (!j->B.trans && t + 1 < end && (t + 1) % j->n_strips != t % j->n_strips) prefetch_strip(j, t + 1);
         int64_t i0 = (t / j->n_strips) * ROW_BLOCK, j0 = (t % j->n_strips) * nr;
         int64_t rows = j->M - i0 < ROW_BLOCK ? j->M - i0 : ROW_BLOCK;
         int64_t cols = j->N - j0 < nr ? j->N - j0 : nr;
