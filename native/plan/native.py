@@ -8,7 +8,6 @@ and outputs are external pointers bound at each run.
 
 from __future__ import annotations
 
-import threading
 from dataclasses import dataclass
 
 import numpy as np
@@ -100,8 +99,8 @@ class NativePlan:
         self.steps = list(steps)
         self.arena_bytes = arena
         self.pool = pool
-        self._arenas: list = []
-        self._arena_lock = threading.Lock()
+        self._arenas: list = []  # idle arenas
+        self._arena_pointers: dict = {}  # id(arena) -> its cffi pointer, made once
         self._const_ptrs = [_lib.array_pointer(c) for c in self.constants]
         self._ffi, self._run_plan = ffi, lib.mlrt_plan_run  # what run() calls, looked up once
         # the run that reads a terminate flag between nodes (None: an older runtime without it)
@@ -140,34 +139,33 @@ class NativePlan:
             if self._run_flagged is None:
                 flag = None  # an older runtime: the flag is read only between plans
         ext, results, keep = self.bind(feeds)
-        if not self.arena_bytes and profile.active() is None:  # the quick way, for small plans
-            if flag is None:
-                status = self._run_plan(self.handle, self.pool.handle, ext, ffi.NULL)
-            else:
-                status = self._run_flagged(self.handle, self.pool.handle, ext, ffi.NULL, ffi.NULL, flag)
+        profiler = profile.active()
+        if profiler is None:  # the common case, kept quick
+            arena = self._take_arena()
+            arena_ptr = ffi.NULL if arena is None else self._arena_pointers[id(arena)]
+            try:
+                if flag is None:
+                    status = self._run_plan(self.handle, self.pool.handle, ext, arena_ptr)
+                else:
+                    status = self._run_flagged(self.handle, self.pool.handle, ext, arena_ptr, ffi.NULL, flag)
+            finally:
+                if arena is not None:
+                    self._arenas.append(arena)
             if status:
                 _lib.raise_status(status)
             return results
         arena = self._take_arena()
         arena_ptr = ffi.from_buffer(arena) if arena is not None else ffi.NULL
-        profiler = profile.active()
-        lib = _lib.lib()
         try:
-            if profiler is None:
-                if flag is None:
-                    status = lib.mlrt_plan_run(self.handle, self.pool.handle, ext, arena_ptr)
-                else:
-                    status = self._run_flagged(self.handle, self.pool.handle, ext, arena_ptr, ffi.NULL, flag)
+            times = np.zeros(2 * len(self.steps), np.int64)  # per node: start, end (ns)
+            times_ptr = ffi.cast("int64_t *", times.ctypes.data)
+            if flag is None:
+                status = _lib.lib().mlrt_plan_run_timed(self.handle, self.pool.handle, ext, arena_ptr, times_ptr)
             else:
-                times = np.zeros(2 * len(self.steps), np.int64)  # per node: start, end (ns)
-                times_ptr = ffi.cast("int64_t *", times.ctypes.data)
-                if flag is None:
-                    status = lib.mlrt_plan_run_timed(self.handle, self.pool.handle, ext, arena_ptr, times_ptr)
-                else:
-                    status = self._run_flagged(self.handle, self.pool.handle, ext, arena_ptr, times_ptr, flag)
-                for step, (t0, t1) in zip(self.steps, times.reshape(-1, 2).tolist()):
-                    if t1:
-                        profiler.node(step.op.node.name, step.op.op_type, t0, t1, step.inputs, step.outputs)
+                status = self._run_flagged(self.handle, self.pool.handle, ext, arena_ptr, times_ptr, flag)
+            for step, (t0, t1) in zip(self.steps, times.reshape(-1, 2).tolist()):
+                if t1:
+                    profiler.node(step.op.node.name, step.op.op_type, t0, t1, step.inputs, step.outputs)
         finally:
             self._give_back_arena(arena)
         _lib.raise_status(status)
@@ -175,20 +173,23 @@ class NativePlan:
 
     def _take_arena(self):
         """A 64-byte-aligned arena, reused across runs (one per concurrent run), so large
-        intermediate buffers are not page-faulted in afresh every time."""
+        intermediate buffers are not page-faulted in afresh every time.  (list.pop and
+        append are atomic: no lock.)"""
         if not self.arena_bytes:
             return None
-        with self._arena_lock:
-            if self._arenas:
-                return self._arenas.pop()
+        try:
+            return self._arenas.pop()
+        except IndexError:
+            pass
         raw = allocate((self.arena_bytes + 64,), np.uint8, "arena")
         start = (-raw.ctypes.data) % 64
-        return raw[start:start + self.arena_bytes]
+        arena = raw[start:start + self.arena_bytes]
+        self._arena_pointers[id(arena)] = self._ffi.from_buffer(arena)  # (kept while the arena is)
+        return arena
 
     def _give_back_arena(self, arena) -> None:
         if arena is not None:
-            with self._arena_lock:
-                self._arenas.append(arena)
+            self._arenas.append(arena)
 
 
 def _describe(descs, slots, i, info: Info | None, view, slot) -> None:
