@@ -77,6 +77,16 @@ def idle() -> bool:
     return _threshold.get() is None
 
 
+def debug_off(log: logging.Logger) -> bool:
+    """Whether `log` (the "mlrt" logger) drops DEBUG records, where no threshold is in force
+    (its own level rules): read from the answer logging keeps per level (cleared whenever
+    a level changes), on every run of a tiny model, so it is quick."""
+    try:
+        return not log._cache[logging.DEBUG]
+    except (KeyError, AttributeError):  # (not asked yet, or a logging without the cache)
+        return not log.isEnabledFor(logging.DEBUG)
+
+
 def leave(token) -> None:
     _threshold.reset(token)
 

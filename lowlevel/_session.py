@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import operator
 import os
 import time
 import warnings
@@ -340,8 +341,8 @@ class InferenceSession(SessionMethods):  # (run_async, memory infos, ...: _sessi
         for name, value in input_feed.items():
             check = quick.get(name)
             if check is not None and type(value) is np.ndarray and value.dtype == check[0]:
-                shape, dims = value.shape, check[1]
-                if shape == dims or (len(shape) == len(dims) and all(w is None or w == d for w, d in zip(dims, shape))):
+                shape = value.shape
+                if shape == check[1] or (len(shape) == check[3] and (check[4] is None or check[4](shape) == check[5])):
                     feeds[name] = value  # the common case, kept quick: a host array of the right type
                     required += check[2]
                     continue
@@ -438,7 +439,7 @@ class InferenceSession(SessionMethods):  # (run_async, memory infos, ...: _sessi
                     raise InvalidArgument(f"'{n}' is not an output of this model (outputs: {', '.join(known)})")
         else:
             names = self._output_names
-        if self._plain and run_options is None and _idle() and not log.isEnabledFor(logging.DEBUG):
+        if self._plain and run_options is None and _idle() and _logging.debug_off(log):
             # no log level, custom operators, memory limit or run options to put in force
             # (the common case: a run of a tiny model is a few microseconds)
             results = self._run_graph(feeds, keep_on_device)
@@ -528,11 +529,14 @@ def _use_initializers(graph, given: dict) -> None:
 
 
 def _quick_check(vt: graph_mod.ValueType, required: bool) -> tuple:
-    """(dtype, dims, 1 if a graph input else 0) a fed array is checked against on the quick
-    path of _check_feeds; a dim of None takes any size (as _check_value: free, symbolic or
-    non-positive)."""
+    """(dtype, dims, 1 if a graph input else 0, rank, getter of the fixed dims or None,
+    their sizes) a fed array is checked against on the quick path of _check_feeds; a dim
+    of None takes any size (as _check_value: free, symbolic or non-positive)."""
     dims = tuple(d if isinstance(d, int) and d > 0 else None for d in vt.shape)
-    return np.dtype(helper.tensor_dtype_to_np_dtype(vt.elem_type)), dims, int(required)
+    fixed = [(i, d) for i, d in enumerate(dims) if d is not None]
+    getter = operator.itemgetter(*(i for i, _ in fixed)) if fixed else None
+    sizes = tuple(d for _, d in fixed) if len(fixed) > 1 else fixed[0][1] if fixed else None
+    return np.dtype(helper.tensor_dtype_to_np_dtype(vt.elem_type)), dims, int(required), len(dims), getter, sizes
 
 
 __all__ = ["InferenceSession", "NodeArg", "ModelMetadata", "get_available_providers",
