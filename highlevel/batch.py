@@ -545,15 +545,25 @@ def _ray():
     return ray
 
 
+def ray_dataset(inputs, batch_size: int = 32, kind: str | None = None):
+    """The rows of `inputs` (as predict() takes them) as a Ray Dataset, one block per
+    batch of `batch_size` rows so that the batches spread over the actors: for
+    `map_batches` with a predictor of your own."""
+    return _dataset(_ray(), _rows(inputs, kind)[1], batch_size)
+
+
+def _dataset(ray, rows: dict, batch_size: int):
+    n = len(rows[ROW])
+    if "image" in rows:  # decoded pixels: Ray's tensor columns
+        return ray.data.from_items([{k: v[i] for k, v in rows.items()} for i in range(n)])
+    return ray.data.from_arrow([_arrow_table({k: v[i:i + batch_size] for k, v in rows.items()})
+                                for i in range(0, n, batch_size)])
+
+
 def _run_ray(cls, options, rows, output, actors, batch_size, address, remote_args) -> None:
     ray = ray_init(address)
     _prepare_output(output)
-    n = len(rows[ROW])
-    if "image" in rows:  # decoded pixels: Ray's tensor columns
-        dataset = ray.data.from_items([{k: v[i] for k, v in rows.items()} for i in range(n)])
-    else:  # one block per batch, so the batches spread over the actors
-        dataset = ray.data.from_arrow([_arrow_table({k: v[i:i + batch_size] for k, v in rows.items()})
-                                       for i in range(0, n, batch_size)])
+    dataset = _dataset(ray, rows, batch_size)
     args = dict(num_cpus=1)
     args.update(remote_args or {})
     options = dict(options, threads=options.get("threads") or max(1, int(args.get("num_cpus") or 1)))
@@ -563,4 +573,4 @@ def _run_ray(cls, options, rows, output, actors, batch_size, address, remote_arg
 
 
 __all__ = ["ImagePredictor", "VideoFramePredictor", "TabularPredictor", "predict", "read_results", "ray_init",
-           "local_only", "Summary"]
+           "ray_dataset", "local_only", "Summary"]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import re
 import socket
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -51,6 +52,21 @@ def write_images(folder: Path, n: int, seed: int = 1) -> list[Path]:
         paths.append(folder / f"img{i:04d}.png")
         Image.fromarray(pixels).save(paths[-1])
     return paths
+
+
+def image_job(tmp_path_factory, n: int = 200) -> tuple[Path, list[Path]]:
+    """cnn_model saved, and n pictures for it: (model path, picture paths)."""
+    folder = tmp_path_factory.mktemp("images")
+    model = folder.parent / "cnn.onnx"
+    onnx.save(cnn_model(), model)
+    return model, write_images(folder, n)
+
+
+def share_with_workers(ray, test_module) -> None:
+    """Ray workers cannot import test modules: what `test_module` and this one define
+    (predictors, helpers) travels to them by value."""
+    ray.cloudpickle.register_pickle_by_value(test_module)
+    ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
 
 
 def loop_reference(model_path, paths, batch_size: int) -> np.ndarray:

@@ -12,7 +12,7 @@ import pytest
 from PIL import Image
 
 import mlrt
-from batch_data import cnn_model, loop_reference, write_images
+from batch_data import cnn_model, image_job, loop_reference
 from mlrt.highlevel import LearningModel, LearningModelSession, VideoSource
 from mlrt.highlevel import batch as B
 
@@ -22,10 +22,7 @@ import pyarrow.parquet as pq  # noqa: E402
 
 @pytest.fixture(scope="module")
 def images(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("images")
-    model = folder.parent / "cnn.onnx"
-    onnx.save(cnn_model(), model)
-    return model, write_images(folder, 200)
+    return image_job(tmp_path_factory)
 
 
 def test_local_engine_equals_a_plain_loop(images, tmp_path):

@@ -12,7 +12,7 @@ import onnx
 import pytest
 
 import batch_data
-from batch_data import cnn_model, loop_reference, ray_listeners, write_images
+from batch_data import image_job, loop_reference, ray_listeners, share_with_workers
 from mlrt.highlevel import batch as B
 
 ray = pytest.importorskip("ray", reason="Ray is the 'ray' extra (pip install 'mlrt[ray]'); CI installs it")
@@ -24,20 +24,14 @@ def local_ray():
     if ray.is_initialized():
         ray.shutdown()
     B.ray_init(num_cpus=2, object_store_memory=150 << 20, log_to_driver=False)
-    # the predictors made here (and the helpers they use) travel by value: the workers
-    # cannot import test modules
-    ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
-    ray.cloudpickle.register_pickle_by_value(batch_data)
+    share_with_workers(ray, sys.modules[__name__])
     yield ray
     ray.shutdown()
 
 
 @pytest.fixture(scope="module")
 def images(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("images")
-    model = folder.parent / "cnn.onnx"
-    onnx.save(cnn_model(), model)
-    return model, write_images(folder, 200)
+    return image_job(tmp_path_factory)
 
 
 def test_ray_images_equal_a_plain_loop(local_ray, images, tmp_path):
@@ -94,10 +88,7 @@ def test_ray_worker_killed_mid_job(local_ray, images, tmp_path):
     """Ray restarts the actor and retries its batch: every row comes out exactly once."""
     model, paths = images
     marker = tmp_path / "killed"
-    rows = {"row": np.arange(len(paths)), "path": np.array([str(p) for p in paths], dtype=object)}
-    dataset = ray.data.from_arrow([B._arrow_table({k: v[i:i + 16] for k, v in rows.items()})
-                                   for i in range(0, len(paths), 16)])
-    dataset = dataset.map_batches(KilledOnce, fn_constructor_kwargs={"marker": str(marker), "model": str(model)},
+    dataset = B.ray_dataset(paths, 16).map_batches(KilledOnce, fn_constructor_kwargs={"marker": str(marker), "model": str(model)},
                                   compute=ray.data.ActorPoolStrategy(size=2), batch_size=16, num_cpus=1,
                                   batch_format="numpy")
     dataset.write_parquet(str(tmp_path / "out"))

@@ -11,11 +11,10 @@ processes (GCS, raylets, workers) a `ray start` does, at 127.0.0.1."""
 import sys
 
 import numpy as np
-import onnx
 import pytest
 
 import batch_data
-from batch_data import cnn_model, loop_reference, ray_listeners, write_images
+from batch_data import image_job, loop_reference, ray_listeners, share_with_workers
 from mlrt.highlevel import batch as B
 
 ray = pytest.importorskip("ray", reason="Ray is the 'ray' extra (pip install 'mlrt[ray]'); CI installs it")
@@ -32,8 +31,7 @@ def two_nodes():
                                                             "object_store_memory": 100 << 20})
     cluster.add_node(num_cpus=1, object_store_memory=100 << 20)
     B.ray_init(cluster.address, log_to_driver=False)
-    ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
-    ray.cloudpickle.register_pickle_by_value(batch_data)
+    share_with_workers(ray, sys.modules[__name__])
     yield cluster
     ray.shutdown()
     cluster.shutdown()
@@ -48,21 +46,17 @@ class WhereRun(B.ImagePredictor):
         return out
 
 
-def test_two_node_cluster_on_loopback(two_nodes, tmp_path):
+def test_two_node_cluster_on_loopback(two_nodes, tmp_path_factory, tmp_path):
     nodes = [n for n in ray.nodes() if n["Alive"]]
     assert len(nodes) == 2 and {n["NodeManagerAddress"] for n in nodes} == {"127.0.0.1"}
-    onnx.save(cnn_model(), tmp_path / "cnn.onnx")
-    paths = write_images(tmp_path / "images", 200)
-    rows = {"row": np.arange(200), "path": np.array([str(p) for p in paths], dtype=object)}
-    dataset = ray.data.from_arrow([B._arrow_table({k: v[i:i + 10] for k, v in rows.items()})
-                                   for i in range(0, 200, 10)])
-    dataset = dataset.map_batches(WhereRun, fn_constructor_kwargs={"model": str(tmp_path / "cnn.onnx")},
+    model, paths = image_job(tmp_path_factory)
+    dataset = B.ray_dataset(paths, 10).map_batches(WhereRun, fn_constructor_kwargs={"model": str(model)},
                                   compute=ray.data.ActorPoolStrategy(size=2), batch_size=10, num_cpus=1,
                                   batch_format="numpy")
     dataset.write_parquet(str(tmp_path / "out"))
     got = B.read_results(tmp_path / "out")
     assert got["row"].tolist() == list(range(200))
     assert set(got["node"]) == {n["NodeID"] for n in nodes}  # an actor on each node
-    np.testing.assert_array_equal(got["prob"], loop_reference(tmp_path / "cnn.onnx", paths, 10))
+    np.testing.assert_array_equal(got["prob"], loop_reference(model, paths, 10))
     beyond = [item for item in ray_listeners() if not batch_data.LOOPBACK.match(item[2][0])]
     assert not beyond, beyond
