@@ -335,7 +335,12 @@ def _pyarrow():
 
 def _read_table(path: Path) -> dict:
     pa = _pyarrow()
-    table = pa.parquet.read_table(path)
+    if not path.exists():
+        raise InvalidArgument(f"'{path}' does not exist")
+    try:
+        table = pa.parquet.read_table(path)
+    except (pa.ArrowException, OSError) as exc:
+        raise InvalidArgument(f"'{path}' is not a Parquet file or folder of them ({exc})") from None
     columns = {name: _numpy_column(table.schema.field(name), table.column(name)) for name in table.column_names}
     if ROW not in columns:
         columns = {ROW: np.arange(table.num_rows), **columns}

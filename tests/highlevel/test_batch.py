@@ -148,6 +148,11 @@ def test_errors(images, tmp_path):
         B.predict(model, paths, tmp_path / "full", actors=1)
     with pytest.raises(mlrt.InvalidArgument, match="does not exist"):
         B.predict(model, tmp_path / "nothing", tmp_path / "a")
+    with pytest.raises(mlrt.InvalidArgument, match="does not exist"):
+        B.read_results(tmp_path / "nothing")
+    (tmp_path / "junk.parquet").write_bytes(b"not parquet")
+    with pytest.raises(mlrt.InvalidArgument, match="not a Parquet file"):
+        B.predict(model, tmp_path / "junk.parquet", tmp_path / "a")
     bad = tmp_path / "bad.png"
     bad.write_bytes(b"\x89PNG\r\n\x1a\n not a picture")
     with pytest.raises(mlrt.MlrtError, match="bad.png"):
