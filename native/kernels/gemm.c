@@ -14,6 +14,7 @@
 #include "conv_internal.h"
 #include "gemm.h"
 #include "gemm_params.h"
+#include "sgemm.h"
 
 /* ---- integer products (plain loops, wrapping like numpy) ------------------------------------ */
 
@@ -144,8 +145,7 @@ static int k_gemm(const mlrt_context *ctx, const mlrt_tensor *in, int32_t n_in, 
                   const void *params, size_t params_size) {
     MLRT_PARAMS(mlrt_gemm_params, p, params, params_size);
     int64_t bt = p->b_transposed; /* the node's inputs come before it */
-    MLRT_CHECK(bt == 0 || (bt >= 2 && bt == n_in - 1 && p->trans_b), "Gemm: B^T at input %lld of %d",
-               (long long)bt, n_in);
+    MLRT_CHECK(bt == 0 || (bt >= 2 && bt == n_in - 1), "Gemm: B made over at input %lld of %d", (long long)bt, n_in);
     int32_t n_node = bt ? (int32_t)bt : n_in;
     MLRT_CHECK((n_node == 2 || n_node == 3) && n_out == 1, "expects 2 or 3 inputs and 1 output");
     const mlrt_tensor *A = &in[0], *B = &in[1], *C = n_node == 3 && mlrt_present(&in[2]) ? &in[2] : NULL;
@@ -155,16 +155,25 @@ static int k_gemm(const mlrt_context *ctx, const mlrt_tensor *in, int32_t n_in, 
                "operand types differ");
     MLRT_CHECK(mlrt_is_contiguous(A) && mlrt_is_contiguous(B) && mlrt_is_contiguous(Y), "needs contiguous A, B, Y");
     bool ta = p->trans_a != 0, tb = p->trans_b != 0;
-    if (bt) { /* B (N x K) read as its transpose, made once: (K x N), not transposed */
+    const float *strips = NULL; /* B packed in strips */
+    if (bt && in[bt].rank == 1) {
         const mlrt_tensor *T = &in[bt];
-        MLRT_CHECK(T->dtype == B->dtype && T->rank == 2 && mlrt_is_contiguous(T) && T->shape[0] == B->shape[1] &&
+        int64_t K = B->shape[tb ? 1 : 0], N = B->shape[tb ? 0 : 1], want = mlrt_gemm_packed_b_size(K, N);
+        MLRT_CHECK(T->dtype == MLRT_FLOAT && B->dtype == MLRT_FLOAT && mlrt_is_contiguous(T) && want > 0 &&
+                       T->shape[0] == want,
+                   "Gemm: packed B must be %lld float32 values, got %lld", (long long)want, (long long)T->shape[0]);
+        strips = T->data, tb = false;
+    } else if (bt) { /* B (N x K) read as its transpose, made once: (K x N), not transposed */
+        const mlrt_tensor *T = &in[bt];
+        MLRT_CHECK(tb && T->dtype == B->dtype && T->rank == 2 && mlrt_is_contiguous(T) && T->shape[0] == B->shape[1] &&
                        T->shape[1] == B->shape[0],
                    "Gemm: B^T must be a contiguous %lld x %lld tensor of B's type", (long long)B->shape[1],
                    (long long)B->shape[0]);
         B = T, tb = false;
     }
     int64_t M = A->shape[ta ? 1 : 0], K = A->shape[ta ? 0 : 1];
-    int64_t Kb = B->shape[tb ? 1 : 0], N = B->shape[tb ? 0 : 1];
+    bool b_rows_n = strips ? p->trans_b != 0 : tb; /* B's stored shape is N x K */
+    int64_t Kb = B->shape[b_rows_n ? 1 : 0], N = B->shape[b_rows_n ? 0 : 1];
     MLRT_CHECK(K == Kb, "inner dimensions differ (%lld vs %lld)", (long long)K, (long long)Kb);
     MLRT_CHECK(Y->shape[0] == M && Y->shape[1] == N, "Y must be %lld x %lld", (long long)M, (long long)N);
     MLRT_CHECK(!C || (C->rank == 2 && C->shape[0] == M && C->shape[1] == N),
@@ -176,6 +185,9 @@ static int k_gemm(const mlrt_context *ctx, const mlrt_tensor *in, int32_t n_in, 
             fill_job fj = {C->data, Y->data, N, C->strides[0], C->strides[1], p->beta, Y->dtype};
             mlrt_parallel_for(ctx, M, N >= (1 << 17) ? 1 : (1 << 17) / N + 1, fill_rows, &fj);
         }
+        if (strips)
+            return mlrt_sgemm_strips_b(ctx, ta, M, N, K, (float)p->alpha, A->data, lda, strips, C ? 1.0f : 0.0f,
+                                       Y->data, N);
         if (Y->dtype == MLRT_FLOAT)
             return mlrt_sgemm(ctx, ta, tb, M, N, K, (float)p->alpha, A->data, lda, B->data, ldb, C ? 1.0f : 0.0f,
                               Y->data, N);

@@ -8,9 +8,17 @@ typedef struct mlrt_gemm_params {
     int64_t trans_b;
     double alpha;
     double beta;
-    int64_t b_transposed;  /* transB with a constant float B: the input holding B^T (K x N, contiguous),
-                              made once by the plan and read in place of B (0: none) */
+    int64_t b_transposed;  /* a constant float B made over once by the plan, read in place of B: the
+                              input holding B^T (K x N, contiguous; transB only), or, 1-D, float32 B
+                              packed in strips by mlrt_gemm_pack_b (0: none) */
 } mlrt_gemm_params;
+
+/* A constant float32 B (K x N; N x K with trans_b) packed in the strips the GEMM's
+ * micro-kernels read, for a plan to make once and pass back as Gemm's b_transposed input
+ * (1-D): *size is set to the floats it takes (0 when this CPU has no such kernels: then
+ * pass B alone), `packed` written when capacity >= *size. */
+int mlrt_gemm_pack_b(int32_t trans_b, int64_t K, int64_t N, const float *b, int64_t capacity, int64_t *size,
+                     float *packed);
 
 /* com.microsoft FusedGemm: Gemm's fields, then the activation applied to Y
  * (enum mlrt_conv_activation of conv.h) and its parameters. */

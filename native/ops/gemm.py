@@ -4,6 +4,7 @@ Before opset 7 broadcasting C needs `broadcast=1`; without it C must be (M, N)."
 
 import numpy as np
 
+from .. import _lib
 from ._base import Info, Launch, Op, broadcast_view
 
 
@@ -49,23 +50,47 @@ class Gemm(Op):
                   "alpha": float(self.a.alpha), "beta": float(self.a.beta)}
         launch = Launch("Gemm", params, views)
         transposed = self._b_transposed(inputs, shape[0])
-        if transposed is not None:  # read in place of B: the kernel packs no strips of B^T per run
+        if transposed is not None:  # read in place of B: no strips of B^T packed per run
             params["b_transposed"] = len(inputs)
             launch.extra.append(transposed)
         return launch
 
     def _b_transposed(self, inputs, rows: int):
-        """B^T, contiguous, made once per node where B is a constant float matrix read
-        transposed (transB: a classifier's weights as exporters write them) by a product
-        of several rows, else None.  One row (batch 1) is a matrix-vector product that
-        reads B's rows in place: no second copy of what may be most of the model."""
+        """A constant float B made over once per node, read in place of B by a product of
+        several rows, else None: float32 B packed in the strips the GEMM's micro-kernels
+        read (mlrt_gemm_pack_b: a wide B read in place misses the caches row by row);
+        otherwise, under transB (a classifier's weights as exporters write them), B^T.
+        One row (batch 1) is a matrix-vector product that reads B's rows in place: no
+        second copy of what may be most of the model."""
         b = inputs[1]
-        if not self.a.transB or rows < 2 or b.value is None or np.dtype(b.dtype) not in (np.float32, np.float64):
+        if rows < 2 or b.value is None or np.dtype(b.dtype) not in (np.float32, np.float64):
             return None
-        cached = getattr(self, "_transposed", None)
-        if cached is None or cached[0] is not b.value:
-            cached = self._transposed = (b.value, np.ascontiguousarray(np.asarray(b.value).T))
-        return cached[1]
+        cached = getattr(self, "_made_over", None)
+        if cached is not None and cached[0] is b.value:
+            return cached[1]
+        made = _strips(b.value, bool(self.a.transB)) if np.dtype(b.dtype) == np.float32 else None
+        if made is None and self.a.transB:
+            made = np.ascontiguousarray(np.asarray(b.value).T)
+        self._made_over = (b.value, made)
+        return made
+
+
+def _strips(b: np.ndarray, trans_b: bool):
+    """B packed by mlrt_gemm_pack_b, or None (no micro-kernels here, an older runtime)."""
+    lib = _lib.lib()
+    if not hasattr(lib, "mlrt_gemm_pack_b") or b.ndim != 2 or b.size == 0:
+        return None
+    ffi = _lib.ffi()
+    b = np.ascontiguousarray(b, np.float32)
+    k, n = b.shape[::-1] if trans_b else b.shape
+    size = ffi.new("int64_t *")
+    _lib.raise_status(lib.mlrt_gemm_pack_b(int(trans_b), k, n, ffi.NULL, 0, size, ffi.NULL), "Gemm")
+    if not size[0]:
+        return None
+    packed = np.empty(size[0], np.float32)
+    _lib.raise_status(lib.mlrt_gemm_pack_b(int(trans_b), k, n, ffi.cast("float *", b.ctypes.data), packed.size, size,
+                                           ffi.cast("float *", packed.ctypes.data)), "Gemm")
+    return packed
 
 
 class Gemm_7(Gemm):

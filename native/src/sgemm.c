@@ -29,6 +29,7 @@ typedef struct operand {
     const float *p;
     int64_t ld;
     bool trans;
+    bool strips; /* p holds B in strips (mlrt_gemm_pack_b): strip s at p + s * K * nr */
 } operand;
 
 /* -- one row or one column: y[j] = alpha * sum_k a[k] * B(k, j) + beta * y[j] --------- */
@@ -160,20 +161,25 @@ static void strip_tasks(void *arg, int64_t begin, int64_t end) {
     strip_job *j = arg;
     int64_t nr = j->nr;
     int64_t *off = mlrt_scratch_slot(2, (size_t)KC * sizeof(int64_t));
-    float *packed = j->B.trans ? mlrt_scratch_slot(3, (size_t)KC * (size_t)nr * sizeof(float)) : NULL;
-    if (!off || (j->B.trans && !packed)) {
+    bool pack = j->B.trans && !j->B.strips;
+    float *packed = pack ? mlrt_scratch_slot(3, (size_t)KC * (size_t)nr * sizeof(float)) : NULL;
+    if (!off || (pack && !packed)) {
         j->status = MLRT_ERR_OUT_OF_MEMORY;
         return;
     }
     for (int64_t t = begin; t < end; ++t) {
-        if (!j->B.trans && t + 1 < end && (t + 1) % j->n_strips != t % j->n_strips) prefetch_strip(j, t + 1);
+        if (!j->B.trans && !j->B.strips && t + 1 < end && (t + 1) % j->n_strips != t % j->n_strips)
+            prefetch_strip(j, t + 1);
         int64_t i0 = (t / j->n_strips) * ROW_BLOCK, j0 = (t % j->n_strips) * nr;
         int64_t rows = j->M - i0 < ROW_BLOCK ? j->M - i0 : ROW_BLOCK;
         int64_t cols = j->N - j0 < nr ? j->N - j0 : nr;
         for (int64_t p0 = 0; p0 < j->K; p0 += KC) {
             int64_t kc = j->K - p0 < KC ? j->K - p0 : KC;
             const float *b;
-            if (!j->B.trans) {
+            if (j->B.strips) { /* contiguous: K rows of nr floats per strip */
+                b = j->B.p + (t % j->n_strips) * j->K * nr + p0 * nr;
+                for (int64_t k = 0; k < kc; ++k) off[k] = k * nr;
+            } else if (!j->B.trans) {
                 b = j->B.p + p0 * j->B.ld + j0;
                 for (int64_t k = 0; k < kc; ++k) off[k] = k * j->B.ld;
             } else {
@@ -189,9 +195,9 @@ static void strip_tasks(void *arg, int64_t begin, int64_t end) {
     }
 }
 
-int mlrt_sgemm_tiled(const mlrt_context *ctx, bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K,
-                     float alpha, const float *A, int64_t lda, const float *B, int64_t ldb, float beta, float *C,
-                     int64_t ldc) {
+/* C = alpha * op(A) * B + beta * C with B as an operand (in place, transposed, or in strips) */
+static int tiled(const mlrt_context *ctx, bool trans_a, int64_t M, int64_t N, int64_t K, float alpha, const float *A,
+                 int64_t lda, operand B, float beta, float *C, int64_t ldc) {
     int64_t nr = mlrt_sgemm_strip_width();
     if (nr == 0) return mlrt_fail(MLRT_ERR_NOT_IMPLEMENTED, "gemm: no float32 micro-kernel for this CPU");
     if (M == 0 || N == 0) return MLRT_OK;
@@ -200,13 +206,11 @@ int mlrt_sgemm_tiled(const mlrt_context *ctx, bool trans_a, bool trans_b, int64_
             for (int64_t j = 0; j < N; ++j) C[i * ldc + j] = beta == 0.0f ? 0.0f : beta * C[i * ldc + j];
         return MLRT_OK;
     }
-    if (M == 1) { /* y = a . op(B) */
-        operand b = {B, ldb, trans_b};
-        return sgemv(ctx, A, trans_a ? lda : 1, &b, N, K, alpha, beta, C, 1);
-    }
-    if (N == 1) { /* y = op(A) . b, i.e. y[i] = sum_k b[k] * op(A)(i, k) */
-        operand a = {A, lda, !trans_a};
-        return sgemv(ctx, B, trans_b ? 1 : ldb, &a, M, K, alpha, beta, C, ldc);
+    if (M == 1 && !B.strips) /* y = a . op(B) */
+        return sgemv(ctx, A, trans_a ? lda : 1, &B, N, K, alpha, beta, C, 1);
+    if (N == 1 && !B.strips) { /* y = op(A) . b, i.e. y[i] = sum_k b[k] * op(A)(i, k) */
+        operand a = {A, lda, !trans_a, false};
+        return sgemv(ctx, B.p, B.trans ? 1 : B.ld, &a, M, K, alpha, beta, C, ldc);
     }
     /* op(A) row-major with alpha folded in (a copy only when needed) */
     float *a_copy = NULL;
@@ -226,12 +230,52 @@ int mlrt_sgemm_tiled(const mlrt_context *ctx, bool trans_a, bool trans_b, int64_
     if (beta != 0.0f && beta != 1.0f)
         for (int64_t i = 0; i < M; ++i)
             for (int64_t j = 0; j < N; ++j) C[i * ldc + j] *= beta;
-    strip_job job = {a, a_ld, {B, ldb, trans_b}, M, N, K, ldc, nr, (N + nr - 1) / nr, beta != 0.0f, C, MLRT_OK};
+    strip_job job = {a, a_ld, B, M, N, K, ldc, nr, (N + nr - 1) / nr, beta != 0.0f, C, MLRT_OK};
     int64_t tasks = (M + ROW_BLOCK - 1) / ROW_BLOCK * job.n_strips;
     int64_t work_per_task = (M * N * K) / (tasks ? tasks : 1);
     mlrt_parallel_for(ctx, tasks, work_per_task >= (INT64_C(1) << 20) ? 1 : (INT64_C(1) << 20) / (work_per_task + 1) + 1,
                       strip_tasks, &job);
     free(a_copy);
     if (job.status != MLRT_OK) return mlrt_fail(job.status, "gemm: cannot allocate packing buffers");
+    return MLRT_OK;
+}
+
+int mlrt_sgemm_tiled(const mlrt_context *ctx, bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K,
+                     float alpha, const float *A, int64_t lda, const float *B, int64_t ldb, float beta, float *C,
+                     int64_t ldc) {
+    return tiled(ctx, trans_a, M, N, K, alpha, A, lda, (operand){B, ldb, trans_b, false}, beta, C, ldc);
+}
+
+int mlrt_sgemm_strips_b(const mlrt_context *ctx, bool trans_a, int64_t M, int64_t N, int64_t K, float alpha,
+                        const float *A, int64_t lda, const float *packed, float beta, float *C, int64_t ldc) {
+    return tiled(ctx, trans_a, M, N, K, alpha, A, lda, (operand){packed, 0, false, true}, beta, C, ldc);
+}
+
+/* -- B packed once in strips (a constant B: a classifier's weights) ------------------------- */
+
+int64_t mlrt_gemm_packed_b_size(int64_t K, int64_t N) {
+    int64_t nr = mlrt_sgemm_strip_width();
+    if (nr == 0 || K < 0 || N < 0) return 0;
+    int64_t strips = (N + nr - 1) / nr;
+    if (strips != 0 && K > INT64_MAX / nr / strips) return 0;
+    return strips * K * nr;
+}
+
+int mlrt_gemm_pack_b(int32_t trans_b, int64_t K, int64_t N, const float *b, int64_t capacity, int64_t *size,
+                     float *packed) {
+    if (!size) return mlrt_fail(MLRT_ERR_INVALID_ARGUMENT, "gemm_pack_b: no size to write");
+    int64_t nr = mlrt_sgemm_strip_width();
+    *size = mlrt_gemm_packed_b_size(K, N);
+    if (K < 0 || N < 0) return mlrt_fail(MLRT_ERR_INVALID_ARGUMENT, "gemm_pack_b: negative sizes");
+    if (*size == 0 || !packed) return MLRT_OK;
+    if (capacity < *size || !b)
+        return mlrt_fail(MLRT_ERR_INVALID_ARGUMENT, "gemm_pack_b: %lld floats of room for %lld", (long long)capacity,
+                         (long long)*size);
+    for (int64_t s0 = 0; s0 < N; s0 += nr) { /* strip: K rows of nr columns, zero past N */
+        float *dst = packed + s0 * K;
+        for (int64_t k = 0; k < K; ++k)
+            for (int64_t c = 0; c < nr; ++c)
+                dst[k * nr + c] = s0 + c >= N ? 0.0f : trans_b ? b[(s0 + c) * K + k] : b[k * N + s0 + c];
+    }
     return MLRT_OK;
 }

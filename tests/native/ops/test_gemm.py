@@ -102,24 +102,76 @@ def test_gemm_mixed_types():
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("ta", [0, 1])
-@pytest.mark.parametrize("c_shape", [None, (1, 37), "rows"])
-@pytest.mark.parametrize("rows", [1, 5])
-def test_gemm_constant_b_transposed(dtype, ta, c_shape, rows):
-    """transB with B an initializer: for several rows the plan hands the kernel B^T made
-    once, read in place of B (a classifier head as exporters write it); one row reads B."""
+@pytest.mark.parametrize("tb", [0, 1])
+@pytest.mark.parametrize("c_shape", [None, "one row", "rows"])
+@pytest.mark.parametrize("rows,n", [(1, 37), (5, 37), (13, 131), (2, 1)])
+def test_gemm_constant_b(dtype, ta, tb, c_shape, rows, n):
+    """B an initializer: for several rows the plan makes B over once, read in place of B
+    (float32: packed in the micro-kernels' strips, N past a strip's width and not a
+    multiple of it; float64 under transB: B^T, a classifier head as exporters write
+    it); one row reads B itself."""
     from onnx import TensorProto, helper, numpy_helper
     rng = np.random.default_rng(3)
     a = rng.standard_normal((70, rows) if ta else (rows, 70)).astype(dtype)
-    b = rng.standard_normal((37, 70)).astype(dtype)
-    c_shape = (rows, 37) if c_shape == "rows" else c_shape
+    b = rng.standard_normal((n, 70) if tb else (70, n)).astype(dtype)
+    c_shape = {"rows": (rows, n), "one row": (1, n), None: None}[c_shape]
     c = rng.standard_normal(c_shape).astype(dtype) if c_shape else None
     elem = TensorProto.FLOAT if dtype == np.float32 else TensorProto.DOUBLE
     inits = [numpy_helper.from_array(b, "b")] + ([numpy_helper.from_array(c, "c")] if c is not None else [])
-    node = helper.make_node("Gemm", ["a", "b"] + (["c"] if c is not None else []), ["y"], transA=ta, transB=1,
+    node = helper.make_node("Gemm", ["a", "b"] + (["c"] if c is not None else []), ["y"], transA=ta, transB=tb,
                             alpha=0.5, beta=2.0)
     graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("a", elem, a.shape)],
                               [helper.make_tensor_value_info("y", elem, None)], inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
-    expected = 0.5 * ((a.T if ta else a) @ b.T) + (2.0 * c if c is not None else 0)
-    got = run_mlrt(model, [a])[0]
-    assert_same(got, expected.astype(dtype), 1e-5, 1e-5, where="Gemm, constant B^T")
+    expected = run_reference(model, [a])[0]
+    for threads in (1, 2):
+        got = run_mlrt(model, [a], intra_op_num_threads=threads)[0]
+        assert_same(got, expected, 1e-5, 1e-5, where=f"Gemm, constant B, {threads} thread(s)")
+
+
+def test_gemm_pack_b_sizes_and_layout():
+    """mlrt_gemm_pack_b: strips of the micro-kernels' width, K rows each, zero past N;
+    transB packs the same strips from B^T's layout."""
+    from mlrt.native import _lib
+    ffi, lib = _lib.ffi(), _lib.lib()
+    size = ffi.new("int64_t *")
+    assert lib.mlrt_gemm_pack_b(0, 3, 5, ffi.NULL, 0, size, ffi.NULL) == 0
+    if size[0] == 0:
+        pytest.skip("this CPU has no float32 micro-kernels: Gemm reads B in place")
+    width = size[0] // 3
+    assert size[0] == 3 * width and width >= 5
+    b = rng.standard_normal((3, width + 2)).astype(np.float32)
+    for trans, src in ((0, b), (1, np.ascontiguousarray(b.T))):
+        assert lib.mlrt_gemm_pack_b(trans, 3, width + 2, ffi.NULL, 0, size, ffi.NULL) == 0
+        packed = np.full(size[0], np.nan, np.float32)
+        assert packed.size == 2 * 3 * width
+        assert lib.mlrt_gemm_pack_b(trans, 3, width + 2, ffi.cast("float *", src.ctypes.data), packed.size - 1,
+                                    size, ffi.cast("float *", packed.ctypes.data)) != 0  # too little room
+        assert lib.mlrt_gemm_pack_b(trans, 3, width + 2, ffi.cast("float *", src.ctypes.data), packed.size, size,
+                                    ffi.cast("float *", packed.ctypes.data)) == 0
+        strips = packed.reshape(2, 3, width)
+        np.testing.assert_array_equal(strips[0], b[:, :width])
+        np.testing.assert_array_equal(strips[1, :, :2], b[:, width:])
+        np.testing.assert_array_equal(strips[1, :, 2:], 0)
+    assert lib.mlrt_gemm_pack_b(0, -1, 5, ffi.NULL, 0, size, ffi.NULL) != 0
+
+
+def test_gemm_packed_b_of_the_wrong_size_is_refused():
+    """The kernel checks the packed B it is handed against B's sizes: an error, not a read
+    past its end."""
+    from mlrt.native.ops import gemm as gemm_op
+    if gemm_op._strips(np.ones((4, 3), np.float32), False) is None:
+        pytest.skip("this CPU has no float32 micro-kernels: Gemm reads B in place")
+    real = gemm_op._strips
+    try:
+        gemm_op._strips = lambda b, trans_b: real(b, trans_b)[:-1]
+        from onnx import TensorProto, helper, numpy_helper
+        graph = helper.make_graph([helper.make_node("Gemm", ["a", "b"], ["y"])], "g",
+                                  [helper.make_tensor_value_info("a", TensorProto.FLOAT, [3, 4])],
+                                  [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+                                  [numpy_helper.from_array(np.ones((4, 3), np.float32), "b")])
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+        with pytest.raises(mlrt.MlrtError, match="packed B"):
+            run_mlrt(model, [np.ones((3, 4), np.float32)])
+    finally:
+        gemm_op._strips = real
