@@ -191,7 +191,7 @@ class InferenceSession(SessionMethods):  # (run_async, memory infos, ...: _sessi
         self._overridable = [NodeArg.of(v) for v in self._graph.overridable]
         self._outputs = [NodeArg.of(v) for v in self._graph.outputs]
         self._output_names = [o.name for o in self._outputs]
-        self._output_index = dict.fromkeys(self._output_names)
+        self._output_index = {n: k for k, n in enumerate(self._output_names)}  # name -> position
         self._input_types = {v.name: v for v in self._graph.inputs + self._graph.overridable}
         graph_inputs = {id(v) for v in self._graph.inputs}
         self._quick_checks = {v.name: _quick_check(v, id(v) in graph_inputs)
@@ -205,6 +205,8 @@ class InferenceSession(SessionMethods):  # (run_async, memory infos, ...: _sessi
         if self._options.optimized_model_filepath:
             self._save_optimized(self._options.optimized_model_filepath)
         self._assignment, self._runnable = self._place()
+        self._quick_runs: tuple = ()  # QuickRuns of the signatures fed last (see run)
+        self._quick_failures = 0
         self._no_cpu_fallback = self._runnable.no_fallback  # session.disable_cpu_ep_fallback
         self._apply_fallback()
         fell = [p for p in self._runnable.pieces if p.fell_back]
@@ -405,6 +407,18 @@ class InferenceSession(SessionMethods):  # (run_async, memory infos, ...: _sessi
         return arr
 
     def run(self, output_names, input_feed, run_options: RunOptions | None = None) -> list:
+        if (self._quick_runs and run_options is None and type(input_feed) is dict and terminate.current() is None
+                and profile.active() is None and _idle() and _logging.debug_off(log)):
+            # feeds of a signature run before: one QuickRun, no checks (they passed for these)
+            for quick in self._quick_runs:
+                results = quick.run(input_feed)
+                if results is not None:
+                    if not output_names:
+                        return results
+                    try:
+                        return [results[self._output_index[n]] for n in output_names]
+                    except (KeyError, TypeError):
+                        break  # not an output: the full path says so
         return self._run(output_names, input_feed, run_options)
 
     def run_with_ort_values(self, output_names, input_dict_ort_values, run_options: RunOptions | None = None) -> list:
@@ -443,6 +457,8 @@ class InferenceSession(SessionMethods):  # (run_async, memory infos, ...: _sessi
             # no log level, custom operators, memory limit or run options to put in force
             # (the common case: a run of a tiny model is a few microseconds)
             results = self._run_graph(feeds, keep_on_device)
+            if self._profiler is None and not keep_on_device and self._quick_failures < _QUICK_TRIES:
+                self._remember_quick_run(feeds)
             return [results[n] for n in names]
         tokens = self._enter(run_options)
         limit = memory.enter(self._memory_limit)  # this session's memory limit rules the run
@@ -456,6 +472,20 @@ class InferenceSession(SessionMethods):  # (run_async, memory infos, ...: _sessi
             memory.leave(limit)
             self._leave(tokens)
         return [results[n] for n in names]
+
+    def _remember_quick_run(self, feeds) -> None:
+        """Keep a QuickRun for these feeds' signature (most recent first, _QUICK_KEPT at
+        most), where the graph runs as one native plan; after _QUICK_TRIES signatures
+        that cannot, stop asking."""
+        if terminate.current() is not None or profile.active() is not None:
+            return
+        if any(q.fits(feeds) for q in self._quick_runs):
+            return  # (fed another way: a list, a strided array)
+        quick = self._runnable.quick_run(feeds, self._output_names)
+        if quick is None:
+            self._quick_failures += 1
+        else:
+            self._quick_runs = (quick,) + self._quick_runs[:_QUICK_KEPT - 1]
 
     def _run_with(self, feeds, run_options, keep_on_device) -> dict:
         if run_options is None:
@@ -488,6 +518,10 @@ class InferenceSession(SessionMethods):  # (run_async, memory infos, ...: _sessi
     def run_with_iobinding(self, iobinding: IOBinding, run_options: RunOptions | None = None) -> None:
         """Run on the bound inputs; outputs stay where they were bound (get_outputs())."""
         iobinding._run(lambda names, feeds, on_device: self._run(names, feeds, run_options, on_device))
+
+
+_QUICK_KEPT = 4  # signatures with a QuickRun per session
+_QUICK_TRIES = 8  # signatures that run another way before a session stops asking
 
 
 def _idle() -> bool:

@@ -119,6 +119,15 @@ class CPUPartition:
                 results[name] = np.array(feeds[name] if value is None else value, copy=True)
         return results
 
+    def quick_run(self, feeds: dict, output_names):
+        """The plan's QuickRun (native.py) for these feeds, or None where they run another way."""
+        if self._has_host_ops:
+            return None
+        plan = self._plan_for(feeds)
+        if plan is _DYNAMIC or plan.fixed_outputs:
+            return None
+        return plan.quick_run(feeds, output_names)
+
     def _run_eager(self, feeds):
         values = dict(self.graph.initializers)
         values.update(feeds)
