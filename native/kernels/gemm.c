@@ -232,7 +232,7 @@ static void mm_batches(void *arg, int64_t begin, int64_t end) {
 
 static int k_matmul(const mlrt_context *ctx, const mlrt_tensor *in, int32_t n_in, mlrt_tensor *out, int32_t n_out,
                     const void *params, size_t params_size) {
-    MLRT_CHECK(n_in == 2 && n_out == 1, "expects 2 inputs and 1 output");
+    MLRT_CHECK((n_in == 2 || n_in == 3) && n_out == 1, "expects 2 inputs (and B packed) and 1 output");
     const mlrt_tensor *A = &in[0], *B = &in[1];
     mlrt_tensor *Y = &out[0];
     MLRT_CHECK(A->dtype == Y->dtype && B->dtype == Y->dtype, "operand types differ");
@@ -242,6 +242,16 @@ static int k_matmul(const mlrt_context *ctx, const mlrt_tensor *in, int32_t n_in
     int64_t M = A->shape[R - 2], K = A->shape[R - 1], N = B->shape[R - 1];
     MLRT_CHECK(B->shape[R - 2] == K, "inner dimensions differ (%lld vs %lld)", (long long)K,
                (long long)B->shape[R - 2]);
+    const float *strips = NULL; /* a constant B shared by every batch, packed by mlrt_gemm_pack_b */
+    if (n_in == 3) {
+        const mlrt_tensor *P = &in[2];
+        int64_t want = mlrt_gemm_packed_b_size(K, N);
+        MLRT_CHECK(P->rank == 1 && P->dtype == MLRT_FLOAT && Y->dtype == MLRT_FLOAT && mlrt_is_contiguous(P) &&
+                       want > 0 && P->shape[0] == want,
+                   "MatMul: packed B must be %lld float32 values, got %lld", (long long)want,
+                   (long long)(P->rank == 1 ? P->shape[0] : -1));
+        strips = P->data;
+    }
     int_mm_job j = {A->data, B->data, Y->data, M, N, K, A->strides[R - 2], A->strides[R - 1], B->strides[R - 2],
                     B->strides[R - 1], {0}, {0}, {0}, R - 2, Y->dtype};
     int64_t batch = 1;
@@ -272,6 +282,8 @@ static int k_matmul(const mlrt_context *ctx, const mlrt_tensor *in, int32_t n_in
         batch = 1;
     }
     if (batch == 1) {
+        if (strips && b_shared)
+            return mlrt_sgemm_strips_b(ctx, false, M, N, K, 1.0f, A->data, j.sa_m, strips, 0.0f, Y->data, N);
         if (Y->dtype == MLRT_FLOAT)
             return mlrt_sgemm(ctx, false, false, M, N, K, 1.0f, A->data, j.sa_m, B->data, j.sb_k, 0.0f, Y->data, N);
         return mlrt_dgemm(ctx, false, false, M, N, K, 1.0, A->data, j.sa_m, B->data, j.sb_k, 0.0, Y->data, N);

@@ -68,14 +68,14 @@ class Gemm(Op):
         cached = getattr(self, "_made_over", None)
         if cached is not None and cached[0] is b.value:
             return cached[1]
-        made = _strips(b.value, bool(self.a.transB)) if np.dtype(b.dtype) == np.float32 else None
+        made = packed_strips(b.value, bool(self.a.transB)) if np.dtype(b.dtype) == np.float32 else None
         if made is None and self.a.transB:
             made = np.ascontiguousarray(np.asarray(b.value).T)
         self._made_over = (b.value, made)
         return made
 
 
-def _strips(b: np.ndarray, trans_b: bool):
+def packed_strips(b: np.ndarray, trans_b: bool):
     """B packed by mlrt_gemm_pack_b, or None (no micro-kernels here, an older runtime)."""
     lib = _lib.lib()
     if not hasattr(lib, "mlrt_gemm_pack_b") or b.ndim != 2 or b.size == 0:

@@ -160,11 +160,11 @@ def test_gemm_packed_b_of_the_wrong_size_is_refused():
     """The kernel checks the packed B it is handed against B's sizes: an error, not a read
     past its end."""
     from mlrt.native.ops import gemm as gemm_op
-    if gemm_op._strips(np.ones((4, 3), np.float32), False) is None:
+    if gemm_op.packed_strips(np.ones((4, 3), np.float32), False) is None:
         pytest.skip("this CPU has no float32 micro-kernels: Gemm reads B in place")
-    real = gemm_op._strips
+    real = gemm_op.packed_strips
     try:
-        gemm_op._strips = lambda b, trans_b: real(b, trans_b)[:-1]
+        gemm_op.packed_strips = lambda b, trans_b: real(b, trans_b)[:-1]
         from onnx import TensorProto, helper, numpy_helper
         graph = helper.make_graph([helper.make_node("Gemm", ["a", "b"], ["y"])], "g",
                                   [helper.make_tensor_value_info("a", TensorProto.FLOAT, [3, 4])],
@@ -174,4 +174,4 @@ def test_gemm_packed_b_of_the_wrong_size_is_refused():
         with pytest.raises(mlrt.MlrtError, match="packed B"):
             run_mlrt(model, [np.ones((3, 4), np.float32)])
     finally:
-        gemm_op._strips = real
+        gemm_op.packed_strips = real

@@ -1,6 +1,7 @@
 """MatMul against onnx.reference: numpy.matmul shapes (1-D operands, batch
 broadcasting both ways, shared B folded into one product), sizes that split across
-threads, float64 and integer types, empty tensors, edge values, bad input."""
+threads, float64 and integer types, empty tensors, edge values, bad input, a constant
+wide B packed once."""
 
 import numpy as np
 import pytest
@@ -60,3 +61,43 @@ def test_matmul_mixed_types():
     a, b = np.ones((2, 3), np.float32), np.ones((3, 2), np.float64)
     with pytest.raises(mlrt.MlrtError):
         run_mlrt(make_model("MatMul", [a, b]), [a, b])
+
+
+@pytest.mark.parametrize("sa", [(5, 70), (2, 3, 70), (1, 70), (70,), (2, 1, 70)])
+def test_matmul_constant_wide_b(sa):
+    """A constant float32 B of WIDE_B columns or more: products of several rows read it
+    packed in the GEMM's strips (made once per node), one row reads it in place."""
+    from onnx import TensorProto, helper, numpy_helper
+    from mlrt.native.ops.matmul import WIDE_B
+    from oracle import assert_same, run_reference
+    r = np.random.default_rng(5)
+    a = r.standard_normal(sa).astype(np.float32)
+    b = r.standard_normal((70, WIDE_B + 13)).astype(np.float32)
+    graph = helper.make_graph([helper.make_node("MatMul", ["a", "b"], ["y"])], "g",
+                              [helper.make_tensor_value_info("a", TensorProto.FLOAT, a.shape)],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+                              [numpy_helper.from_array(b, "b")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    expected = run_reference(model, [a])[0]
+    for threads in (1, 2):
+        assert_same(run_mlrt(model, [a], intra_op_num_threads=threads)[0], expected, 1e-4, 1e-4,
+                    where=f"MatMul, constant wide B, {threads} thread(s)")
+
+
+def test_matmul_packed_b_of_the_wrong_size_is_refused():
+    from onnx import TensorProto, helper, numpy_helper
+    from mlrt.native.ops import matmul as matmul_op
+    if matmul_op.packed_strips(np.ones((4, 3), np.float32), False) is None:
+        pytest.skip("this CPU has no float32 micro-kernels: MatMul reads B in place")
+    real = matmul_op.packed_strips
+    try:
+        matmul_op.packed_strips = lambda b, trans_b: real(b, trans_b)[:-1]
+        graph = helper.make_graph([helper.make_node("MatMul", ["a", "b"], ["y"])], "g",
+                                  [helper.make_tensor_value_info("a", TensorProto.FLOAT, [3, 4])],
+                                  [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+                                  [numpy_helper.from_array(np.ones((4, matmul_op.WIDE_B), np.float32), "b")])
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+        with pytest.raises(mlrt.MlrtError, match="packed B"):
+            run_mlrt(model, [np.ones((3, 4), np.float32)])
+    finally:
+        matmul_op.packed_strips = real
