@@ -4,13 +4,7 @@ to a row / column and the extra dimension dropped from the result)."""
 import numpy as np
 
 from ._base import Info, Launch, Op, broadcast_shape, broadcast_view
-from .gemm import packed_strips
-
-# A constant float32 B at least this wide is packed once in the GEMM's strips: its rows
-# lie 8 KB or more apart, each row of a strip on pages of its own (a classifier head of
-# 6625 columns: 1.2x the speed on one thread, 1.35x on two; 1024 columns: 1.04x, not
-# worth a second copy of the weights)
-WIDE_B = 2048
+from .gemm import WIDE_B, packed_strips
 
 
 class MatMul(Op):

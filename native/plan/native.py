@@ -244,7 +244,10 @@ class QuickRun:
         if len(feeds) != len(self._inputs):
             return None
         from_buffer, free = self._from_buffer, self._free
-        ext = free.pop() if free else self._pointers()
+        try:
+            ext = free.pop()  # (atomic: another thread may take the last one between a test and a pop)
+        except IndexError:
+            ext = self._pointers()
         try:
             i = 0
             for name, dtype, shape in self._inputs:

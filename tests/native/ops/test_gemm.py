@@ -104,12 +104,12 @@ def test_gemm_mixed_types():
 @pytest.mark.parametrize("ta", [0, 1])
 @pytest.mark.parametrize("tb", [0, 1])
 @pytest.mark.parametrize("c_shape", [None, "one row", "rows"])
-@pytest.mark.parametrize("rows,n", [(1, 37), (5, 37), (13, 131), (2, 1)])
+@pytest.mark.parametrize("rows,n", [(1, 37), (5, 37), (13, 131), (2, 1), (3, 2048 + 5)])
 def test_gemm_constant_b(dtype, ta, tb, c_shape, rows, n):
     """B an initializer: for several rows the plan makes B over once, read in place of B
-    (float32: packed in the micro-kernels' strips, N past a strip's width and not a
-    multiple of it; float64 under transB: B^T, a classifier head as exporters write
-    it); one row reads B itself."""
+    (float32 under transB or 2048 columns wide: packed in the micro-kernels' strips, N
+    past a strip's width and not a multiple of it; float64 under transB: B^T, a
+    classifier head as exporters write it); one row reads B itself."""
     from onnx import TensorProto, helper, numpy_helper
     rng = np.random.default_rng(3)
     a = rng.standard_normal((70, rows) if ta else (rows, 70)).astype(dtype)
@@ -166,10 +166,10 @@ def test_gemm_packed_b_of_the_wrong_size_is_refused():
     try:
         gemm_op.packed_strips = lambda b, trans_b: real(b, trans_b)[:-1]
         from onnx import TensorProto, helper, numpy_helper
-        graph = helper.make_graph([helper.make_node("Gemm", ["a", "b"], ["y"])], "g",
+        graph = helper.make_graph([helper.make_node("Gemm", ["a", "b"], ["y"], transB=1)], "g",
                                   [helper.make_tensor_value_info("a", TensorProto.FLOAT, [3, 4])],
                                   [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
-                                  [numpy_helper.from_array(np.ones((4, 3), np.float32), "b")])
+                                  [numpy_helper.from_array(np.ones((3, 4), np.float32), "b")])
         model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
         with pytest.raises(mlrt.MlrtError, match="packed B"):
             run_mlrt(model, [np.ones((3, 4), np.float32)])
