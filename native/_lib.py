@@ -157,25 +157,38 @@ def find_kernel(domain: str, op_type: str, opset: int, dtype) -> int:
 
 
 class ThreadPool:
-    """A session's intra-op pool (a native object).  When its last reference goes, the
-    native pool is kept idle for the next session asking for as many threads (up to
-    _IDLE_KEPT pools; starting and joining the threads took a tenth of making a small
-    session), else destroyed.  A forked child keeps none: the threads stay behind."""
+    """A session's intra-op pool (a native object).  `pinned`: each worker kept to a
+    processor of its own (mlrt_threadpool_create_pinned; where the runtime lacks it, an
+    older ABI-2 library, the workers are free).  When its last reference goes, the
+    native pool is kept idle for the next session asking for as many threads, pinned
+    alike (up to _IDLE_KEPT pools; starting and joining the threads took a tenth of
+    making a small session), else destroyed.  A forked child keeps none: the threads
+    stay behind."""
 
-    def __init__(self, n_threads: int):
-        n = int(n_threads)
+    def __init__(self, n_threads: int, pinned: bool = False):
+        key = (int(n_threads), bool(pinned) and hasattr(lib(), "mlrt_threadpool_create_pinned"))
         with _IDLE_LOCK:
-            pool = _IDLE.pop(n, None)
+            pool = _IDLE.pop(key, None)
         if pool is None:
-            pool = lib().mlrt_threadpool_create(n)
+            pool = (lib().mlrt_threadpool_create_pinned if key[1] else lib().mlrt_threadpool_create)(key[0])
             if pool == ffi().NULL:
                 raise_status(lib().MLRT_ERR_OUT_OF_MEMORY, "thread pool")
-        self.handle = ffi().gc(pool, functools.partial(_retire, n, os.getpid()))
+        self.handle = ffi().gc(pool, functools.partial(_retire, key, os.getpid()))
         self.size = lib().mlrt_threadpool_size(pool)
+        self.pinned = key[1]
+
+
+def default_threads() -> int:
+    """The intra-op threads of a session left at its default: one per processor this
+    process may run on (as onnxruntime, which counts physical cores)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):  # (no sched_getaffinity on this platform)
+        return os.cpu_count() or 1
 
 
 _IDLE_KEPT = 4
-_IDLE: dict = {}  # n_threads asked for -> an idle native pool
+_IDLE: dict = {}  # (n_threads asked for, pinned) -> an idle native pool
 _IDLE_LOCK = threading.RLock()  # (a pool may be retired by the garbage collector inside the lock)
 
 
@@ -189,11 +202,11 @@ def _forget_idle() -> None:
 os.register_at_fork(after_in_child=_forget_idle)
 
 
-def _retire(n_threads: int, pid: int, pool) -> None:
+def _retire(key: tuple, pid: int, pool) -> None:
     if pid != os.getpid():
         return  # a pool from before a fork: its threads and its memory are the parent's
     with _IDLE_LOCK:
-        if n_threads not in _IDLE and len(_IDLE) < _IDLE_KEPT:
-            _IDLE[n_threads] = pool
+        if key not in _IDLE and len(_IDLE) < _IDLE_KEPT:
+            _IDLE[key] = pool
             return
     lib().mlrt_threadpool_destroy(pool)

@@ -14,7 +14,8 @@
 /* 2: mlrt_plan_run_loop (Loop / Scan bodies in C), Conv's packed weights (kernels/conv.h)
  * Additions within ABI 2 (an older ABI-2 runtime lacks them; Python checks before use):
  * mlrt_plan_run_flagged, mlrt_loop.terminate, MLRT_ERR_TERMINATED, the custom operator
- * types (mlrt_custom_op_api ...: declarations only, nothing the library exports). */
+ * types (mlrt_custom_op_api ...: declarations only, nothing the library exports),
+ * mlrt_threadpool_create_pinned. */
 #define MLRT_ABI_VERSION 2
 #define MLRT_MAX_RANK 8
 
@@ -134,6 +135,10 @@ int mlrt_kernel_run(int32_t kernel, mlrt_threadpool *pool,
 
 /* intra-op thread pool */
 mlrt_threadpool *mlrt_threadpool_create(int32_t n_threads);
+/* As mlrt_threadpool_create, with worker i (1 ... n_threads - 1) kept to the i-th
+ * processor the calling thread may run on, where it may run on n_threads or more (else
+ * the workers are not pinned); the calling thread stays as it is. */
+mlrt_threadpool *mlrt_threadpool_create_pinned(int32_t n_threads);
 void mlrt_threadpool_destroy(mlrt_threadpool *pool);
 int32_t mlrt_threadpool_size(const mlrt_threadpool *pool);
 

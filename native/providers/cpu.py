@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import os
-
 from .. import _lib
-from .._lib import ThreadPool
+from .._lib import ThreadPool, default_threads
 from ..ops import lookup
 from ..plan.cpu import CPUPartition
 from ._base import ExecutionProvider
@@ -15,8 +13,9 @@ class CPUExecutionProvider(ExecutionProvider):
 
     def __init__(self, options=None, *, intra_op_num_threads: int = 0):
         super().__init__(options, intra_op_num_threads=intra_op_num_threads)
-        n = intra_op_num_threads or os.cpu_count() or 1
-        self.pool = ThreadPool(n)
+        # at the default thread count the workers are pinned, as onnxruntime's: see
+        # native/src/threadpool.c for why a free worker slows runs after an idle pause
+        self.pool = ThreadPool(intra_op_num_threads or default_threads(), pinned=not intra_op_num_threads)
 
     def supports(self, node, graph) -> bool:
         opset = graph.opset(node.domain)

@@ -23,12 +23,27 @@
  * another runtime's spinning threads -- costs the loop nothing: the caller does its
  * share and returns.
  *
+ * The caller waits for those workers by spinning, yielding the processor now and then,
+ * for up to WAIT_SPIN_NS before it sleeps: a caller that sleeps is woken by a worker,
+ * and the kernel tends to wake a thread onto the waker's processor.  After an idle pause
+ * (the scheduler's load figures decayed) caller and worker could so end up sharing one
+ * core, taking turns, for tens of milliseconds, a run at half speed or less.  The yield
+ * lets a worker that shares the caller's processor finish.  For the same reason a pool
+ * made with mlrt_threadpool_create_pinned keeps each worker to a processor of its own
+ * (the session default, as onnxruntime does at its default thread count): a waking
+ * worker cannot then be put beside the caller, and the caller, free, is moved off a
+ * pinned worker's processor by the scheduler.
+ *
  * A process forked from one with pools (onnx's checker runs in such a child) has the
  * pools' memory but none of their threads: there a pool runs every loop on the caller
  * alone, and destroying it frees nothing (joining threads that do not exist, or
  * destroying a condition variable the parent's workers were waiting on, would block
  * forever). */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE  /* pthread_attr_setaffinity_np, sched_getaffinity */
+#endif
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <time.h>
@@ -66,6 +81,7 @@ static inline bool inherited(const mlrt_threadpool *p) { return p->epoch != atom
 
 #define SPIN 2000
 #define HOT_SPIN_NS 500000
+#define WAIT_SPIN_NS 2000000
 
 static inline void cpu_relax(void) {
 #if defined(__x86_64__) || defined(__i386__)
@@ -103,6 +119,25 @@ static void run_chunks(mlrt_threadpool *p) {
     }
 }
 
+/* The caller's wait for the workers that joined the loop (see the top of the file). */
+static void wait_for_workers(mlrt_threadpool *p) {
+    for (int i = 0; i < SPIN; ++i) {
+        if (atomic_load(&p->active) == 0) return;
+        cpu_relax();
+    }
+    int64_t until = mlrt_now_ns() + WAIT_SPIN_NS;
+    do {
+        for (int i = 0; i < 256; ++i) {
+            if (atomic_load(&p->active) == 0) return;
+            cpu_relax();
+        }
+        sched_yield();
+    } while (mlrt_now_ns() < until);
+    pthread_mutex_lock(&p->lock);
+    while (atomic_load(&p->active) > 0) pthread_cond_wait(&p->done, &p->lock);
+    pthread_mutex_unlock(&p->lock);
+}
+
 static void *worker_main(void *arg) {
     mlrt_threadpool *p = arg;
     uint64_t seen = 0;
@@ -125,7 +160,27 @@ static void *worker_main(void *arg) {
     return NULL;
 }
 
-mlrt_threadpool *mlrt_threadpool_create(int32_t n_threads) {
+/* A thread attribute keeping worker `index` to the index-th processor in `allowed`. */
+static bool pinned_attr(pthread_attr_t *attr, const void *allowed, int32_t index) {
+#ifdef __linux__
+    const cpu_set_t *set = allowed;
+    for (int cpu = 0, k = 0; cpu < CPU_SETSIZE; ++cpu) {
+        if (!CPU_ISSET(cpu, set) || k++ != index) continue;
+        cpu_set_t one;
+        CPU_ZERO(&one);
+        CPU_SET(cpu, &one);
+        if (pthread_attr_init(attr) != 0) return false;
+        if (pthread_attr_setaffinity_np(attr, sizeof one, &one) == 0) return true;
+        pthread_attr_destroy(attr);
+        return false;
+    }
+#else
+    (void)attr, (void)allowed, (void)index;
+#endif
+    return false;
+}
+
+static mlrt_threadpool *create(int32_t n_threads, bool pinned) {
     if (n_threads < 1) n_threads = 1;
     if (n_threads > 256) n_threads = 256;
     pthread_once(&fork_watch, watch_forks);
@@ -139,12 +194,26 @@ mlrt_threadpool *mlrt_threadpool_create(int32_t n_threads) {
     pthread_cond_init(&p->done, NULL);
     p->workers = calloc((size_t)n_threads, sizeof *p->workers);
     if (!p->workers) { mlrt_threadpool_destroy(p); return NULL; }
+#ifdef __linux__
+    cpu_set_t allowed;
+    if (pinned) pinned = sched_getaffinity(0, sizeof allowed, &allowed) == 0 && CPU_COUNT(&allowed) >= n_threads;
+#else
+    int allowed = 0;
+    pinned = false;
+#endif
     for (int32_t i = 1; i < n_threads; ++i) {
-        if (pthread_create(&p->workers[i], NULL, worker_main, p) != 0) break;
+        pthread_attr_t attr;
+        bool with_attr = pinned && pinned_attr(&attr, &allowed, i);
+        int failed = pthread_create(&p->workers[i], with_attr ? &attr : NULL, worker_main, p);
+        if (with_attr) pthread_attr_destroy(&attr);
+        if (failed) break;
         p->n_threads++;
     }
     return p;
 }
+
+mlrt_threadpool *mlrt_threadpool_create(int32_t n_threads) { return create(n_threads, false); }
+mlrt_threadpool *mlrt_threadpool_create_pinned(int32_t n_threads) { return create(n_threads, true); }
 
 void mlrt_threadpool_destroy(mlrt_threadpool *p) {
     if (!p || inherited(p)) return;
@@ -185,11 +254,6 @@ void mlrt_parallel_for(const mlrt_context *ctx, int64_t n, int64_t grain, mlrt_r
     pthread_mutex_unlock(&p->lock);
     run_chunks(p);
     atomic_store(&p->open, false);  /* every chunk is taken: wait only for those who joined */
-    for (int i = 0; i < SPIN && atomic_load(&p->active) > 0; ++i) cpu_relax();
-    if (atomic_load(&p->active) > 0) {
-        pthread_mutex_lock(&p->lock);
-        while (atomic_load(&p->active) > 0) pthread_cond_wait(&p->done, &p->lock);
-        pthread_mutex_unlock(&p->lock);
-    }
+    wait_for_workers(p);
     pthread_mutex_unlock(&p->busy);
 }
