@@ -7,7 +7,8 @@
  * src/conv_internal.h, are
  *   - conv_depthwise.c: depthwise 1-D/2-D (one input channel per group), a plane per task;
  *   - conv_direct.c: float32 on AVX2 / AVX-512, 2-D, strides up to 4: the micro-kernels
- *     of src/gemm.c read the (zero-padded) input directly, no patch matrix;
+ *     of src/gemm.c read the (zero-padded) input directly, no patch matrix (not 1 x 1
+ *     kernels with 48 filters or more: for those packing is a plain copy that pays);
  *   - conv_winograd.c: float32 3 x 3, stride 1, where the plan made Winograd filters;
  *   - conv_gemm.c: the patch columns (im2col) of a tile of output positions, gathered
  *     straight into packed strips for the micro-kernels (float32 on AVX2 / AVX-512),
