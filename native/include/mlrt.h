@@ -15,7 +15,8 @@
  * Additions within ABI 2 (an older ABI-2 runtime lacks them; Python checks before use):
  * mlrt_plan_run_flagged, mlrt_loop.terminate, MLRT_ERR_TERMINATED, the custom operator
  * types (mlrt_custom_op_api ...: declarations only, nothing the library exports),
- * mlrt_threadpool_create_pinned. */
+ * mlrt_threadpool_create_pinned, mlrt_conv_fvec_fits / _size / _pack (kernels/conv.h) and
+ * mlrt_conv_params.winograd = 2. */
 #define MLRT_ABI_VERSION 2
 #define MLRT_MAX_RANK 8
 

@@ -10,6 +10,8 @@
  *     of src/gemm.c read the (zero-padded) input directly, no patch matrix (not 1 x 1
  *     kernels with 48 filters or more: for those packing is a plain copy that pays);
  *   - conv_winograd.c: float32 3 x 3, stride 1, where the plan made Winograd filters;
+ *   - conv_fvec.c: float32 on AVX-512, one group, kernels of 2 taps or more, where the
+ *     plan made filter vectors: 16 filters of one output in each vector;
  *   - conv_gemm.c: the patch columns (im2col) of a tile of output positions, gathered
  *     straight into packed strips for the micro-kernels (float32 on AVX2 / AVX-512),
  *     or else multiplied through BLAS.
@@ -276,6 +278,18 @@ static int k_conv(const mlrt_context *ctx, const mlrt_tensor *in, int32_t n_in, 
         return MLRT_OK;
     }
     j.strip = dtype == MLRT_FLOAT ? mlrt_sgemm_strip_width() : 0;
+    MLRT_CHECK(p->winograd >= 0 && p->winograd <= 2, "Conv: unknown packed weights kind %lld", (long long)p->winograd);
+    if (p->winograd == 2) { /* W given as filter vectors (conv_fvec.c) */
+        const conv_geom *g = &j.g;
+        MLRT_CHECK(pk && j.strip == 64 && dtype == MLRT_FLOAT && g->nd == 2 && g->G == 1 && g->out_size <= INT32_MAX / 16,
+                   "Conv: filter vectors given for a conv that is not float32 2-D with one group on AVX-512");
+        const mlrt_tensor *P = &in[pk];
+        int64_t want = mlrt_conv_fvec_size(g->M, g->kdim);
+        MLRT_CHECK(P->dtype == MLRT_FLOAT && mlrt_is_contiguous(P) && mlrt_numel(P) == want,
+                   "Conv: filter vectors of %lld floats, W makes %lld (mlrt_conv_fvec_pack)",
+                   (long long)mlrt_numel(P), (long long)want);
+        return mlrt_conv_fvec(&j, ctx, P->data);
+    }
     if (p->winograd) { /* W given as Winograd filters (conv_winograd.c) */
         const conv_geom *g = &j.g;
         MLRT_CHECK(pk && j.strip && dtype == MLRT_FLOAT && g->nd == 2 && g->k[0] == 3 && g->k[1] == 3 &&

@@ -29,7 +29,8 @@ typedef struct mlrt_conv_params {
     double alpha;             /* activation parameters: LeakyRelu alpha, Clip min / max, HardSigmoid alpha / beta */
     double beta;
     int64_t packed_weights;   /* Conv, float32: the input holding W packed by mlrt_conv_pack_weights (0: none) */
-    int64_t winograd;         /* 1: that input holds W as Winograd filters (mlrt_conv_winograd_pack) instead */
+    int64_t winograd;         /* 1: that input holds W as Winograd filters (mlrt_conv_winograd_pack) instead;
+                                 2: as filter vectors (mlrt_conv_fvec_pack) */
 } mlrt_conv_params;
 
 /* W (M, C/G, k...) of a float32 Conv packed as the micro-kernels read it (per group, rows in
@@ -50,5 +51,16 @@ int mlrt_conv_winograd_fits(const mlrt_conv_params *p, int64_t channels, int64_t
 int64_t mlrt_conv_winograd_size(int64_t group, int64_t filters, int64_t channels_per_group); /* 0: bad sizes */
 int mlrt_conv_winograd_pack(int64_t group, int64_t filters, int64_t channels_per_group, const float *w,
                             int64_t capacity, int64_t *size, float *packed);
+
+/* The filter-vector path (kernels/conv_fvec.c): 1 where a float32 Conv with these params
+ * over X (N, channels, height, width) and `filters` filters runs on it (AVX-512, one group,
+ * a kernel of 2 taps or more, strides up to 4), else 0.  Its weights are made once by
+ * mlrt_conv_fvec_pack from W (filters, channels, taps) -- *size is set to the floats they
+ * take, `packed` written when capacity >= *size -- and the plan passes them as
+ * packed_weights with winograd = 2. */
+int mlrt_conv_fvec_fits(const mlrt_conv_params *p, int64_t channels, int64_t filters, int64_t height, int64_t width);
+int64_t mlrt_conv_fvec_size(int64_t filters, int64_t kdim);
+int mlrt_conv_fvec_pack(int64_t filters, int64_t channels, int64_t taps, const float *w, int64_t capacity,
+                        int64_t *size, float *packed);
 
 #endif

@@ -46,43 +46,51 @@ class Conv(Op):
 
     def launch(self, inputs, outputs):
         launch = super().launch(inputs, outputs)
-        packed, winograd = self.packed_weights(inputs, launch.params)
+        packed, kind = self.packed_weights(inputs, launch.params)
         if packed is not None:
             launch.params["packed_weights"] = len(inputs)
-            launch.params["winograd"] = int(winograd)
+            launch.params["winograd"] = kind  # (the field names the kind: 1 Winograd filters, 2 filter vectors)
             launch.extra.append(packed)
         return launch
 
     def packed_weights(self, inputs, params: dict):
         """A constant float32 W made over by the C kernel's own code, once per node and
-        geometry: (filters, True) as Winograd filters where mlrt_conv_winograd_fits says
-        that path is faster (3 x 3, stride 1), else (W packed for the micro-kernels by
-        mlrt_conv_pack_weights, False); (None, False) where the kernel would read neither
-        (no micro-kernels on this CPU, one input channel per group: the depthwise kernels)."""
+        geometry, and its kind: (filters, 1) as Winograd filters where
+        mlrt_conv_winograd_fits says that path is faster (3 x 3, stride 1), else (filter
+        vectors, 2) where mlrt_conv_fvec_fits takes the conv (AVX-512, one group, 2 taps or
+        more), else (W packed for the micro-kernels by mlrt_conv_pack_weights, 0); (None,
+        0) where the kernel would read none (no micro-kernels on this CPU, one input
+        channel per group: the depthwise kernels)."""
         w, x = inputs[1], inputs[0]
         if w.value is None or np.dtype(x.dtype) != np.float32 or w.shape[1] == 1 or w.value.size == 0:
-            return None, False  # (no filters, or filters of nothing: an empty output, or zeros plus the bias)
+            return None, 0  # (no filters, or filters of nothing: an empty output, or zeros plus the bias)
         ffi, lib = _lib.ffi(), _lib.lib()
         group = params["group"]
-        winograd = False
+        kind = 0  # the kernel's packed-weights kind: 0 strip panels, 1 Winograd filters, 2 filter vectors
         if x.rank == 4:
             _, struct, _ = _lib.pack_params(self.params, params)
-            winograd = bool(lib.mlrt_conv_winograd_fits(struct, x.shape[1], w.shape[0], x.shape[2], x.shape[3]))
+            if lib.mlrt_conv_winograd_fits(struct, x.shape[1], w.shape[0], x.shape[2], x.shape[3]):
+                kind = 1
+            elif hasattr(lib, "mlrt_conv_fvec_fits") and lib.mlrt_conv_fvec_fits(struct, x.shape[1], w.shape[0],
+                                                                                 x.shape[2], x.shape[3]):
+                kind = 2
         cached = getattr(self, "_packed", None)
-        if cached is not None and cached[0] is w.value and cached[1] == (group, winograd):
-            return cached[2], winograd
+        if cached is not None and cached[0] is w.value and cached[1] == (group, kind):
+            return cached[2], kind
         weights = np.ascontiguousarray(w.value, np.float32)
         filters = weights.shape[0]
-        if winograd:
-            pack, second = lib.mlrt_conv_winograd_pack, weights.shape[1]
+        if kind == 1:
+            pack, args = lib.mlrt_conv_winograd_pack, (group, filters, weights.shape[1])
+        elif kind == 2:
+            pack, args = lib.mlrt_conv_fvec_pack, (filters, weights.shape[1], weights.size // filters // weights.shape[1])
         else:
-            pack, second = lib.mlrt_conv_pack_weights, weights.size // filters
+            pack, args = lib.mlrt_conv_pack_weights, (group, filters, weights.size // filters)
         size = ffi.new("int64_t *")
-        _lib.raise_status(pack(group, filters, second, ffi.NULL, 0, size, ffi.NULL), self.where)
+        _lib.raise_status(pack(*args, ffi.NULL, 0, size, ffi.NULL), self.where)
         packed = None
         if size[0]:
             packed = np.empty(size[0], np.float32)
-            _lib.raise_status(pack(group, filters, second, ffi.cast("float *", weights.ctypes.data), packed.size, size,
+            _lib.raise_status(pack(*args, ffi.cast("float *", weights.ctypes.data), packed.size, size,
                                    ffi.cast("float *", packed.ctypes.data)), self.where)
-        self._packed = (w.value, (group, winograd), packed)
-        return packed, winograd
+        self._packed = (w.value, (group, kind), packed)
+        return packed, kind

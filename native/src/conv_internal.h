@@ -116,6 +116,10 @@ void mlrt_conv_direct_tasks(void *arg, int64_t begin, int64_t end);    /* after 
  * runs its own parallel loops). */
 int mlrt_conv_winograd(conv_job *j, const mlrt_context *ctx, const float *u);
 
+/* The filter-vector path over weights made by mlrt_conv_fvec_pack (kernels/conv_fvec.c;
+ * runs its own parallel loops). */
+int mlrt_conv_fvec(conv_job *j, const mlrt_context *ctx, const float *wp);
+
 /* Decide on the direct path and, if taken, set up j->direct (the padded copy of X and
  * the row offsets, made on the pool); j->direct.off stays NULL when it is not taken. */
 int mlrt_conv_direct_setup(conv_job *j, const mlrt_context *ctx);

@@ -1,0 +1,171 @@
+"""Conv's filter-vector path (kernels/conv_fvec.c, AVX-512): where mlrt_conv_fvec_fits takes a
+conv, its result against the float64 reference, against the path taken without it
+(MLRT_CONV_FVEC=0 while the session plans: the results must differ, so the path ran),
+and FusedConv's bias, Z and activations finished on it; the C entry points refuse bad
+sizes."""
+
+import contextlib
+import os
+
+import numpy as np
+import pytest
+
+from oracle import make_model, run_mlrt, run_reference
+
+rng = np.random.default_rng(7)
+
+# (X shape, W shape, attributes): strides 1 to 3, dilation, uneven pads, filters not a
+# multiple of the 32 of a block, rows whose last tile runs past the output (into the
+# padded planes' slack), batch 2, a 7 x 7 and a 1 x 3 kernel
+FVEC = [
+    ((1, 16, 40, 40), (32, 16, 3, 3), {"pads": [1, 1, 1, 1], "strides": [2, 2]}),
+    ((2, 8, 33, 47), (40, 8, 3, 3), {"pads": [0, 1, 1, 0], "strides": [2, 2]}),
+    ((1, 12, 31, 36), (48, 12, 3, 3), {"pads": [1, 1, 1, 1], "strides": [3, 3]}),
+    ((1, 32, 24, 24), (64, 32, 3, 3), {"pads": [2, 2, 2, 2], "dilations": [2, 2]}),
+    ((1, 64, 10, 10), (80, 64, 3, 3), {"pads": [1, 1, 1, 1]}),
+    ((1, 8, 20, 24), (17, 8, 7, 7), {"pads": [3, 3, 3, 3], "strides": [1, 2]}),
+    ((1, 10, 12, 12), (100, 10, 1, 3), {"pads": [0, 1, 0, 1]}),
+]
+
+
+def _params(xs, ws, attrs):
+    from mlrt.native import _lib
+    from mlrt.native.ops._conv import pad6
+    pads = attrs.get("pads", [0, 0, 0, 0])
+    params = dict(group=attrs.get("group", 1), n_spatial=2, kernel=pad6(ws[2:], 1),
+                  strides=pad6(attrs.get("strides", [1, 1]), 1), dilations=pad6(attrs.get("dilations", [1, 1]), 1),
+                  pads_begin=pad6(pads[:2]), pads_end=pad6(pads[2:]))
+    return _lib.pack_params("mlrt_conv_params", params)[1]
+
+
+def _fits(xs, ws, attrs) -> bool:
+    from mlrt.native import _lib
+    return bool(_lib.lib().mlrt_conv_fvec_fits(_params(xs, ws, attrs), xs[1], ws[0], xs[2], xs[3]))
+
+
+def _avx512() -> bool:
+    """Whether the strip kernels here are AVX-512's (the CPU has it and MLRT_SGEMM_KERNEL does
+    not narrow the choice): then the path must take the convs of FVEC."""
+    if os.environ.get("MLRT_SGEMM_KERNEL") in ("avx2", "blas"):
+        return False
+    try:
+        with open("/proc/cpuinfo") as f:
+            return any(line.startswith("flags") and " avx512f" in line for line in f)
+    except OSError:
+        return False
+
+
+@contextlib.contextmanager
+def _fvec_off():
+    before = os.environ.get("MLRT_CONV_FVEC")
+    os.environ["MLRT_CONV_FVEC"] = "0"
+    try:
+        yield
+    finally:
+        if before is None:
+            del os.environ["MLRT_CONV_FVEC"]
+        else:
+            os.environ["MLRT_CONV_FVEC"] = before
+
+
+def _model(op, x, w, b, z, attrs, domain=""):
+    from onnx import TensorProto, helper, numpy_helper
+    ins = [helper.make_tensor_value_info("x", TensorProto.FLOAT, x.shape)]
+    names = ["x", "w", "b"]
+    if z is not None:
+        ins.append(helper.make_tensor_value_info("z", TensorProto.FLOAT, z.shape))
+        names.append("z")
+    node = helper.make_node(op, names, ["y"], domain=domain, **attrs)
+    graph = helper.make_graph([node], "conv", ins, [helper.make_empty_tensor_value_info("y")],
+                              [numpy_helper.from_array(w, "w"), numpy_helper.from_array(b, "b")])
+    opsets = [helper.make_opsetid("", 17)] + ([helper.make_opsetid(domain, 1)] if domain else [])
+    return helper.make_model(graph, opset_imports=opsets)
+
+
+def _options(threads):
+    import mlrt.lowlevel as ml
+    o = ml.SessionOptions()
+    o.intra_op_num_threads = threads
+    return o
+
+
+def _exact(x, w, b, attrs):
+    inputs = [v.astype(np.float64) for v in (x, w, b)]
+    return run_reference(make_model("Conv", inputs, attrs), inputs)[0]
+
+
+@pytest.mark.parametrize("xs,ws,attrs", FVEC)
+@pytest.mark.parametrize("threads", [1, 2])
+def test_conv_fvec(xs, ws, attrs, threads):
+    if not _avx512():
+        pytest.skip("the filter-vector path needs AVX-512 (this CPU's strip kernels are narrower)")
+    assert _fits(xs, ws, attrs)
+    x = rng.standard_normal(xs).astype(np.float32)
+    w = rng.standard_normal(ws).astype(np.float32)
+    b = rng.standard_normal(ws[0]).astype(np.float32)
+    exact = _exact(x, w, b, attrs)
+    model = _model("Conv", x, w, b, None, attrs)
+    got = run_mlrt(model, [x], sess_options=_options(threads))[0]
+    scale = float(np.abs(exact).max())
+    np.testing.assert_allclose(got, exact, rtol=1e-4, atol=2e-6 * scale, err_msg="Conv, filter vectors")
+    with _fvec_off():
+        other = run_mlrt(model, [x], sess_options=_options(threads))[0]
+    np.testing.assert_allclose(other, exact, rtol=1e-4, atol=2e-6 * scale, err_msg="Conv, without filter vectors")
+    assert not np.array_equal(got, other), "the filter-vector path did not run"
+
+
+ACTS = [("Relu", None, lambda v: np.maximum(v, 0)),
+        ("Clip", [0.0, 6.0], lambda v: np.clip(v, 0, 6)),
+        ("Swish", None, lambda v: v / (1 + np.exp(-v))),
+        ("HardSwish", None, lambda v: v * np.clip(v / 6 + 0.5, 0, 1))]
+
+
+@pytest.mark.parametrize("name,params,fn", ACTS)
+@pytest.mark.parametrize("xs,ws,attrs", [FVEC[1], FVEC[4]])
+@pytest.mark.parametrize("with_z", [False, True])
+def test_fusedconv_fvec(name, params, fn, xs, ws, attrs, with_z):
+    """Bias, Z and the activation finished on the path's rows."""
+    if not _avx512():
+        pytest.skip("the filter-vector path needs AVX-512 (this CPU's strip kernels are narrower)")
+    x = rng.standard_normal(xs).astype(np.float32)
+    w = rng.standard_normal(ws).astype(np.float32)
+    b = rng.standard_normal(ws[0]).astype(np.float32)
+    conv_out = _exact(x, w, b, attrs)
+    z = rng.standard_normal(conv_out.shape).astype(np.float32) if with_z else None
+    expected = fn(conv_out + (z if with_z else 0))
+    fattrs = {**attrs, "activation": name, **({"activation_params": params} if params else {})}
+    model = _model("FusedConv", x, w, b, z, fattrs, domain="com.microsoft")
+    got = run_mlrt(model, [x] + ([z] if with_z else []))[0]
+    scale = float(np.abs(conv_out + (z if with_z else 0)).max())
+    np.testing.assert_allclose(got, expected, rtol=1e-4, atol=3e-6 * scale, err_msg=f"FusedConv {name}, filter vectors")
+
+
+def test_conv_fvec_fits_where_it_pays():
+    if not _avx512():
+        pytest.skip("the filter-vector path needs AVX-512 (this CPU's strip kernels are narrower)")
+    s2 = {"pads": [1, 1, 1, 1], "strides": [2, 2]}
+    assert _fits((1, 32, 80, 80), (64, 32, 3, 3), s2)
+    assert not _fits((1, 3, 224, 224), (32, 3, 3, 3), s2)         # 3 channels: a stem conv
+    assert not _fits((1, 32, 80, 80), (8, 32, 3, 3), s2)          # 8 filters
+    assert not _fits((1, 32, 80, 80), (64, 32, 1, 1), {})         # 1 x 1: the packed strips
+    assert not _fits((1, 256, 28, 28), (256, 256, 3, 3), s2)      # 14 wide: tiles 58% full
+    assert not _fits((1, 32, 80, 80), (64, 16, 3, 3), {**s2, "group": 2})
+    # a 10 x 10 output leaves Winograd to the filter vectors, a 40 x 40 keeps it
+    from mlrt.native import _lib
+    lib = _lib.lib()
+    p1 = {"pads": [1, 1, 1, 1]}
+    assert not lib.mlrt_conv_winograd_fits(_params((1, 128, 10, 10), (128, 128, 3, 3), p1), 128, 128, 10, 10)
+    assert lib.mlrt_conv_winograd_fits(_params((1, 64, 40, 40), (64, 64, 3, 3), p1), 64, 64, 40, 40)
+
+
+def test_conv_fvec_refuses_bad_sizes():
+    """The C entry points answer nonsense with 0 or an error status, never a crash."""
+    from mlrt.native import _lib
+    lib, ffi = _lib.lib(), _lib.ffi()
+    assert lib.mlrt_conv_fvec_fits(ffi.NULL, 64, 64, 56, 56) == 0
+    assert lib.mlrt_conv_fvec_size(-1, 9) == 0
+    assert lib.mlrt_conv_fvec_size(33, 9) == 64 * 9
+    size = ffi.new("int64_t *")
+    assert lib.mlrt_conv_fvec_pack(8, 4, 0, ffi.NULL, 0, size, ffi.NULL) != 0  # no taps
+    assert lib.mlrt_conv_fvec_pack(8, -1, 9, ffi.NULL, 0, size, ffi.NULL) != 0
+    assert lib.mlrt_conv_fvec_pack(8, 4, 9, ffi.NULL, 0, size, ffi.NULL) == 0 and size[0] == 32 * 36
