@@ -28,6 +28,8 @@
 #define FV_V 2                /* vectors of 16 filters per tile */
 #define FV_BLOCK (FV_V * 16)  /* filters per packed block */
 #define FV_NP 12              /* output positions per tile */
+#define FV_MIN_WIDTH 10       /* output columns, at least */
+#define FV_MAX_KDIM 1152      /* patch rows (a block's weights: 144 KB), unless rows are wide */
 /* The largest padded copy of the input the path makes (floats, 64 MB), as the direct path. */
 #define FV_MAX_FLOATS ((size_t)1 << 24)
 
@@ -69,10 +71,12 @@ int mlrt_conv_fvec_fits(const mlrt_conv_params *p, int64_t channels, int64_t fil
                  p->strides[1] + 1;
     int64_t oh = (height + p->pads_begin[0] + p->pads_end[0] - (p->kernel[0] - 1) * p->dilations[0] - 1) /
                  p->strides[0] + 1;
-    /* a row's tiles at least 80% full (a 14- or 7-wide output leaves 42% of them empty and
-     * runs slower than the other paths), and a plane that the scatter's int32 indexes reach */
-    int64_t tiles = (ow + FV_NP - 1) / FV_NP;
-    return oh >= 1 && ow * 5 >= tiles * FV_NP * 4 && oh * ow <= INT32_MAX / 16;
+    /* rows at least 10 wide (at 7 the other paths were faster); a block's weights within
+     * 144 KB (L2) unless each row has 4 tiles to read them for (256 channels at 14 wide ran
+     * slower, a 7 x 7 over 64 channels 56 wide faster); a plane that the scatter's int32
+     * indexes reach */
+    int64_t kdim = channels * taps;
+    return oh >= 1 && ow >= FV_MIN_WIDTH && (kdim <= FV_MAX_KDIM || ow >= 4 * FV_NP) && oh * ow <= INT32_MAX / 16;
 }
 
 #ifdef FV_X86
@@ -102,31 +106,52 @@ static void fvec_pad(void *arg, int64_t begin, int64_t end) {
     }
 }
 
-/* One tile: FV_NP positions starting at `in` (their first tap's input in the padded plane
- * of channel 0, `s` apart) times the block's 32 filters, over all taps and channels. */
-__attribute__((target("avx512f"), always_inline)) static inline void fvec_tile(const fvec_job *f, const float *in, const float *w,
-                                                        int64_t s, __m512 acc[FV_NP][FV_V]) {
-    const conv_geom *g = &f->j->g;
-    int64_t C = g->C, plane = f->plane, dh = g->d[0] * f->PW, dw = g->d[1];
-    _Pragma("GCC unroll 12") for (int i = 0; i < FV_NP; ++i)
-        _Pragma("GCC unroll 2") for (int v = 0; v < FV_V; ++v) acc[i][v] = _mm512_setzero_ps();
-    for (int64_t kh = 0; kh < g->k[0]; ++kh)
-        for (int64_t kw = 0; kw < g->k[1]; ++kw) {
-            const float *x = in + kh * dh + kw * dw;
-            for (int64_t c = 0; c < C; ++c, x += plane, w += FV_BLOCK) {
-                __m512 w0 = _mm512_loadu_ps(w), w1 = _mm512_loadu_ps(w + 16);
-#define FV_POS(i)                                                           \
-    {                                                                       \
-        __m512 xv = _mm512_set1_ps(x[(i) * s]);                             \
-        acc[i][0] = _mm512_fmadd_ps(xv, w0, acc[i][0]);                     \
-        acc[i][1] = _mm512_fmadd_ps(xv, w1, acc[i][1]);                     \
+/* One tile: NP positions starting at `in` (their first tap's input in the padded plane
+ * of channel 0, `s` apart) times the block's 32 filters, over all taps and channels,
+ * scattered into the row buffer r (filter rows ldr apart; `mask`: the block's filters
+ * that exist); one function per NP (a row is cut in tiles of nearly equal width),
+ * its positions spelled out so that the accumulators stay in registers. */
+#define FV_POS(i, NP)                                                                               \
+    if ((i) < NP) {                                                                               \
+        __m512 xv = _mm512_set1_ps(x[(i) * s]);                                                   \
+        acc[i][0] = _mm512_fmadd_ps(xv, w0, acc[i][0]);                                           \
+        acc[i][1] = _mm512_fmadd_ps(xv, w1, acc[i][1]);                                           \
     }
-                FV_POS(0) FV_POS(1) FV_POS(2) FV_POS(3) FV_POS(4) FV_POS(5)
-                FV_POS(6) FV_POS(7) FV_POS(8) FV_POS(9) FV_POS(10) FV_POS(11)
+#define FV_TILE(NP)                                                                               \
+    __attribute__((target("avx512f"))) static void fvec_tile_##NP(const fvec_job *f, const float *in, \
+                                                                  const float *w, int64_t s, float *r, \
+                                                                  int64_t ldr, const __mmask16 *mask) { \
+        const conv_geom *g = &f->j->g;                                                            \
+        __m512 acc[FV_NP][FV_V];                                                                  \
+        int64_t C = g->C, plane = f->plane, dh = g->d[0] * f->PW, dw = g->d[1];                   \
+        _Pragma("GCC unroll 12") for (int i = 0; i < NP; ++i)                                     \
+            _Pragma("GCC unroll 2") for (int v = 0; v < FV_V; ++v) acc[i][v] = _mm512_setzero_ps(); \
+        for (int64_t kh = 0; kh < g->k[0]; ++kh)                                                  \
+            for (int64_t kw = 0; kw < g->k[1]; ++kw) {                                            \
+                const float *x = in + kh * dh + kw * dw;                                          \
+                for (int64_t c = 0; c < C; ++c, x += plane, w += FV_BLOCK) {                      \
+                    __m512 w0 = _mm512_loadu_ps(w), w1 = _mm512_loadu_ps(w + 16);                 \
+                    FV_POS(0, NP) FV_POS(1, NP) FV_POS(2, NP) FV_POS(3, NP) FV_POS(4, NP)         \
+                    FV_POS(5, NP) FV_POS(6, NP) FV_POS(7, NP) FV_POS(8, NP) FV_POS(9, NP)         \
+                    FV_POS(10, NP) FV_POS(11, NP)                                                 \
+                }                                                                                 \
+            }                                                                                     \
+        __m512i index = _mm512_mullo_epi32(_mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0), \
+                                           _mm512_set1_epi32((int)ldr));                          \
+        _Pragma("GCC unroll 12") for (int i = 0; i < NP; ++i)                                     \
+            _Pragma("GCC unroll 2") for (int v = 0; v < FV_V; ++v)                                \
+                if (mask[v]) _mm512_mask_i32scatter_ps(r + 16 * v * ldr + i, mask[v], index, acc[i][v], 4); \
+    }
+FV_TILE(1) FV_TILE(2) FV_TILE(3) FV_TILE(4) FV_TILE(5) FV_TILE(6)
+FV_TILE(7) FV_TILE(8) FV_TILE(9) FV_TILE(10) FV_TILE(11) FV_TILE(12)
+#undef FV_TILE
 #undef FV_POS
-            }
-        }
-}
+
+typedef void (*fvec_tile_fn)(const fvec_job *, const float *, const float *, int64_t, float *, int64_t,
+                             const __mmask16 *);
+static const fvec_tile_fn fvec_tiles[FV_NP + 1] = {NULL, fvec_tile_1, fvec_tile_2, fvec_tile_3, fvec_tile_4,
+                                                  fvec_tile_5, fvec_tile_6, fvec_tile_7, fvec_tile_8, fvec_tile_9,
+                                                  fvec_tile_10, fvec_tile_11, fvec_tile_12};
 
 /* Tasks: (image, filter block, output row). */
 __attribute__((target("avx512f"))) static void fvec_tasks(void *arg, int64_t begin, int64_t end) {
@@ -139,8 +164,6 @@ __attribute__((target("avx512f"))) static void fvec_tasks(void *arg, int64_t beg
     int64_t ldr = (OW + FV_NP + 15) / 16 * 16 + 16;
     float *R = mlrt_scratch((size_t)(FV_BLOCK * ldr) * sizeof(float));
     if (!R) { atomic_store(&j->failed, 1); return; }
-    __m512i index = _mm512_mullo_epi32(_mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0),
-                                       _mm512_set1_epi32((int)ldr));
     for (int64_t t = begin; t < end; ++t) {
         int64_t oh = t % OH, b = t / OH % f->blocks, n = t / OH / f->blocks;
         int64_t m0 = b * FV_BLOCK, mw = g->M - m0 < FV_BLOCK ? g->M - m0 : FV_BLOCK;
@@ -152,12 +175,13 @@ __attribute__((target("avx512f"))) static void fvec_tasks(void *arg, int64_t beg
         const float *row = f->P + n * g->C * f->plane + oh * sh * f->PW;
         const float *w = f->wp + b * g->kdim * FV_BLOCK;
         float *y = (float *)j->y + (n * g->M + m0) * S + oh * OW;
-        for (int64_t ow0 = 0; ow0 < OW; ow0 += FV_NP) {
-            __m512 acc[FV_NP][FV_V];
-            fvec_tile(f, row + ow0 * sw, w, sw, acc);
-            _Pragma("GCC unroll 12") for (int64_t i = 0; i < FV_NP; ++i) /* (past OW: R's slack) */
-                _Pragma("GCC unroll 2") for (int v = 0; v < FV_V; ++v)
-                    if (mask[v]) _mm512_mask_i32scatter_ps(R + 16 * v * ldr + ow0 + i, mask[v], index, acc[i][v], 4);
+        /* the row in tiles of (nearly) equal width: 14 columns as 7 + 7, not 12 + 2, a
+         * tile's loads of weights costing the same whatever its width */
+        int64_t n_tiles = (OW + FV_NP - 1) / FV_NP;
+        for (int64_t k = 0, ow0 = 0; k < n_tiles; ++k) {
+            int64_t np = OW / n_tiles + (k < OW % n_tiles);
+            fvec_tiles[np](f, row + ow0 * sw, w, sw, R + ow0, ldr, mask);
+            ow0 += np;
         }
         for (int64_t m = 0; m < mw; ++m) memcpy(y + m * S, R + m * ldr, (size_t)OW * sizeof(float));
         mlrt_conv_finish_f32(y, j->z ? (const float *)j->z + (y - (float *)j->y) : NULL, mw, OW, S,

@@ -148,7 +148,9 @@ def test_conv_fvec_fits_where_it_pays():
     assert not _fits((1, 3, 224, 224), (32, 3, 3, 3), s2)         # 3 channels: a stem conv
     assert not _fits((1, 32, 80, 80), (8, 32, 3, 3), s2)          # 8 filters
     assert not _fits((1, 32, 80, 80), (64, 32, 1, 1), {})         # 1 x 1: the packed strips
-    assert not _fits((1, 256, 28, 28), (256, 256, 3, 3), s2)      # 14 wide: tiles 58% full
+    assert not _fits((1, 256, 28, 28), (256, 256, 3, 3), s2)      # 14 wide, 288 KB of weights a block
+    assert _fits((1, 64, 56, 56), (64, 64, 7, 7), {"pads": [3, 3, 3, 3]})  # as many, but 56 wide
+    assert not _fits((1, 64, 14, 14), (64, 64, 3, 3), s2)         # 7 wide
     assert not _fits((1, 32, 80, 80), (64, 16, 3, 3), {**s2, "group": 2})
     # a 10 x 10 output leaves Winograd to the filter vectors, a 40 x 40 keeps it
     from mlrt.native import _lib
