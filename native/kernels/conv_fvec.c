@@ -32,9 +32,10 @@
 #define FV_MAX_KDIM 1152      /* patch rows (a block's weights: 144 KB), unless rows are wide */
 /* The largest padded copy of the input the path makes (floats, 64 MB), as the direct path. */
 #define FV_MAX_FLOATS ((size_t)1 << 24)
+#define FV_MAX_SPAN ((int64_t)FV_MAX_FLOATS)
 
 int64_t mlrt_conv_fvec_size(int64_t filters, int64_t kdim) {
-    if (filters < 0 || kdim < 0 || kdim > INT32_MAX) return 0;
+    if (filters < 0 || filters > INT32_MAX || kdim < 0 || kdim > INT32_MAX) return 0;
     return (filters + FV_BLOCK - 1) / FV_BLOCK * kdim * FV_BLOCK;
 }
 
@@ -196,10 +197,20 @@ int mlrt_conv_fvec(conv_job *j, const mlrt_context *ctx, const float *wp) {
     fvec_job f = {.j = j, .wp = wp, .blocks = (g->M + FV_BLOCK - 1) / FV_BLOCK};
     /* padded planes: every row and column a tap of an output reads (and a tile's last
      * positions past OW read on into the slack) */
-    f.PH = (g->out[0] - 1) * g->s[0] + (g->k[0] - 1) * g->d[0] + 1;
-    f.PW = (g->out[1] - 1) * g->s[1] + (g->k[1] - 1) * g->d[1] + 1;
-    f.plane = (f.PH * f.PW + FV_NP * g->s[1] + 15) / 16 * 16;
-    size_t floats = (size_t)(g->N * g->C) * (size_t)f.plane;
+    int64_t span[2];
+    for (int i = 0; i < 2; ++i) { /* (checked: strides and dilations come from attributes) */
+        int64_t reach;
+        if (g->s[i] < 1 || g->s[i] > 4 || g->d[i] < 1 || __builtin_mul_overflow(g->k[i] - 1, g->d[i], &reach) ||
+            reach > FV_MAX_SPAN || g->out[i] > FV_MAX_SPAN)
+            return mlrt_fail(MLRT_ERR_INVALID_ARGUMENT, "Conv: strides or dilations out of the filter-vector path's range");
+        span[i] = (g->out[i] - 1) * g->s[i] + reach + 1;
+    }
+    f.PH = span[0], f.PW = span[1];
+    size_t floats = FV_MAX_FLOATS + 1;
+    if (f.PH <= FV_MAX_SPAN && f.PW <= FV_MAX_SPAN && f.PH * f.PW <= FV_MAX_SPAN) {
+        f.plane = (f.PH * f.PW + FV_NP * g->s[1] + 15) / 16 * 16;
+        floats = (size_t)(g->N * g->C) * (size_t)f.plane; /* (N * C: X's planes, allocated) */
+    }
     if (floats > FV_MAX_FLOATS)
         return mlrt_fail(MLRT_ERR_NOT_IMPLEMENTED, "Conv: the filter-vector path's padded input of %zu floats is too large", floats);
     f.P = mlrt_scratch_slot(1, floats * sizeof(float) + 64);

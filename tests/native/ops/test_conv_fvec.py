@@ -171,3 +171,46 @@ def test_conv_fvec_refuses_bad_sizes():
     assert lib.mlrt_conv_fvec_pack(8, 4, 0, ffi.NULL, 0, size, ffi.NULL) != 0  # no taps
     assert lib.mlrt_conv_fvec_pack(8, -1, 9, ffi.NULL, 0, size, ffi.NULL) != 0
     assert lib.mlrt_conv_fvec_pack(8, 4, 9, ffi.NULL, 0, size, ffi.NULL) == 0 and size[0] == 32 * 36
+
+
+def _run_kernel(x, w, packed, kind):
+    """FusedConv's C kernel called directly with `packed` as its packed weights of `kind`:
+    (status, last error)."""
+    from mlrt.native import _lib
+    from mlrt.native.ops._conv import pad6
+    ffi, lib = _lib.ffi(), _lib.lib()
+    y = np.zeros((1, w.shape[0], x.shape[2] - 2, x.shape[3] - 2), np.float32)
+    arrays = [x, w, None, None, packed]
+    ins = ffi.new("mlrt_tensor[5]")
+    for i, a in enumerate(arrays):
+        if a is not None:
+            _lib.fill_tensor(ins[i], a.dtype, a.shape, data=_lib.array_pointer(a))
+    out = ffi.new("mlrt_tensor[1]")
+    _lib.fill_tensor(out[0], y.dtype, y.shape, data=_lib.array_pointer(y))
+    keep, params, size = _lib.pack_params("mlrt_conv_params", dict(
+        group=1, n_spatial=2, kernel=pad6([3, 3], 1), strides=pad6([1, 1], 1), dilations=pad6([1, 1], 1),
+        packed_weights=4, winograd=kind))
+    kernel = lib.mlrt_kernel_find(b"com.microsoft", b"FusedConv", 1, 1)
+    status = lib.mlrt_kernel_run(kernel, ffi.NULL, ins, 5, out, 1, params, size)
+    return status, ffi.string(lib.mlrt_last_error()).decode() if status else ""
+
+
+def test_conv_fvec_kernel_refuses_mismatched_weights():
+    """Packed weights of the wrong size, or of an unknown kind: an error naming them, no crash."""
+    if not _avx512():
+        pytest.skip("the filter-vector path needs AVX-512 (this CPU's strip kernels are narrower)")
+    x = rng.standard_normal((1, 16, 12, 12)).astype(np.float32)
+    w = rng.standard_normal((32, 16, 3, 3)).astype(np.float32)
+    status, error = _run_kernel(x, w, np.zeros(100, np.float32), 2)
+    assert status != 0 and "filter vectors of 100 floats" in error
+    status, error = _run_kernel(x, w, np.zeros(100, np.float32), 3)
+    assert status != 0 and "unknown packed weights kind 3" in error
+    from mlrt.native import _lib
+    ffi, lib = _lib.ffi(), _lib.lib()
+    size = ffi.new("int64_t *")
+    lib.mlrt_conv_fvec_pack(32, 16, 9, ffi.NULL, 0, size, ffi.NULL)
+    packed = np.empty(size[0], np.float32)
+    assert lib.mlrt_conv_fvec_pack(32, 16, 9, ffi.cast("float *", w.ctypes.data), packed.size, size,
+                                   ffi.cast("float *", packed.ctypes.data)) == 0
+    status, error = _run_kernel(x, w, packed, 2)
+    assert status == 0, error
