@@ -162,7 +162,7 @@ __attribute__((target("avx512f"))) static void fvec_tasks(void *arg, int64_t beg
     int64_t OH = g->out[0], OW = g->out[1], S = g->out_size, sh = g->s[0], sw = g->s[1];
     /* a row of the block's outputs is scattered into R (rows ldr apart: Y's planes may lie
      * a multiple of 4 KB apart, every lane of a scatter then on one cache set), then copied */
-    int64_t ldr = (OW + FV_NP + 15) / 16 * 16 + 16;
+    int64_t ldr = (OW + 15) / 16 * 16 + 16;
     float *R = mlrt_scratch((size_t)(FV_BLOCK * ldr) * sizeof(float));
     if (!R) { atomic_store(&j->failed, 1); return; }
     for (int64_t t = begin; t < end; ++t) {
@@ -195,8 +195,7 @@ int mlrt_conv_fvec(conv_job *j, const mlrt_context *ctx, const float *wp) {
     const conv_geom *g = &j->g;
 #ifdef FV_X86
     fvec_job f = {.j = j, .wp = wp, .blocks = (g->M + FV_BLOCK - 1) / FV_BLOCK};
-    /* padded planes: every row and column a tap of an output reads (and a tile's last
-     * positions past OW read on into the slack) */
+    /* padded planes: every row and column a tap of an output reads */
     int64_t span[2];
     for (int i = 0; i < 2; ++i) { /* (checked: strides and dilations come from attributes) */
         int64_t reach;
@@ -208,7 +207,7 @@ int mlrt_conv_fvec(conv_job *j, const mlrt_context *ctx, const float *wp) {
     f.PH = span[0], f.PW = span[1];
     size_t floats = FV_MAX_FLOATS + 1;
     if (f.PH <= FV_MAX_SPAN && f.PW <= FV_MAX_SPAN && f.PH * f.PW <= FV_MAX_SPAN) {
-        f.plane = (f.PH * f.PW + FV_NP * g->s[1] + 15) / 16 * 16;
+        f.plane = (f.PH * f.PW + 15) / 16 * 16;
         floats = (size_t)(g->N * g->C) * (size_t)f.plane; /* (N * C: X's planes, allocated) */
     }
     if (floats > FV_MAX_FLOATS)

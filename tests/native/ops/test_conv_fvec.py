@@ -4,13 +4,13 @@ conv, its result against the float64 reference, against the path taken without i
 and FusedConv's bias, Z and activations finished on it; the C entry points refuse bad
 sizes."""
 
-import contextlib
 import os
 
 import numpy as np
 import pytest
 
-from oracle import make_model, run_mlrt, run_reference
+from oracle import run_mlrt
+from test_conv import _const_w_model, _exact_conv, _options
 
 rng = np.random.default_rng(7)
 
@@ -55,61 +55,22 @@ def _avx512() -> bool:
         return False
 
 
-@contextlib.contextmanager
-def _fvec_off():
-    before = os.environ.get("MLRT_CONV_FVEC")
-    os.environ["MLRT_CONV_FVEC"] = "0"
-    try:
-        yield
-    finally:
-        if before is None:
-            del os.environ["MLRT_CONV_FVEC"]
-        else:
-            os.environ["MLRT_CONV_FVEC"] = before
-
-
-def _model(op, x, w, b, z, attrs, domain=""):
-    from onnx import TensorProto, helper, numpy_helper
-    ins = [helper.make_tensor_value_info("x", TensorProto.FLOAT, x.shape)]
-    names = ["x", "w", "b"]
-    if z is not None:
-        ins.append(helper.make_tensor_value_info("z", TensorProto.FLOAT, z.shape))
-        names.append("z")
-    node = helper.make_node(op, names, ["y"], domain=domain, **attrs)
-    graph = helper.make_graph([node], "conv", ins, [helper.make_empty_tensor_value_info("y")],
-                              [numpy_helper.from_array(w, "w"), numpy_helper.from_array(b, "b")])
-    opsets = [helper.make_opsetid("", 17)] + ([helper.make_opsetid(domain, 1)] if domain else [])
-    return helper.make_model(graph, opset_imports=opsets)
-
-
-def _options(threads):
-    import mlrt.lowlevel as ml
-    o = ml.SessionOptions()
-    o.intra_op_num_threads = threads
-    return o
-
-
-def _exact(x, w, b, attrs):
-    inputs = [v.astype(np.float64) for v in (x, w, b)]
-    return run_reference(make_model("Conv", inputs, attrs), inputs)[0]
-
-
 @pytest.mark.parametrize("xs,ws,attrs", FVEC)
 @pytest.mark.parametrize("threads", [1, 2])
-def test_conv_fvec(xs, ws, attrs, threads):
+def test_conv_fvec(xs, ws, attrs, threads, monkeypatch):
     if not _avx512():
         pytest.skip("the filter-vector path needs AVX-512 (this CPU's strip kernels are narrower)")
     assert _fits(xs, ws, attrs)
     x = rng.standard_normal(xs).astype(np.float32)
     w = rng.standard_normal(ws).astype(np.float32)
     b = rng.standard_normal(ws[0]).astype(np.float32)
-    exact = _exact(x, w, b, attrs)
-    model = _model("Conv", x, w, b, None, attrs)
+    exact = _exact_conv(x, w, b, attrs)
+    model = _const_w_model("Conv", x, w, b, None, attrs)
     got = run_mlrt(model, [x], sess_options=_options(threads))[0]
     scale = float(np.abs(exact).max())
     np.testing.assert_allclose(got, exact, rtol=1e-4, atol=2e-6 * scale, err_msg="Conv, filter vectors")
-    with _fvec_off():
-        other = run_mlrt(model, [x], sess_options=_options(threads))[0]
+    monkeypatch.setenv("MLRT_CONV_FVEC", "0")  # read as the session plans
+    other = run_mlrt(model, [x], sess_options=_options(threads))[0]
     np.testing.assert_allclose(other, exact, rtol=1e-4, atol=2e-6 * scale, err_msg="Conv, without filter vectors")
     assert not np.array_equal(got, other), "the filter-vector path did not run"
 
@@ -130,11 +91,11 @@ def test_fusedconv_fvec(name, params, fn, xs, ws, attrs, with_z):
     x = rng.standard_normal(xs).astype(np.float32)
     w = rng.standard_normal(ws).astype(np.float32)
     b = rng.standard_normal(ws[0]).astype(np.float32)
-    conv_out = _exact(x, w, b, attrs)
+    conv_out = _exact_conv(x, w, b, attrs)
     z = rng.standard_normal(conv_out.shape).astype(np.float32) if with_z else None
     expected = fn(conv_out + (z if with_z else 0))
     fattrs = {**attrs, "activation": name, **({"activation_params": params} if params else {})}
-    model = _model("FusedConv", x, w, b, z, fattrs, domain="com.microsoft")
+    model = _const_w_model("FusedConv", x, w, b, z, fattrs, domain="com.microsoft")
     got = run_mlrt(model, [x] + ([z] if with_z else []))[0]
     scale = float(np.abs(conv_out + (z if with_z else 0)).max())
     np.testing.assert_allclose(got, expected, rtol=1e-4, atol=3e-6 * scale, err_msg=f"FusedConv {name}, filter vectors")
