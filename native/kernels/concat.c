@@ -4,7 +4,8 @@
  * pieces laid side by side: Concat gathers the pieces into the wide output, Split
  * scatters the wide input into the pieces.  The wide buffer is cut into byte ranges
  * spread over the thread pool, so a few large pieces copy at memcpy speed on every
- * thread and many small rows still balance. */
+ * thread and many small rows still balance.  Pieces a plan already laid out as the
+ * wide buffer's slices (plan/native.py keeps them there) are not moved at all. */
 #include <stdlib.h>
 
 #include "internal.h"
@@ -92,7 +93,9 @@ static int run_pieces(const mlrt_context *ctx, mlrt_tensor *wide, const mlrt_ten
                            (long long)sum, (long long)axis, (long long)wide->shape[axis]);
         goto done;
     }
-    if (outer > 0 && p.row > 0) mlrt_parallel_for(ctx, outer * p.row, SMALL_BYTES, pieces_range, &p);
+    bool in_place = outer == 1; /* a plan laid the pieces out as slices of the wide buffer: nothing to move */
+    for (int32_t i = 0; i < n && in_place; ++i) in_place = p.bytes[i] == 0 || p.ptr[i] == p.wide + p.start[i];
+    if (!in_place && outer > 0 && p.row > 0) mlrt_parallel_for(ctx, outer * p.row, SMALL_BYTES, pieces_range, &p);
 done:
     free(p.ptr);
     free(p.bytes);

@@ -3,7 +3,8 @@
  * One strided copy serves Identity, Reshape, Flatten, Squeeze, Unsqueeze, Transpose,
  * Expand, DepthToSpace and SpaceToDepth: the Python semantics hand the input over as
  * a view (shape in output order, element strides) and the kernel writes it out
- * contiguously.  Slice builds its view here from per-axis starts and
+ * contiguously (or, where a plan kept the output in the input's own bytes, leaves
+ * them as they are).  Slice builds its view here from per-axis starts and
  * steps (negative steps walk back).  Dropout in inference is the same copy (y = x)
  * plus a mask filled with "true" (1 before opset 10).
  *
@@ -311,6 +312,7 @@ static int k_copy(const mlrt_context *ctx, const mlrt_tensor *in, int32_t n_in, 
     int status = check_view(x, p->src_numel);
     if (status) return status;
     if (mlrt_numel(y) == 0) return MLRT_OK;
+    if (x->data == y->data && mlrt_is_contiguous(x)) return MLRT_OK; /* a plan's reshape in place: same bytes */
     copy_view(ctx, x->shape, x->strides, x->rank, x->data, y->data, es);
     return MLRT_OK;
 }

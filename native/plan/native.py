@@ -15,7 +15,10 @@ import numpy as np
 from .. import _lib, profile, terminate
 from ..._errors import ResourceExhausted
 from ..ops import Info, Op
-from .memory import allocate, arena_layout, check_size, lifetimes
+from ..ops.concat import Concat
+from ..ops.split import Split
+from ..ops._shape import _Reshape
+from .memory import ALIGN, allocate, arena_layout, check_size, lifetimes
 
 
 @dataclass
@@ -60,11 +63,22 @@ class NativePlan:
         self._outputs = [(name, tuple(self.output_infos[name].shape), self.output_infos[name].dtype)
                          for name in self.output_bases]  # the last externals, in this order
         self.n_external = n_fixed + len(self.output_bases)
-        sizes = {name: infos[name].size * infos[name].dtype.itemsize
-                 for s in steps for name in s.op.node.output if name and name not in external}
         spans = lifetimes([s.op.node.input for s in steps], [s.op.node.output for s in steps])
+        within = _shared_bytes(steps, external, infos)
+        for name in within:  # a value kept in another's bytes keeps them alive while it is
+            root, _ = _root(within, name)
+            if root in spans:
+                first, last = spans[root]
+                spans[root] = (min(first, spans[name][0]), max(last, spans[name][1]))
+        sizes = {name: infos[name].size * infos[name].dtype.itemsize
+                 for s in steps for name in s.op.node.output if name and name not in external and name not in within}
         offsets, arena = arena_layout(spans, sizes)
         check_size(arena, "the plan's arena")
+
+        def slot_of(name):
+            root, at = _root(within, name)
+            return (external[root], at) if root in external else (0, offsets.get(root, 0) + at)
+
         records = ffi.new("mlrt_node_record[]", max(len(steps), 1))
         keep = []
         for r, step, extras in zip(records, steps, extra_names):
@@ -76,16 +90,14 @@ class NativePlan:
             out_slots = ffi.new("mlrt_slot[]", max(len(step.outputs), 1))
             for i, info in enumerate(step.inputs):
                 name = node.input[i] if i < len(node.input) else ""
-                slot = (external[name], 0) if name in external else (0, offsets.get(name, 0))
-                _describe(ins, in_slots, i, info, step.launch.views.get(i), slot)
+                _describe(ins, in_slots, i, info, step.launch.views.get(i), slot_of(name))
             for j, name in enumerate(extras):
                 _describe(ins, in_slots, len(step.inputs) + j, Info.of(constants[name]), None, (external[name], 0))
             for i, info in enumerate(step.outputs):
                 name = node.output[i] if i < len(node.output) else ""
                 if not name:
                     info = None
-                slot = (external[name], 0) if name in external else (0, offsets.get(name, 0))
-                _describe(outs, out_slots, i, info, None, slot)
+                _describe(outs, out_slots, i, info, None, slot_of(name))
             params, pptr, psize = _lib.pack_params(step.op.params, step.launch.params)
             cname = ffi.new("char[]", step.op.name.encode())
             keep += [ins, in_slots, outs, out_slots, params, cname]
@@ -97,6 +109,7 @@ class NativePlan:
             _lib.raise_status(lib.MLRT_ERR_INTERNAL, "plan")
         self.handle = ffi.gc(plan, lib.mlrt_plan_destroy)
         self.steps = list(steps)
+        self.shared = {name: _root(within, name) for name in within}  # name -> (value holding it, byte offset)
         self.arena_bytes = arena
         self.pool = pool
         self._arenas: list = []  # idle arenas
@@ -283,6 +296,58 @@ class QuickRun:
 
 
 _empty = np.empty
+
+
+def _shared_bytes(steps, external, infos) -> dict[str, tuple[str, int]]:
+    """Values that need no bytes of their own: {name: (the value whose bytes hold it, at
+    which byte offset)}.  A Concat along an axis with only 1s before it is its inputs
+    laid end to end, so the steps that make them write straight into its slices; a
+    Split's outputs are slices of its input, and a Reshape's (Flatten, Squeeze,
+    Unsqueeze, Identity) output is its input.  Their kernels then find the bytes
+    already in place and move nothing.  Never a value bound outside the plan (its
+    inputs, constants and outputs have buffers of their own), never a value in two
+    places; slices start on 64-byte boundaries, as the arena's values do."""
+    written = {n for s in steps for n in s.op.node.output if n}
+    within: dict[str, tuple[str, int]] = {}
+
+    def free(name):
+        return name and name in written and name not in external and name not in within
+
+    def slices(names, whole: Info, axis: int):
+        if any(d != 1 for d in whole.shape[:axis]):
+            return None
+        at, out = 0, []
+        for name in names:
+            out.append(at)
+            at += infos[name].size * infos[name].dtype.itemsize
+        return out if all(o % ALIGN == 0 for o in out) else None
+
+    for step in steps:
+        op, node = step.op, step.op.node
+        if isinstance(op, Concat):  # (its output may be the plan's: the pieces are then written there)
+            names = list(node.input)
+            if len(set(names)) == len(names) and all(free(n) for n in names):
+                at = slices(names, step.outputs[0], op.pack(step.inputs, step.outputs)["axis"])
+                if at is not None:
+                    within.update((n, (node.output[0], o)) for n, o in zip(names, at))
+        elif isinstance(op, Split) and node.input[0]:
+            names = [n for n in node.output if n]
+            if len(names) == len(node.output) and all(free(n) for n in names):
+                at = slices(names, step.inputs[0], op.pack(step.inputs, step.outputs)["axis"])
+                if at is not None:
+                    within.update((n, (node.input[0], o)) for n, o in zip(names, at))
+        elif isinstance(op, _Reshape) and free(node.output[0]) and node.input[0] and not step.launch.views:
+            within[node.output[0]] = (node.input[0], 0)
+    return within
+
+
+def _root(within, name) -> tuple[str, int]:
+    """The value whose own bytes hold `name`, and the byte offset of `name` in them."""
+    at = 0
+    while name in within:
+        name, o = within[name]
+        at += o
+    return name, at
 
 
 def _describe(descs, slots, i, info: Info | None, view, slot) -> None:
