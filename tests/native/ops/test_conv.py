@@ -365,18 +365,24 @@ def _winograd_fits(xs, ws, attrs) -> bool:
     return bool(_lib.lib().mlrt_conv_winograd_fits(struct, xs[1], ws[0], xs[2], xs[3]))
 
 
+def _random_conv(xs, ws, attrs, threads, gen):
+    """A Conv of random X, W (a constant) and B drawn from `gen`: (x, model, the exact
+    float64 result, mlrt's result on `threads` threads, the largest exact magnitude)."""
+    x = gen.standard_normal(xs).astype(np.float32)
+    w = gen.standard_normal(ws).astype(np.float32)
+    b = gen.standard_normal(ws[0]).astype(np.float32)
+    exact = _exact_conv(x, w, b, attrs)
+    model = _const_w_model("Conv", x, w, b, None, attrs)
+    got = run_mlrt(model, [x], sess_options=_options(threads))[0]
+    return x, model, exact, got, float(np.abs(exact).max())
+
+
 @pytest.mark.parametrize("xs,ws,attrs", WINOGRAD)
 @pytest.mark.parametrize("threads", [1, 2])
 def test_conv_winograd(xs, ws, attrs, threads):
     """Within a few ulp of the largest terms of the exact sum, and not the direct path's
     result (so the path really ran where the CPU has micro-kernels)."""
-    x = rng.standard_normal(xs).astype(np.float32)
-    w = rng.standard_normal(ws).astype(np.float32)
-    b = rng.standard_normal(ws[0]).astype(np.float32)
-    exact = _exact_conv(x, w, b, attrs)
-    model = _const_w_model("Conv", x, w, b, None, attrs)
-    got = run_mlrt(model, [x], sess_options=_options(threads))[0]
-    scale = float(np.abs(exact).max())
+    x, model, exact, got, scale = _random_conv(xs, ws, attrs, threads, rng)
     np.testing.assert_allclose(got, exact, rtol=1e-4, atol=2e-5 * scale, err_msg="Conv, Winograd")
     with _winograd_off():
         direct = run_mlrt(model, [x], sess_options=_options(threads))[0]

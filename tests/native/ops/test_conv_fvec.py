@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from oracle import run_mlrt
-from test_conv import _const_w_model, _exact_conv, _options
+from test_conv import _const_w_model, _exact_conv, _options, _random_conv
 
 rng = np.random.default_rng(7)
 
@@ -61,13 +61,7 @@ def test_conv_fvec(xs, ws, attrs, threads, monkeypatch):
     if not _avx512():
         pytest.skip("the filter-vector path needs AVX-512 (this CPU's strip kernels are narrower)")
     assert _fits(xs, ws, attrs)
-    x = rng.standard_normal(xs).astype(np.float32)
-    w = rng.standard_normal(ws).astype(np.float32)
-    b = rng.standard_normal(ws[0]).astype(np.float32)
-    exact = _exact_conv(x, w, b, attrs)
-    model = _const_w_model("Conv", x, w, b, None, attrs)
-    got = run_mlrt(model, [x], sess_options=_options(threads))[0]
-    scale = float(np.abs(exact).max())
+    x, model, exact, got, scale = _random_conv(xs, ws, attrs, threads, rng)
     np.testing.assert_allclose(got, exact, rtol=1e-4, atol=2e-6 * scale, err_msg="Conv, filter vectors")
     monkeypatch.setenv("MLRT_CONV_FVEC", "0")  # read as the session plans
     other = run_mlrt(model, [x], sess_options=_options(threads))[0]
