@@ -346,7 +346,7 @@ __attribute__((target("avx512f"))) static inline __m512 uk512_act(__m512 r, int3
             for (int64_t i = 0; i < mr; ++i)                                                           \
                 _Pragma("GCC unroll 4") for (int v = 0; v < NV; ++v) _mm_prefetch((const char *)(e->z + i * ldc + 16 * v), _MM_HINT_T0); \
         /* the k loop twice, B's loads whole or masked, each unrolled 4 steps: a rolled loop with  \
-         * the choice inside ran some 10% below the unrolled one (a core's FMA throughput in L2) */\
+         * the choice inside ran some 8% below the unrolled one (a core's FMA throughput in L2) */ \
         int64_t k = 0, ka = 0;                                                                     \
         if (full) {                                                                                \
             _Pragma("GCC unroll 4") for (; k < kc; ++k, ka += ks)                                  \

@@ -7,8 +7,8 @@
  * thread computes the same part of a node's output run after run, and mostly the part
  * of the next node that reads it (both cut by output position, say): the bytes stay
  * in that core's cache.  Handed out from one counter, the chunks fell to either
- * thread at random, and every other line a kernel wrote or read had to come from the
- * other core's cache, at less than half the speed of its own (SqueezeNet ran 10%
+ * thread at random, and about half the lines a kernel wrote or read had to come from
+ * the other core's cache, at less than half the speed of its own (SqueezeNet ran 10%
  * slower on 2 threads, a 1 x 1 conv followed by a MaxPool 20%).  One loop runs on a pool
  * at a time: a caller that finds the pool busy (another run() on another thread)
  * runs its loop alone rather than wait, so concurrent runs never deadlock.
