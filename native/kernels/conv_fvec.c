@@ -2,16 +2,20 @@
  *
  * The other micro-kernel paths put output positions in the vector lanes and broadcast
  * the weights; their rows of input are a shifted run of one padded plane, which for
- * most taps starts mid-cache-line, and a row of an output 10 or 20 wide leaves lanes
+ * most taps starts mid-cache-line, and a row of an output 7 or 14 wide leaves lanes
  * empty.  Here the lanes hold 16 filters of one output position instead: a tile is
- * FV_NP positions of one output row times FV_V * 16 filters, its accumulators fed by
- * one broadcast input value per position and FV_V loads of packed weights per
- * patch row (c, kh, kw).  A stride only spaces the broadcasts; the weights, packed
+ * FV_NP positions (one output row, or 7 or fewer on each of two) times FV_V * 16
+ * filters, its accumulators fed by one broadcast input value per position and FV_V
+ * loads of packed weights per patch row (c, kh, kw).  A stride only spaces the
+ * broadcasts.  The input is copied once per call into zero-padded blocks of 16 channels,
+ * each position's 16 values side by side: the 16 patch rows of a block then broadcast
+ * from the same cache lines, which the next tap mostly reads again.  The weights, packed
  * once by the plan (mlrt_conv_fvec_pack: per block of 32 filters, tap-major then
- * channel, 32 floats each), stream in order.  The input is copied once per call into
- * zero-padded planes.  The tiles' vectors are scattered into a row buffer, whose rows
- * are copied into Y's planes, and bias, Z and the activation finish each output row of a
- * block (mlrt_conv_finish_f32).
+ * channel, 32 floats each), stream in order; a block's first tile prefetches them (in a
+ * model they come from memory: ResNet-50's 3 x 3 convs over 512 channels ran 20% faster).
+ * The tiles' vectors are scattered into a row buffer, whose rows are copied into Y's
+ * planes, and bias, Z and the activation finish each output row of a block
+ * (mlrt_conv_finish_f32).
  *
  * Every output element is the same sequence of fused multiply-adds (taps, then
  * channels, in order), so equal inputs give equal outputs. */
@@ -27,9 +31,8 @@
 
 #define FV_V 2                /* vectors of 16 filters per tile */
 #define FV_BLOCK (FV_V * 16)  /* filters per packed block */
-#define FV_NP 12              /* output positions per tile */
-#define FV_MIN_WIDTH 10       /* output columns, at least */
-#define FV_MAX_KDIM 1152      /* patch rows (a block's weights: 144 KB), unless rows are wide */
+#define FV_NP 14              /* output positions per tile (7 on each of two rows, or one row) */
+#define FV_PF 1024           /* weights prefetched this far ahead (floats) on a block's first tile */
 /* The largest padded copy of the input the path makes (floats, 64 MB), as the direct path. */
 #define FV_MAX_FLOATS ((size_t)1 << 24)
 #define FV_MAX_SPAN ((int64_t)FV_MAX_FLOATS)
@@ -63,8 +66,9 @@ int mlrt_conv_fvec_fits(const mlrt_conv_params *p, int64_t channels, int64_t fil
     const char *off = getenv("MLRT_CONV_FVEC"); /* "0": never (to compare with the other paths) */
     if (off && strcmp(off, "0") == 0) return 0;
     int64_t taps = p->kernel[0] * p->kernel[1];
-    /* 1 x 1: the packed strips; under 8 channels (a stem conv over RGB) the tile's few
-     * multiply-adds per output do not pay for its scatter */
+    /* 1 x 1: the packed strips (in ResNet-50 the tiles ran 5-15% slower, 7 x 7 outputs
+     * included); under 8 channels (a stem conv over RGB) the tile's few multiply-adds per
+     * output do not pay for its scatter */
     if (taps < 2 || filters < 16 || channels < 8) return 0;
     for (int i = 0; i < 2; ++i)
         if (p->strides[i] < 1 || p->strides[i] > 4 || p->dilations[i] < 1) return 0;
@@ -72,120 +76,199 @@ int mlrt_conv_fvec_fits(const mlrt_conv_params *p, int64_t channels, int64_t fil
                  p->strides[1] + 1;
     int64_t oh = (height + p->pads_begin[0] + p->pads_end[0] - (p->kernel[0] - 1) * p->dilations[0] - 1) /
                  p->strides[0] + 1;
-    /* rows at least 10 wide (at 7 the other paths were faster); a block's weights within
-     * 144 KB (L2) unless each row has 4 tiles to read them for (256 channels at 14 wide ran
-     * slower, a 7 x 7 over 64 channels 56 wide faster); a plane that the scatter's int32
-     * indexes reach */
-    int64_t kdim = channels * taps;
-    return oh >= 1 && ow >= FV_MIN_WIDTH && (kdim <= FV_MAX_KDIM || ow >= 4 * FV_NP) && oh * ow <= INT32_MAX / 16;
+    /* any width (rows of 7 or less pair up in 14-position tiles) and any number of channels
+     * (a block's weights stream in order, prefetched on its first tile); a plane that the
+     * scatter's int32 indexes reach */
+    return oh >= 1 && ow >= 1 && oh * ow <= INT32_MAX / 16;
 }
 
 #ifdef FV_X86
 typedef struct fvec_job {
     conv_job *j;
-    const float *wp;      /* packed weights */
-    float *P;             /* N * C padded planes */
-    int64_t PH, PW, plane; /* rows, row width, floats per plane (with slack) */
-    int64_t blocks;       /* filter blocks */
+    const float *wp;       /* packed weights */
+    float *P;              /* N * CB padded blocks of 16 channels */
+    int64_t PH, PW, plane; /* rows, row width, floats per block of 16 planes (with slack) */
+    int64_t CB;            /* blocks of 16 channels */
+    int64_t blocks;        /* filter blocks */
+    int64_t rows;          /* output rows per task (2 where a row holds half a tile or less) */
 } fvec_job;
 
-/* Planes [begin, end) of X (n * C + c) into zero-padded planes. */
-static void fvec_pad(void *arg, int64_t begin, int64_t end) {
+/* 16 vectors (rows) of 16 floats transposed in place: v[i][k] <- v[k][i]. */
+__attribute__((target("avx512f"))) static inline void fvec_transpose16(__m512 v[16]) {
+    __m512 t[16];
+    for (int i = 0; i < 16; i += 2) { /* per 128-bit lane: a0 b0 a1 b1 | a2 b2 a3 b3 */
+        t[i] = _mm512_unpacklo_ps(v[i], v[i + 1]);
+        t[i + 1] = _mm512_unpackhi_ps(v[i], v[i + 1]);
+    }
+    for (int i = 0; i < 16; i += 4) { /* per lane: rows i..i+3 of each of its 4 columns */
+        __m512d a = _mm512_castps_pd(t[i]), b = _mm512_castps_pd(t[i + 1]);
+        __m512d c = _mm512_castps_pd(t[i + 2]), d = _mm512_castps_pd(t[i + 3]);
+        v[i] = _mm512_castpd_ps(_mm512_unpacklo_pd(a, c));
+        v[i + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(a, c));
+        v[i + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(b, d));
+        v[i + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(b, d));
+    }
+    for (int j = 0; j < 4; ++j) { /* column 4 L + j gathers lane L of the four row groups */
+        __m512 u = _mm512_shuffle_f32x4(v[j], v[4 + j], _MM_SHUFFLE(1, 0, 1, 0));
+        __m512 w = _mm512_shuffle_f32x4(v[8 + j], v[12 + j], _MM_SHUFFLE(1, 0, 1, 0));
+        __m512 u2 = _mm512_shuffle_f32x4(v[j], v[4 + j], _MM_SHUFFLE(3, 2, 3, 2));
+        __m512 w2 = _mm512_shuffle_f32x4(v[8 + j], v[12 + j], _MM_SHUFFLE(3, 2, 3, 2));
+        t[j] = _mm512_shuffle_f32x4(u, w, _MM_SHUFFLE(2, 0, 2, 0));
+        t[4 + j] = _mm512_shuffle_f32x4(u, w, _MM_SHUFFLE(3, 1, 3, 1));
+        t[8 + j] = _mm512_shuffle_f32x4(u2, w2, _MM_SHUFFLE(2, 0, 2, 0));
+        t[12 + j] = _mm512_shuffle_f32x4(u2, w2, _MM_SHUFFLE(3, 1, 3, 1));
+    }
+    for (int i = 0; i < 16; ++i) v[i] = t[i];
+}
+
+/* Blocks [begin, end) (n * CB + cb) of X's channels into zero-padded blocks whose
+ * position (row, column) holds its 16 channels side by side (channels past C are 0). */
+__attribute__((target("avx512f"))) static void fvec_pad(void *arg, int64_t begin, int64_t end) {
     const fvec_job *f = arg;
     const conv_geom *g = &f->j->g;
-    int64_t H = g->in[0], W = g->in[1], ph = g->pb[0], pw = g->pb[1];
+    int64_t H = g->in[0], W = g->in[1], ph = g->pb[0], pw = g->pb[1], C = g->C;
     for (int64_t t = begin; t < end; ++t) {
-        const float *x = (const float *)f->j->x + t * g->in_size;
+        int64_t n = t / f->CB, c0 = t % f->CB * 16, cn = C - c0 < 16 ? C - c0 : 16;
+        const float *x = (const float *)f->j->x + (n * C + c0) * g->in_size;
         float *p = f->P + t * f->plane;
         memset(p, 0, (size_t)f->plane * sizeof(float));
+        int64_t w0 = pw < 0 ? -pw : 0, w1 = W + pw > f->PW ? f->PW - pw : W; /* columns of X inside */
         for (int64_t r = 0; r < H; ++r) {
             int64_t pr = r + ph;
             if (pr < 0 || pr >= f->PH) continue;
-            int64_t c0 = pw < 0 ? -pw : 0, c1 = W + pw > f->PW ? f->PW - pw : W; /* columns of X inside */
-            if (c1 > c0) memcpy(p + pr * f->PW + pw + c0, x + r * W + c0, (size_t)(c1 - c0) * sizeof(float));
+            float *dst = p + (pr * f->PW + pw) * 16;
+            for (int64_t w = w0; w < w1; w += 16) {
+                int64_t nw = w1 - w < 16 ? w1 - w : 16;
+                __mmask16 m = (__mmask16)((1u << nw) - 1);
+                __m512 v[16];
+                for (int64_t c = 0; c < 16; ++c)
+                    v[c] = c < cn ? _mm512_maskz_loadu_ps(m, x + c * g->in_size + r * W + w) : _mm512_setzero_ps();
+                fvec_transpose16(v);
+                for (int64_t k = 0; k < nw; ++k) _mm512_storeu_ps(dst + (w + k) * 16, v[k]);
+            }
         }
     }
 }
 
-/* One tile: NP positions starting at `in` (their first tap's input in the padded plane
- * of channel 0, `s` apart) times the block's 32 filters, over all taps and channels,
- * scattered into the row buffer r (filter rows ldr apart; `mask`: the block's filters
- * that exist); one function per NP (a row is cut in tiles of nearly equal width),
- * its positions spelled out so that the accumulators stay in registers. */
-#define FV_POS(i, NP)                                                                               \
+/* One tile: ROWS rows of NPR positions (NP in all), starting at `in` (the first tap's
+ * input of its first position, in the padded blocks of image n; the second row `rs`
+ * floats further) times the block's 32 filters, over all taps and channels, scattered
+ * into the row buffer r (position i of the tile at r + (i / NPR) * OW + i % NPR, filter
+ * rows ldr apart; `mask`: the block's filters that exist).  Positions lie S * 16 floats
+ * apart (S a constant, or 0: s); the 16 channels of a block are read from one run of
+ * cache lines, which the next tap mostly reads again.  One function per shape, its
+ * positions spelled out so that the accumulators stay in registers. */
+#define FV_POS(i)                                                                                 \
     if ((i) < NP) {                                                                               \
-        __m512 xv = _mm512_set1_ps(x[(i) * s]);                                                   \
+        __m512 xv = _mm512_set1_ps((i) < NR ? x0[(i) * sx + c] : x1[((i) - NR) * sx + c]);      \
         acc[i][0] = _mm512_fmadd_ps(xv, w0, acc[i][0]);                                           \
         acc[i][1] = _mm512_fmadd_ps(xv, w1, acc[i][1]);                                           \
     }
-#define FV_TILE(NP)                                                                               \
-    __attribute__((target("avx512f"))) static void fvec_tile_##NP(const fvec_job *f, const float *in, \
-                                                                  const float *w, int64_t s, float *r, \
-                                                                  int64_t ldr, const __mmask16 *mask) { \
+#define FV_STEP                                                                                   \
+    {                                                                                             \
+        __m512 w0 = _mm512_loadu_ps(w), w1 = _mm512_loadu_ps(w + 16);                             \
+        if (pf) { _mm_prefetch((const char *)(w + pf), _MM_HINT_T0); _mm_prefetch((const char *)(w + pf + 16), _MM_HINT_T0); } \
+        FV_POS(0) FV_POS(1) FV_POS(2) FV_POS(3) FV_POS(4) FV_POS(5) FV_POS(6)                     \
+        FV_POS(7) FV_POS(8) FV_POS(9) FV_POS(10) FV_POS(11) FV_POS(12) FV_POS(13)                 \
+    }
+#define FV_TILE(NPR, ROWS, S)                                                                     \
+    __attribute__((target("avx512f"))) static void fvec_tile_##NPR##_##ROWS##_##S(               \
+        const fvec_job *f, const float *in, int64_t rs, const float *w, int64_t s, float *r, int64_t OW, \
+        int64_t ldr, const __mmask16 *mask, int64_t pf) {                                                     \
+        enum { NP = NPR * ROWS, NR = NPR };                                                                 \
         const conv_geom *g = &f->j->g;                                                            \
         __m512 acc[FV_NP][FV_V];                                                                  \
-        int64_t C = g->C, plane = f->plane, dh = g->d[0] * f->PW, dw = g->d[1];                   \
-        _Pragma("GCC unroll 12") for (int i = 0; i < NP; ++i)                                     \
+        const int64_t sx = (S ? S : s) * 16, plane = f->plane, CB = f->CB, tail = g->C % 16;      \
+        const int64_t dh = g->d[0] * f->PW * 16, dw = g->d[1] * 16; \
+        _Pragma("GCC unroll 14") for (int i = 0; i < NP; ++i)                                     \
             _Pragma("GCC unroll 2") for (int v = 0; v < FV_V; ++v) acc[i][v] = _mm512_setzero_ps(); \
         for (int64_t kh = 0; kh < g->k[0]; ++kh)                                                  \
             for (int64_t kw = 0; kw < g->k[1]; ++kw) {                                            \
-                const float *x = in + kh * dh + kw * dw;                                          \
-                for (int64_t c = 0; c < C; ++c, x += plane, w += FV_BLOCK) {                      \
-                    __m512 w0 = _mm512_loadu_ps(w), w1 = _mm512_loadu_ps(w + 16);                 \
-                    FV_POS(0, NP) FV_POS(1, NP) FV_POS(2, NP) FV_POS(3, NP) FV_POS(4, NP)         \
-                    FV_POS(5, NP) FV_POS(6, NP) FV_POS(7, NP) FV_POS(8, NP) FV_POS(9, NP)         \
-                    FV_POS(10, NP) FV_POS(11, NP)                                                 \
+                const float *x0 = in + kh * dh + kw * dw, *x1 = x0 + rs;                          \
+                for (int64_t cb = 0; cb < CB; ++cb, x0 += plane, x1 += plane) {                   \
+                    if (cb == CB - 1 && tail) {                                                   \
+                        for (int64_t c = 0; c < tail; ++c, w += FV_BLOCK) FV_STEP                 \
+                    } else {                                                                      \
+                        _Pragma("GCC unroll 16") for (int64_t c = 0; c < 16; ++c, w += FV_BLOCK) FV_STEP \
+                    }                                                                             \
                 }                                                                                 \
             }                                                                                     \
         __m512i index = _mm512_mullo_epi32(_mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0), \
                                            _mm512_set1_epi32((int)ldr));                          \
-        _Pragma("GCC unroll 12") for (int i = 0; i < NP; ++i)                                     \
+        _Pragma("GCC unroll 14") for (int i = 0; i < NP; ++i)                                     \
             _Pragma("GCC unroll 2") for (int v = 0; v < FV_V; ++v)                                \
-                if (mask[v]) _mm512_mask_i32scatter_ps(r + 16 * v * ldr + i, mask[v], index, acc[i][v], 4); \
+                if (mask[v])                                                                      \
+                    _mm512_mask_i32scatter_ps(r + 16 * v * ldr + (i / NPR) * OW + i % NPR, mask[v], index, \
+                                              acc[i][v], 4);                                      \
     }
-FV_TILE(1) FV_TILE(2) FV_TILE(3) FV_TILE(4) FV_TILE(5) FV_TILE(6)
-FV_TILE(7) FV_TILE(8) FV_TILE(9) FV_TILE(10) FV_TILE(11) FV_TILE(12)
+#define FV_TILES(S)                                                                               \
+    FV_TILE(1, 1, S) FV_TILE(2, 1, S) FV_TILE(3, 1, S) FV_TILE(4, 1, S) FV_TILE(5, 1, S)          \
+    FV_TILE(6, 1, S) FV_TILE(7, 1, S) FV_TILE(8, 1, S) FV_TILE(9, 1, S) FV_TILE(10, 1, S)         \
+    FV_TILE(11, 1, S) FV_TILE(12, 1, S) FV_TILE(13, 1, S) FV_TILE(14, 1, S)                       \
+    FV_TILE(1, 2, S) FV_TILE(2, 2, S) FV_TILE(3, 2, S) FV_TILE(4, 2, S) FV_TILE(5, 2, S)          \
+    FV_TILE(6, 2, S) FV_TILE(7, 2, S)
+FV_TILES(0) FV_TILES(1) FV_TILES(2)
+#undef FV_TILES
 #undef FV_TILE
+#undef FV_STEP
 #undef FV_POS
 
-typedef void (*fvec_tile_fn)(const fvec_job *, const float *, const float *, int64_t, float *, int64_t,
-                             const __mmask16 *);
-static const fvec_tile_fn fvec_tiles[FV_NP + 1] = {NULL, fvec_tile_1, fvec_tile_2, fvec_tile_3, fvec_tile_4,
-                                                  fvec_tile_5, fvec_tile_6, fvec_tile_7, fvec_tile_8, fvec_tile_9,
-                                                  fvec_tile_10, fvec_tile_11, fvec_tile_12};
+typedef void (*fvec_tile_fn)(const fvec_job *, const float *, int64_t, const float *, int64_t, float *, int64_t,
+                             int64_t, const __mmask16 *, int64_t);
+#define FV_ROW(S, ROWS)                                                                           \
+    {NULL, fvec_tile_1_##ROWS##_##S, fvec_tile_2_##ROWS##_##S, fvec_tile_3_##ROWS##_##S,          \
+     fvec_tile_4_##ROWS##_##S, fvec_tile_5_##ROWS##_##S, fvec_tile_6_##ROWS##_##S,                \
+     fvec_tile_7_##ROWS##_##S}
+#define FV_TABLE(S)                                                                               \
+    {{NULL, fvec_tile_1_1_##S, fvec_tile_2_1_##S, fvec_tile_3_1_##S, fvec_tile_4_1_##S,           \
+      fvec_tile_5_1_##S, fvec_tile_6_1_##S, fvec_tile_7_1_##S, fvec_tile_8_1_##S,                 \
+      fvec_tile_9_1_##S, fvec_tile_10_1_##S, fvec_tile_11_1_##S, fvec_tile_12_1_##S,              \
+      fvec_tile_13_1_##S, fvec_tile_14_1_##S},                                                    \
+     FV_ROW(S, 2)}
+/* [column stride 1, 2 or any (0)][rows - 1][positions a row] */
+static const fvec_tile_fn fvec_tiles[3][2][FV_NP + 1] = {FV_TABLE(0), FV_TABLE(1), FV_TABLE(2)};
+#undef FV_TABLE
+#undef FV_ROW
 
-/* Tasks: (image, filter block, output row). */
+/* Tasks: (image, filter block, group of f->rows output rows). */
 __attribute__((target("avx512f"))) static void fvec_tasks(void *arg, int64_t begin, int64_t end) {
     const fvec_job *f = arg;
     conv_job *j = f->j;
     const conv_geom *g = &j->g;
     int64_t OH = g->out[0], OW = g->out[1], S = g->out_size, sh = g->s[0], sw = g->s[1];
-    /* a row of the block's outputs is scattered into R (rows ldr apart: Y's planes may lie
-     * a multiple of 4 KB apart, every lane of a scatter then on one cache set), then copied */
-    int64_t ldr = (OW + 15) / 16 * 16 + 16;
+    int64_t groups = (OH + f->rows - 1) / f->rows, si = sw <= 2 ? sw : 0;
+    /* a group's rows of the block's outputs are scattered into R (filter rows ldr apart: Y's
+     * planes may lie a multiple of 4 KB apart, every lane of a scatter then on one cache
+     * set), then copied */
+    int64_t ldr = (f->rows * OW + 15) / 16 * 16 + 16;
     float *R = mlrt_scratch((size_t)(FV_BLOCK * ldr) * sizeof(float));
     if (!R) { atomic_store(&j->failed, 1); return; }
     for (int64_t t = begin; t < end; ++t) {
-        int64_t oh = t % OH, b = t / OH % f->blocks, n = t / OH / f->blocks;
+        int64_t oh = t % groups * f->rows, b = t / groups % f->blocks, n = t / groups / f->blocks;
+        int64_t rows = OH - oh < f->rows ? OH - oh : f->rows;
         int64_t m0 = b * FV_BLOCK, mw = g->M - m0 < FV_BLOCK ? g->M - m0 : FV_BLOCK;
         __mmask16 mask[FV_V];
         for (int v = 0; v < FV_V; ++v) {
             int64_t left = mw - 16 * v;
             mask[v] = left >= 16 ? (__mmask16)0xFFFF : left <= 0 ? (__mmask16)0 : (__mmask16)((1u << left) - 1);
         }
-        const float *row = f->P + n * g->C * f->plane + oh * sh * f->PW;
+        const float *row = f->P + (n * f->CB * f->plane) + oh * sh * f->PW * 16;
         const float *w = f->wp + b * g->kdim * FV_BLOCK;
         float *y = (float *)j->y + (n * g->M + m0) * S + oh * OW;
-        /* the row in tiles of (nearly) equal width: 14 columns as 7 + 7, not 12 + 2, a
-         * tile's loads of weights costing the same whatever its width */
-        int64_t n_tiles = (OW + FV_NP - 1) / FV_NP;
-        for (int64_t k = 0, ow0 = 0; k < n_tiles; ++k) {
-            int64_t np = OW / n_tiles + (k < OW % n_tiles);
-            fvec_tiles[np](f, row + ow0 * sw, w, sw, R + ow0, ldr, mask);
-            ow0 += np;
+        if (rows == 2) { /* (f->rows is 2 only where OW <= FV_NP / 2) */
+            fvec_tiles[si][1][OW](f, row, sh * f->PW * 16, w, sw, R, OW, ldr, mask, oh == 0 ? FV_PF : 0);
+        } else {
+            /* the row in tiles of (nearly) equal width: 20 columns as 10 + 10, not 14 + 6,
+             * a tile's loads of weights costing the same whatever its width */
+            int64_t n_tiles = (OW + FV_NP - 1) / FV_NP;
+            for (int64_t k = 0, ow0 = 0; k < n_tiles; ++k) {
+                int64_t np = OW / n_tiles + (k < OW % n_tiles);
+                fvec_tiles[si][0][np](f, row + ow0 * sw * 16, 0, w, sw, R + ow0, OW, ldr, mask, oh == 0 && k == 0 ? FV_PF : 0);
+                ow0 += np;
+            }
         }
-        for (int64_t m = 0; m < mw; ++m) memcpy(y + m * S, R + m * ldr, (size_t)OW * sizeof(float));
-        mlrt_conv_finish_f32(y, j->z ? (const float *)j->z + (y - (float *)j->y) : NULL, mw, OW, S,
+        for (int64_t m = 0; m < mw; ++m) memcpy(y + m * S, R + m * ldr, (size_t)(rows * OW) * sizeof(float));
+        mlrt_conv_finish_f32(y, j->z ? (const float *)j->z + (y - (float *)j->y) : NULL, mw, rows * OW, S,
                              j->b ? (const float *)j->b + m0 : NULL, j->activation, j->alpha, j->beta);
     }
 }
@@ -205,18 +288,20 @@ int mlrt_conv_fvec(conv_job *j, const mlrt_context *ctx, const float *wp) {
         span[i] = (g->out[i] - 1) * g->s[i] + reach + 1;
     }
     f.PH = span[0], f.PW = span[1];
+    f.CB = (g->C + 15) / 16;
+    f.rows = g->out[1] <= FV_NP / 2 && g->out[0] > 1 ? 2 : 1;
     size_t floats = FV_MAX_FLOATS + 1;
-    if (f.PH <= FV_MAX_SPAN && f.PW <= FV_MAX_SPAN && f.PH * f.PW <= FV_MAX_SPAN) {
-        f.plane = (f.PH * f.PW + 15) / 16 * 16;
-        floats = (size_t)(g->N * g->C) * (size_t)f.plane; /* (N * C: X's planes, allocated) */
+    if (f.PH <= FV_MAX_SPAN && f.PW <= FV_MAX_SPAN && f.PH * f.PW <= FV_MAX_SPAN / 16 && f.CB <= FV_MAX_SPAN) {
+        f.plane = f.PH * f.PW * 16;
+        floats = (size_t)(g->N * f.CB) * (size_t)f.plane; /* (N * C: X's planes, allocated) */
     }
     if (floats > FV_MAX_FLOATS)
         return mlrt_fail(MLRT_ERR_NOT_IMPLEMENTED, "Conv: the filter-vector path's padded input of %zu floats is too large", floats);
     f.P = mlrt_scratch_slot(1, floats * sizeof(float) + 64);
     if (!f.P) return mlrt_fail(MLRT_ERR_OUT_OF_MEMORY, "Conv: cannot allocate the padded input");
-    mlrt_parallel_for(ctx, g->N * g->C, (1 << 15) / (f.plane + 1) + 1, fvec_pad, &f);
-    int64_t tasks = g->N * f.blocks * g->out[0];
-    int64_t work = g->kdim * FV_BLOCK * g->out[1]; /* multiply-adds a task */
+    mlrt_parallel_for(ctx, g->N * f.CB, (1 << 15) / (f.plane + 1) + 1, fvec_pad, &f);
+    int64_t tasks = g->N * f.blocks * ((g->out[0] + f.rows - 1) / f.rows);
+    int64_t work = g->kdim * FV_BLOCK * g->out[1] * f.rows; /* multiply-adds a task */
     mlrt_parallel_for(ctx, tasks, work >= (1 << 16) ? 1 : (1 << 16) / (work + 1) + 1, fvec_tasks, &f);
     if (atomic_load(&j->failed)) return mlrt_fail(MLRT_ERR_OUT_OF_MEMORY, "Conv: cannot allocate a row buffer");
     return MLRT_OK;

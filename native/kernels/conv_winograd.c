@@ -50,9 +50,11 @@ int mlrt_conv_winograd_fits(const mlrt_conv_params *p, int64_t channels, int64_t
     int64_t oh = height + p->pads_begin[0] + p->pads_end[0] - 2, ow = width + p->pads_begin[1] + p->pads_end[1] - 2;
     if (cg < WG_MIN_CHANNELS || mg < WG_MIN_FILTERS || cg * mg < WG_MIN_PRODUCT || oh < 1 || ow < 1) return 0;
     int64_t tiles = ceil_div(oh, 4) * ceil_div(ow, 4);
-    /* up to 12 x 12 outputs (a 10 x 10's tiles compute 144 outputs for its 100) the
-     * filter-vector path is faster where it runs: 1.4-1.6x at 10 x 10 on AVX-512 */
-    if (tiles < WG_FVEC_TILES && mlrt_conv_fvec_fits(p, channels, filters, height, width)) return 0;
+    /* up to 16 x 16 outputs the filter-vector path is faster where it runs: 1.4-1.6x at
+     * 10 x 10 on AVX-512 (a 10 x 10's tiles compute 144 outputs for its 100); at 14 x 14
+     * over 256 channels 10% in ResNet-50, though 30% slower alone, the four-times-larger
+     * U[xi] streaming from memory for 16 tiles */
+    if (tiles <= WG_FVEC_TILES && mlrt_conv_fvec_fits(p, channels, filters, height, width)) return 0;
     return tiles >= WG_MIN_TILES;
 }
 

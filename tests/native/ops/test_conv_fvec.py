@@ -14,9 +14,11 @@ from test_conv import _const_w_model, _exact_conv, _options, _random_conv
 
 rng = np.random.default_rng(7)
 
-# (X shape, W shape, attributes): strides 1 to 3, dilation, uneven pads, filters not a
-# multiple of the 32 of a block, rows whose last tile runs past the output (into the
-# padded planes' slack), batch 2, a 7 x 7 and a 1 x 3 kernel
+# (X shape, W shape, attributes): strides 1 to 3 (the tiles' column strides 1 and 2 are
+# constants, others a variable), dilation, uneven pads, filters not a multiple of the 32
+# of a block, channels not a multiple of a block's 16 (8, 10, 12, 40), rows split into
+# tiles of unequal width, outputs 7 or fewer wide (two rows a tile; an odd number of
+# rows leaves one), batch 2, a 7 x 7 and a 1 x 3 kernel
 FVEC = [
     ((1, 16, 40, 40), (32, 16, 3, 3), {"pads": [1, 1, 1, 1], "strides": [2, 2]}),
     ((2, 8, 33, 47), (40, 8, 3, 3), {"pads": [0, 1, 1, 0], "strides": [2, 2]}),
@@ -25,6 +27,9 @@ FVEC = [
     ((1, 64, 10, 10), (80, 64, 3, 3), {"pads": [1, 1, 1, 1]}),
     ((1, 8, 20, 24), (17, 8, 7, 7), {"pads": [3, 3, 3, 3], "strides": [1, 2]}),
     ((1, 10, 12, 12), (100, 10, 1, 3), {"pads": [0, 1, 0, 1]}),
+    ((1, 40, 7, 7), (64, 40, 3, 3), {"pads": [1, 1, 1, 1]}),
+    ((2, 20, 9, 10), (33, 20, 3, 3), {"pads": [1, 0, 1, 1], "strides": [2, 2]}),
+    ((1, 48, 14, 14), (32, 48, 3, 3), {"pads": [1, 1, 1, 1]}),
 ]
 
 
@@ -65,7 +70,9 @@ def test_conv_fvec(xs, ws, attrs, threads, monkeypatch):
     np.testing.assert_allclose(got, exact, rtol=1e-4, atol=2e-6 * scale, err_msg="Conv, filter vectors")
     monkeypatch.setenv("MLRT_CONV_FVEC", "0")  # read as the session plans
     other = run_mlrt(model, [x], sess_options=_options(threads))[0]
-    np.testing.assert_allclose(other, exact, rtol=1e-4, atol=2e-6 * scale, err_msg="Conv, without filter vectors")
+    # (without them a 3 x 3 conv of 16 x 16 outputs or fewer takes Winograd, whose transforms
+    # round more: its tolerance, as test_conv_winograd's)
+    np.testing.assert_allclose(other, exact, rtol=1e-4, atol=2e-5 * scale, err_msg="Conv, without filter vectors")
     assert not np.array_equal(got, other), "the filter-vector path did not run"
 
 
@@ -103,16 +110,18 @@ def test_conv_fvec_fits_where_it_pays():
     assert not _fits((1, 3, 224, 224), (32, 3, 3, 3), s2)         # 3 channels: a stem conv
     assert not _fits((1, 32, 80, 80), (8, 32, 3, 3), s2)          # 8 filters
     assert not _fits((1, 32, 80, 80), (64, 32, 1, 1), {})         # 1 x 1: the packed strips
-    assert not _fits((1, 256, 28, 28), (256, 256, 3, 3), s2)      # 14 wide, 288 KB of weights a block
-    assert _fits((1, 64, 56, 56), (64, 64, 7, 7), {"pads": [3, 3, 3, 3]})  # as many, but 56 wide
-    assert not _fits((1, 64, 14, 14), (64, 64, 3, 3), s2)         # 7 wide
+    assert not _fits((1, 512, 7, 7), (2048, 512, 1, 1), {})       # (7 x 7 outputs included)
+    assert _fits((1, 256, 28, 28), (256, 256, 3, 3), s2)          # 14 wide, 288 KB of weights a block
+    assert _fits((1, 512, 7, 7), (512, 512, 3, 3), {"pads": [1, 1, 1, 1]})  # 7 wide: two rows a tile
+    assert _fits((1, 64, 56, 56), (64, 64, 7, 7), {"pads": [3, 3, 3, 3]})
     assert not _fits((1, 32, 80, 80), (64, 16, 3, 3), {**s2, "group": 2})
-    # a 10 x 10 output leaves Winograd to the filter vectors, a 40 x 40 keeps it
+    # outputs up to 16 x 16 leave Winograd to the filter vectors, a 28 x 28 keeps it
     from mlrt.native import _lib
     lib = _lib.lib()
     p1 = {"pads": [1, 1, 1, 1]}
-    assert not lib.mlrt_conv_winograd_fits(_params((1, 128, 10, 10), (128, 128, 3, 3), p1), 128, 128, 10, 10)
-    assert lib.mlrt_conv_winograd_fits(_params((1, 64, 40, 40), (64, 64, 3, 3), p1), 64, 64, 40, 40)
+    for hw, winograd in ((10, False), (14, False), (16, False), (17, True), (28, True), (40, True)):
+        got = lib.mlrt_conv_winograd_fits(_params((1, 128, hw, hw), (128, 128, 3, 3), p1), 128, 128, hw, hw)
+        assert bool(got) == winograd, hw
 
 
 def test_conv_fvec_refuses_bad_sizes():
