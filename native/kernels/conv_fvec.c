@@ -13,7 +13,9 @@
  * and the block's few rows under the tile stay in L1 for all its taps.  The weights,
  * packed once by the plan in that order (mlrt_conv_fvec_pack: per block of 32 filters,
  * 32 floats per patch row), stream in order; a block's first tile prefetches them (in a
- * model they come from memory: ResNet-50's 3 x 3 convs over 512 channels ran 20% faster).
+ * model they come from memory: prefetched on every tile, ResNet-50's 3 x 3 convs over 512
+ * channels ran 7-15% faster, its 256-channel ones, whose block's weights the later tiles
+ * find in L2, 1-5% slower).
  * The tiles' vectors are scattered into a row buffer, whose rows are copied into Y's
  * planes, and bias, Z and the activation finish each output row of a block
  * (mlrt_conv_finish_f32).
@@ -68,8 +70,8 @@ int mlrt_conv_fvec_fits(const mlrt_conv_params *p, int64_t channels, int64_t fil
     const char *off = getenv("MLRT_CONV_FVEC"); /* "0": never (to compare with the other paths) */
     if (off && strcmp(off, "0") == 0) return 0;
     int64_t taps = p->kernel[0] * p->kernel[1];
-    /* 1 x 1: the packed strips (in ResNet-50 the tiles ran 5-15% slower, 7 x 7 outputs
-     * included); under 8 channels (a stem conv over RGB) the tile's few multiply-adds per
+    /* 1 x 1: the packed strips (in ResNet-50 the tiles ran 5-45% slower at 7 x 7 and
+     * 14 x 14, but for one strided conv, and 2.5x slower at 56 x 56); under 8 channels (a stem conv over RGB) the tile's few multiply-adds per
      * output do not pay for its scatter */
     if (taps < 2 || filters < 16 || channels < 8) return 0;
     for (int i = 0; i < 2; ++i)
@@ -295,7 +297,7 @@ int mlrt_conv_fvec(conv_job *j, const mlrt_context *ctx, const float *wp) {
     size_t floats = FV_MAX_FLOATS + 1;
     if (f.PH <= FV_MAX_SPAN && f.PW <= FV_MAX_SPAN && f.PH * f.PW <= FV_MAX_SPAN / 16 && f.CB <= FV_MAX_SPAN) {
         f.plane = f.PH * f.PW * 16;
-        floats = (size_t)(g->N * f.CB) * (size_t)f.plane; /* (N * C: X's planes, allocated) */
+        floats = (size_t)(g->N * f.CB) * (size_t)f.plane; /* (N * CB: X's channel blocks, allocated) */
     }
     if (floats > FV_MAX_FLOATS)
         return mlrt_fail(MLRT_ERR_NOT_IMPLEMENTED, "Conv: the filter-vector path's padded input of %zu floats is too large", floats);
