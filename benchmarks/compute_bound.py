@@ -32,6 +32,7 @@ import models  # noqa: E402
 import mlrt.lowlevel as ml  # noqa: E402
 
 GEMM_SIZES = (1024, 2048, 3072)
+GROUPS = ["light", "mobile", "detector", "ocr", "sequence", "transformer", "overhead"]
 
 
 def _dims(value_info) -> list[int] | None:
@@ -122,9 +123,14 @@ def main(argv=None) -> int:
     import onnxruntime as ort
 
     table = {}
-    for group in models.suite().values():
+    for group in models.suite(GROUPS).values():
         table.update(group)
     for name in args.models.split(","):
+        if name not in table:  # (the scikit-learn models are built only when asked for)
+            for group in models.suite(["sklearn"]).values():
+                table.update(group)
+        if name not in table:
+            ap.error(f"no model {name!r} in benchmarks/models.py")
         model, feeds = table[name]()
         proto = onnx.load(model) if isinstance(model, str) else model
         data = proto.SerializeToString()
