@@ -16,7 +16,7 @@
  * third of the rate a tile reads them: the later row groups of a block prefetch the next
  * block's into L2 (where the same thread runs it), a share each, a few lines per tap, and
  * a block's first tile prefetches ahead of its reads in case they are not there
- * (ResNet-50, 2 threads, in the model: 3 x 3 convs over 256 channels at 14 x 14 6% faster,
+ * (ResNet-50, 2 threads, in the model: 3 x 3 convs over 256 channels at 14 x 14 3-6% faster,
  * over 512 at 7 x 7 8-10%).
  * The tiles' vectors are scattered into a row buffer, whose rows are copied into Y's
  * planes, and bias, Z and the activation finish each output row of a block
