@@ -34,8 +34,9 @@
 
 #include "conv_internal.h"
 
-/* Sanitizer builds (tests/native/test_sanitizers.py) keep the channel loop rolled: unrolled,
- * its 448 checked loads per step took minutes to compile. */
+/* Sanitizer builds (tests/native/test_sanitizers.py) keep the channel loop rolled: unrolled
+ * 16 times over 63 tile shapes, each step's checked loads took this file 6 minutes to
+ * compile with ASAN and UBSan at -O1 (9 s optimized), 15 s rolled. */
 #ifdef __SANITIZE_ADDRESS__
 #define FV_UNROLL_C
 #else
@@ -80,7 +81,8 @@ int mlrt_conv_fvec_fits(const mlrt_conv_params *p, int64_t channels, int64_t fil
     if (off && strcmp(off, "0") == 0) return 0;
     int64_t taps = p->kernel[0] * p->kernel[1];
     /* 1 x 1: the packed strips (in ResNet-50 the tiles ran 5-45% slower at 7 x 7 and
-     * 14 x 14, but for one strided conv, and 2.5x slower at 56 x 56); under 8 channels (a stem conv over RGB) the tile's few multiply-adds per
+     * 14 x 14, but for one strided conv, and 2.5x slower at 56 x 56); under 8 channels
+     * (a stem conv over RGB) the tile's few multiply-adds per
      * output do not pay for its scatter */
     if (taps < 2 || filters < 16 || channels < 8) return 0;
     for (int i = 0; i < 2; ++i)
