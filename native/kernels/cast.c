@@ -5,14 +5,19 @@
  * The output's dtype says what to convert to (the Python semantics chose it), so
  * the kernel takes no parameters.  Rules, as numpy's astype (onnx.reference):
  * float -> float rounds to nearest even (+-inf when out of range), float -> int
- * truncates toward zero (out of range and NaN give what x86 gives: the "integer
- * indefinite" value, then truncation to narrow types), int -> int wraps, anything
- * -> bool is "!= 0" (NaN is true), bool -> number is 0/1.
+ * truncates toward zero, int -> int wraps, anything -> bool is "!= 0" (NaN is true),
+ * bool -> number is 0/1.
+ *
+ * Float -> int out of the type's range (NaN and +-inf included) is undefined in ONNX;
+ * mlrt's answer, the same for every float source (docs/undefined.md): what x86 gives,
+ * the "integer indefinite" value of a 32-bit (64-bit for int64 / uint32 / uint64)
+ * conversion where that conversion overflows, and the low bits of the truncated value
+ * for narrower types.
  *
  * Low-precision types go through float (ml_dtypes' rules, src/half.c): to float8 with
  * `saturate` (out of range -> the largest finite value, else inf / NaN), to float8e8m0
  * with `round_mode`; to the 4- and 2-bit integers like to any integer (truncate toward
- * zero, keep the low bits).
+ * zero, keep the low bits); from them to an integer like from float.
  */
 #include <math.h>
 
@@ -182,25 +187,6 @@ static inline bool lp_is_int_source(int32_t t) {
     default: ((uint8_t *)(y))[i] = mlrt_f32_to_lowp((float)(v), t, sat); break;               \
     }
 
-/* a float8 NaN or infinity to an integer type, as ml_dtypes converts them: NaN -> 0,
- * +-inf -> the type's largest / smallest value (4- and 2-bit: all ones / zero) */
-static void lp_store_special(void *y, int64_t i, int32_t t, float v) {
-    int pos = v > 0, nan = v != v;
-    switch (t) {
-    case MLRT_INT8: ((int8_t *)y)[i] = nan ? 0 : pos ? INT8_MAX : INT8_MIN; break;
-    case MLRT_INT16: ((int16_t *)y)[i] = nan ? 0 : pos ? INT16_MAX : INT16_MIN; break;
-    case MLRT_INT32: ((int32_t *)y)[i] = nan ? 0 : pos ? INT32_MAX : INT32_MIN; break;
-    case MLRT_INT64: ((int64_t *)y)[i] = nan ? 0 : pos ? INT64_MAX : INT64_MIN; break;
-    case MLRT_UINT8: ((uint8_t *)y)[i] = nan ? 0 : pos ? UINT8_MAX : 0; break;
-    case MLRT_UINT16: ((uint16_t *)y)[i] = nan ? 0 : pos ? UINT16_MAX : 0; break;
-    case MLRT_UINT32: ((uint32_t *)y)[i] = nan ? 0 : pos ? UINT32_MAX : 0; break;
-    case MLRT_UINT64: ((uint64_t *)y)[i] = nan ? 0 : pos ? UINT64_MAX : 0; break;
-    case MLRT_INT4: case MLRT_UINT4: ((uint8_t *)y)[i] = nan ? 0 : pos ? 0xf : 0; break;
-    case MLRT_INT2: case MLRT_UINT2: ((uint8_t *)y)[i] = nan ? 0 : pos ? 0x3 : 0; break;
-    default: break;
-    }
-}
-
 typedef struct lp_job { const void *x; void *y; int32_t xt, yt; int saturate, round_mode; } lp_job;
 
 static void cast_lowp(void *arg, int64_t begin, int64_t end) {
@@ -221,12 +207,6 @@ static void cast_lowp(void *arg, int64_t begin, int64_t end) {
         for (int64_t i = begin; i < end; ++i) {
             double v = ((const double *)j->x)[i];
             LP_STORE(j->y, i, yt, v);
-        }
-    } else if (mlrt_is_lowp_float(xt) && yt != MLRT_BOOL && !mlrt_is_real(yt) && !mlrt_is_lowp_float(yt)) {
-        for (int64_t i = begin; i < end; ++i) { /* to an integer: NaN and inf as ml_dtypes */
-            float v = lp_load_float(j->x, i, xt);
-            if (v != v || v == __builtin_inff() || v == -__builtin_inff()) lp_store_special(j->y, i, yt, v);
-            else LP_STORE(j->y, i, yt, v);
         }
     } else {
         for (int64_t i = begin; i < end; ++i) {

@@ -226,8 +226,11 @@ def default_device() -> "Device":
             return dev
         raise DeviceError("no usable OpenCL device"
                           + (": " + "; ".join(_failures) if _failures else " (no OpenCL platform found)")
-                          + ". mlrt installs Intel's CPU OpenCL runtime with pip on x86-64 Linux "
-                            "(pip install opencl-rt); elsewhere install a GPU's or CPU's OpenCL driver")
+                          + ". " + NO_DEVICE_HINT)
+
+
+NO_DEVICE_HINT = ("For a CPU OpenCL device from pip on x86-64 Linux: pip install \"mlrt[opencl-cpu]\" "
+                  "(Intel's CPU runtime); elsewhere install a GPU's or CPU's OpenCL driver")
 
 
 def survey() -> list[tuple[str, str]]:

@@ -10,7 +10,13 @@ case passes there only if its nodes ran on OpenCL (shape computations aside).
 Each provider has a skip file beside this one (`cpu.skip`, `opencl.skip`): one case
 per line, then `#` and why it fails.  The tests require the failures to be exactly
 the skip file's cases; `--write-skip` rewrites the file from a run, each case with
-the reason it failed for."""
+the reason it failed for (and keeps the lines below).
+
+A line whose reason starts with "undefined by the spec" marks a case whose expected
+values include results ONNX leaves undefined (a float cast to an integer out of its
+range), which the generator computed with whatever ml_dtypes was installed.  Such a
+case is not skipped: its expected values are replaced there by mlrt's own rule
+(tests/undefined.py, docs/undefined.md) and it must pass."""
 
 from __future__ import annotations
 
@@ -24,6 +30,7 @@ from pathlib import Path
 import numpy as np
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))  # tests/undefined.py, when run as a script
 PROVIDERS = {"cpu": ["CPUExecutionProvider"], "opencl": ["OpenCLExecutionProvider", "CPUExecutionProvider"]}
 
 
@@ -73,9 +80,23 @@ def prepare(model, providers):
     return MlrtBackendRep(InferenceSession(model.SerializeToString(), options, providers=providers))
 
 
-def run_case(case, providers=None, placed=None) -> str | None:
+UNDEFINED = "undefined by the spec"
+
+
+def _mlrt_defined(case, inputs, outputs):
+    """The case's expected outputs with undefined elements as mlrt defines them (Cast
+    and CastLike: the one output follows from the first input)."""
+    from undefined import expected_cast
+    ops = {n.op_type for n in case.model.graph.node}
+    if ops & {"Cast", "CastLike"} and len(outputs) == 1:
+        return [expected_cast(inputs[0], np.asarray(outputs[0]))]
+    return outputs
+
+
+def run_case(case, providers=None, placed=None, undefined=False) -> str | None:
     """None if the case passes, else a one-line reason.  `placed` (a Counter) tallies
-    which provider ran each node."""
+    which provider ran each node; `undefined`: the expected values' undefined
+    elements are replaced by mlrt's rule first."""
     try:
         rep = prepare(case.model, providers)
         if placed is not None:
@@ -83,6 +104,8 @@ def run_case(case, providers=None, placed=None) -> str | None:
         for inputs, outputs in case.data_sets:
             inputs = [_plain(x) for x in inputs]
             outputs = [_plain(x) for x in outputs]
+            if undefined:
+                outputs = _mlrt_defined(case, inputs, outputs)
             got = rep.run(inputs)
             if len(got) != len(outputs):
                 return f"{len(got)} outputs, expected {len(outputs)}"
@@ -95,13 +118,15 @@ def run_case(case, providers=None, placed=None) -> str | None:
     return None
 
 
-def run_all(select: str = "", providers=None, placed=None) -> tuple[int, int, dict[str, str]]:
+def run_all(select: str = "", providers=None, placed=None, undefined=()) -> tuple[int, int, dict[str, str]]:
+    """Run the cases whose name contains `select`; those named in `undefined` are
+    compared with mlrt's rule where the spec leaves their values undefined."""
     cases = [c for c in collect() if select in c.name]
     failures = {}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for case in cases:
-            reason = run_case(case, providers, placed)
+            reason = run_case(case, providers, placed, undefined=case.name in undefined)
             if reason is not None:
                 failures[case.name] = reason
     return len(cases) - len(failures), len(cases), failures
@@ -111,14 +136,24 @@ def skip_file(provider: str) -> Path:
     return HERE / f"{provider}.skip"
 
 
-def read_skips(provider: str) -> dict[str, str]:
-    """The provider's skip file: case name -> reason."""
-    skips = {}
+def _skip_lines(provider: str) -> dict[str, str]:
+    lines = {}
     for line in skip_file(provider).read_text().splitlines():
         name, _, reason = line.partition("#")
         if name.strip():
-            skips[name.strip()] = reason.strip()
-    return skips
+            lines[name.strip()] = reason.strip()
+    return lines
+
+
+def read_skips(provider: str) -> dict[str, str]:
+    """The provider's skip file: case name -> reason, for the cases expected to fail."""
+    return {n: r for n, r in _skip_lines(provider).items() if not r.startswith(UNDEFINED)}
+
+
+def read_undefined(provider: str) -> dict[str, str]:
+    """The cases the skip file marks "undefined by the spec": run, and compared with
+    mlrt's rule where the spec leaves their values undefined."""
+    return {n: r for n, r in _skip_lines(provider).items() if r.startswith(UNDEFINED)}
 
 
 def _short(reason: str) -> str:
@@ -129,11 +164,14 @@ def _short(reason: str) -> str:
 
 
 def write_skips(provider: str, failures: dict[str, str]) -> None:
-    width = max((len(n) for n in failures), default=0)
+    undefined = read_undefined(provider)
+    width = max((len(n) for n in [*failures, *undefined]), default=0)
     lines = [f"# Node conformance cases that fail with providers {PROVIDERS[provider]}, one per line with why.",
              "# tests/conformance/test_node_conformance*.py fail when this list and a run disagree;",
              f"# rewrite with: python tests/conformance/node_cases.py --provider {provider} --write-skip"]
     lines += [f"{name:<{width}}  # {_short(failures[name])}" for name in sorted(failures)]
+    lines += ["# Run, with mlrt's rule where the spec leaves the expected values undefined:"]
+    lines += [f"{name:<{width}}  # {undefined[name]}" for name in sorted(undefined)]
     skip_file(provider).write_text("\n".join(lines) + "\n")
 
 
@@ -155,7 +193,7 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     providers = PROVIDERS[args.provider]
     placed = collections.Counter()
-    passed, total, failures = run_all(args.k, providers, placed)
+    passed, total, failures = run_all(args.k, providers, placed, undefined=read_undefined(args.provider))
     if args.write_skip:
         if args.k:
             ap.error("--write-skip needs the whole suite (no -k)")

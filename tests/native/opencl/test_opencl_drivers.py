@@ -1,5 +1,5 @@
-"""OpenCL drivers: Intel's CPU runtime installed by pip with mlrt is registered by mlrt
-itself, so a fresh machine has a device with no system OpenCL at all; the vendor
+"""OpenCL drivers: Intel's CPU runtime installed by pip (the opencl-cpu extra, which
+the test extras include) is registered by mlrt itself, so a fresh machine has a device with no system OpenCL at all; the vendor
 folder mlrt makes keeps every driver the loader would have read; and the device
 order is GPUs, Intel's CPU runtime, other devices, PoCL."""
 
@@ -16,11 +16,11 @@ from mlrt.native.opencl import _drivers, _runtime
 ON_LINUX_X86 = sys.platform == "linux" and platform.machine() == "x86_64"
 
 
-@pytest.mark.skipif(not ON_LINUX_X86, reason="opencl-rt is a dependency on x86-64 Linux only")
+@pytest.mark.skipif(not ON_LINUX_X86, reason="opencl-rt (mlrt[opencl-cpu], in the test extras) exists for x86-64 Linux only")
 def test_a_device_from_pip_alone(tmp_path):
     """With the system's drivers hidden (OCL_ICD_VENDORS naming an empty folder, as on a
     machine with no OpenCL), a new process still finds a device that builds and runs."""
-    assert _drivers.pip_runtimes(), "opencl-rt is installed with mlrt but its libintelocl.so was not found"
+    assert _drivers.pip_runtimes(), "opencl-rt (in mlrt's test extras) is installed but its libintelocl.so was not found"
     hidden = tmp_path / "no-drivers"
     hidden.mkdir()
     script = ("from mlrt.native.opencl import _runtime as r\n"
