@@ -6,9 +6,18 @@ Used by the package build (setup.py) and by hand while developing:
 
 The library links OpenBLAS from the scipy-openblas32 wheel; the BLAS library is
 copied beside libmlrt_core.so and found through an $ORIGIN rpath, so the runtime
-folder is self-contained.  Objects are cached by source hash and flags under
-DIR/.obj, so a rebuild after editing one kernel compiles one file.  Flags are
-portable (no -march=native); faster per-ISA code is chosen at run time.
+folder is self-contained.  Flags are portable (no -march=native); faster per-ISA code
+is chosen at run time.  CC may name the compiler with arguments ("python -m ziglang cc
+-target x86_64-linux-gnu.2.28"); building with no compiler ends in one line saying
+what to install.
+
+Objects are cached, keyed by the source, the headers, the flags and the compiler
+(its path and --version), under DIR/.obj and in a cache shared by every build:
+$MLRT_BUILD_CACHE, default $XDG_CACHE_HOME/mlrt/build or ~/.cache/mlrt/build
+(MLRT_BUILD_CACHE=0 or off: DIR/.obj only).  So a rebuild after editing one kernel
+compiles one file, here or in `pip install .`, which builds in a fresh temporary
+folder every time.  The build says on stderr how far it is and how long it took
+(`pip install -v .` shows it).
 
 Sanitizers: `MLRT_SANITIZE=address,undefined` (or `--sanitize address,undefined`)
 builds with those -fsanitize checks, -O1 -g and no recovery from undefined behaviour
@@ -23,12 +32,17 @@ from __future__ import annotations
 import argparse
 import ast
 import concurrent.futures
+import glob
 import hashlib
 import json
 import os
+import re
+import shlex
 import shutil
 import subprocess
 import sys
+import tempfile
+import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -57,11 +71,15 @@ def sanitize_flags(spec: str | None) -> list[str]:
 def sanitizer_preload(spec: str, cc: str | None = None) -> list[str]:
     """The sanitizer runtime libraries a process must preload (LD_PRELOAD) to load a
     library built with `spec`; [] when the compiler has none of them installed."""
-    cc = cc or os.environ.get("CC") or "cc"
+    cmd = compiler(cc)
     wanted = {"address": "libasan.so", "undefined": "libubsan.so"}
     found = []
     for name in [n.strip() for n in spec.split(",") if n.strip()]:
-        path = subprocess.run([cc, f"-print-file-name={wanted[name]}"], capture_output=True, text=True).stdout.strip()
+        try:
+            path = subprocess.run([*cmd, f"-print-file-name={wanted[name]}"], capture_output=True,
+                                  text=True).stdout.strip()
+        except OSError:  # no compiler at all
+            return []
         if not os.path.isabs(path) or not os.path.exists(path):
             return []
         found.append(path)
@@ -99,52 +117,294 @@ def _blas():
     return Path(sob.get_include_dir()), Path(sob.get_lib_dir()), sob.get_library()
 
 
-def _compile(cc: str, src: Path, obj_dir: Path, flags: list[str], header_hash: str) -> Path:
-    digest = hashlib.sha256(src.read_bytes() + " ".join(flags).encode() + header_hash.encode()).hexdigest()[:16]
-    obj = obj_dir / f"{src.stem}-{digest}.o"
-    if not obj.exists():
-        tmp = obj.with_suffix(f".{os.getpid()}.tmp")
-        subprocess.run([cc, *flags, "-c", str(src), "-o", str(tmp)], check=True)
-        os.replace(tmp, obj)
-    return obj
+# --- the compiler -----------------------------------------------------------------------
 
+class BuildError(Exception):
+    """A build that cannot go on, said in one line.  setup.py hands it to setuptools,
+    which prints it as the build's last line ("error: ..."), below the compiler's own
+    messages, where a pip user looks first."""
+
+
+MISSING_COMPILER_HELP = ("install one (Debian/Ubuntu: apt-get install gcc; Fedora: dnf install gcc; "
+                         "macOS: xcode-select --install) or install a prebuilt mlrt wheel")
+
+
+def compiler(cc: str | None = None) -> list[str]:
+    """The C compiler command: `cc`, else $CC, else "cc", split as a shell would, so
+    that CC may carry arguments (CC="python -m ziglang cc -target x86_64-linux-gnu.2.28")."""
+    return shlex.split(cc or os.environ.get("CC") or "") or ["cc"]
+
+
+def require_compiler(cmd: list[str]) -> str:
+    """The resolved path of the compiler's program; a BuildError naming what to install
+    when there is none (checked before the build starts, so that is all it says)."""
+    found = shutil.which(cmd[0])
+    if found is None:
+        named = f"{cmd[0]!r} (from $CC)" if cmd == compiler() and os.environ.get("CC") else repr(cmd[0])
+        raise BuildError(f"mlrt: building from source needs a C compiler, and {named} was not found: "
+                         + MISSING_COMPILER_HELP)
+    return found
+
+
+def compiler_identity(cmd: list[str]) -> str:
+    """What names this compiler in an object's cache key: the command with its program
+    resolved (a symlink such as /usr/bin/cc followed), and its `--version` output, which
+    changes when the compiler is upgraded in place or CC names another one."""
+    program = os.path.realpath(require_compiler(cmd))
+    try:
+        run = subprocess.run([*cmd, "--version"], capture_output=True, text=True, timeout=120)
+        version = f"{run.returncode}\n{run.stdout}{run.stderr}"
+    except (OSError, subprocess.SubprocessError) as exc:
+        version = f"no version ({exc})"
+    return "\0".join([program, *cmd[1:], version])
+
+
+# --- the object cache -------------------------------------------------------------------
+# pip builds in a fresh temporary folder every time, so DIR/.obj never survives from one
+# `pip install .` to the next.  Objects are kept as well in the user's cache folder,
+# keyed by the source, every header the compiler can reach, the flags and the compiler,
+# so that an install with no C change compiles nothing.  The key's flags name an -I
+# folder by its headers' content, not its path: pip's isolated build environment (and
+# with it the BLAS header folder) has a new path every time.
+
+CACHE_KEEP = 6  # objects kept per source file: the most recently used (a few flag sets and compilers)
+_CACHE_OFF = ("0", "off")
+
+
+def build_cache() -> Path | None:
+    """The shared object cache folder: $MLRT_BUILD_CACHE, else $XDG_CACHE_HOME/mlrt/build,
+    else ~/.cache/mlrt/build; None when MLRT_BUILD_CACHE is 0 or off, or when the folder
+    cannot be written (said in one line: the build goes on without it)."""
+    value = os.environ.get("MLRT_BUILD_CACHE", "").strip()
+    if value.lower() in _CACHE_OFF:
+        return None
+    if value:
+        folder = Path(value).expanduser()
+    else:
+        base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+        folder = Path(base) / "mlrt" / "build"
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=folder):
+            pass
+    except OSError as exc:
+        _say(f"mlrt: the build cache {folder} cannot be written ({exc.strerror or exc}); compiling without it")
+        return None
+    return folder
+
+
+def _say(line: str) -> None:
+    """A progress line: stderr, flushed at once (pip -v shows a build's output as it comes)."""
+    print(line, file=sys.stderr, flush=True)
+
+
+def _headers_digest(folder: Path) -> str:
+    h = hashlib.sha256()
+    for path in sorted(folder.rglob("*.h")):
+        h.update(path.relative_to(folder).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+    return h.hexdigest()
+
+
+def _key_inputs(cmd: list[str], flags: list[str], header_files: list[Path]) -> bytes:
+    """Everything but the source that an object depends on, computed once per build."""
+    key_flags = [f"-I<{_headers_digest(Path(f[2:]))}>" if f.startswith("-I") and Path(f[2:]).is_dir() else f
+                 for f in flags]
+    h = hashlib.sha256()
+    for path in header_files:
+        h.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    return "\0".join([compiler_identity(cmd), *key_flags, h.hexdigest()]).encode()
+
+
+def _object_name(src: Path, key_inputs: bytes) -> str:
+    # the folder is part of the name: src/gemm.c and kernels/gemm.c are two files
+    digest = hashlib.sha256(key_inputs + b"\0" + src.read_bytes()).hexdigest()[:20]
+    return f"{src.parent.name}.{src.stem}-{digest}.o"
+
+
+def _copy_atomically(source: Path, target: Path) -> None:
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    os.close(fd)
+    try:
+        shutil.copyfile(source, tmp)
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+class _ObjectCache:
+    """The shared cache folder's objects (none when `folder` is None).  Writes are a
+    temporary file renamed into place, so concurrent builds never read half an object;
+    a cache that fails to be written is dropped for the rest of the build (one line).
+    Used from the thread that collects the compiles only."""
+
+    def __init__(self, folder: Path | None):
+        self.folder = folder
+
+    def fetch(self, name: str, target: Path) -> bool:
+        if self.folder is None:
+            return False
+        entry = self.folder / name
+        try:
+            _copy_atomically(entry, target)
+            os.utime(entry)  # recently used: kept by prune()
+        except FileNotFoundError:
+            return False  # (or pruned by another build meanwhile)
+        except OSError:
+            return target.exists()
+        return True
+
+    def store(self, obj: Path, name: str) -> None:
+        folder = self.folder
+        if folder is None:
+            return
+        try:
+            _copy_atomically(obj, folder / name)
+            self._prune(folder, name)
+        except OSError as exc:
+            self.folder = None
+            _say(f"mlrt: the build cache {folder} cannot be written ({exc.strerror or exc}); compiling without it")
+
+    @staticmethod
+    def _prune(folder: Path, name: str) -> None:
+        """Keep the CACHE_KEEP most recently used objects of this source file."""
+        prefix = name.rsplit("-", 1)[0]
+        pattern = re.compile(re.escape(prefix) + r"-[0-9a-f]{20}\.o")
+        entries = []
+        for path in folder.glob(f"{glob.escape(prefix)}-*.o"):
+            try:
+                if pattern.fullmatch(path.name):
+                    entries.append((path.stat().st_mtime, path))
+            except FileNotFoundError:
+                pass
+        for _, path in sorted(entries, reverse=True)[CACHE_KEEP:]:
+            path.unlink(missing_ok=True)
+
+
+class CompileStats:
+    """How many files a compile step had, compiled, and found compiled (in DIR/.obj or
+    the shared cache).  (Not a dataclass: setup.py loads this file as a module that is
+    not in sys.modules, where dataclasses cannot resolve its annotations.)"""
+
+    def __init__(self, total: int = 0, compiled: int = 0, cached: int = 0):
+        self.total, self.compiled, self.cached = total, compiled, cached
+
+    def __repr__(self) -> str:
+        return f"CompileStats(total={self.total}, compiled={self.compiled}, cached={self.cached})"
+
+
+def compile_objects(cmd: list[str], srcs: list[Path], obj_dir: Path, flags: list[str], *,
+                    header_files: list[Path] = (), cache: Path | None = None, jobs: int = 2,
+                    label: str = "C core") -> tuple[list[Path], CompileStats]:
+    """Compile srcs into obj_dir (objects in the order of srcs), reusing an object of the
+    same key from obj_dir or from the shared `cache` folder; progress lines on stderr.
+    The key: the source, `header_files` and every header under an -I folder, the
+    flags and the compiler's identity.  A failing file ends the build with a BuildError
+    naming it (the compiler's messages printed above)."""
+    obj_dir.mkdir(parents=True, exist_ok=True)
+    store = _ObjectCache(cache)
+    key_inputs = _key_inputs(cmd, flags, list(header_files))
+    objs, missing = [], []
+    for src in srcs:
+        name = _object_name(src, key_inputs)
+        obj = obj_dir / name
+        objs.append(obj)
+        if not obj.exists() and not store.fetch(name, obj):
+            missing.append((src, obj))
+    stats = CompileStats(total=len(srcs), cached=len(srcs) - len(missing))
+    _say(f"mlrt: compiling {label}: {len(missing)} of {len(srcs)} files to compile ({stats.cached} from cache)")
+    if not missing:
+        return objs, stats
+    with concurrent.futures.ThreadPoolExecutor(max(1, jobs)) as pool:
+        futures = {pool.submit(_compile, cmd, src, obj, flags): (src, obj) for src, obj in missing}
+        try:
+            for future in concurrent.futures.as_completed(futures):
+                future.result()
+                src, obj = futures[future]
+                store.store(obj, obj.name)
+                stats.compiled += 1
+                _say(f"mlrt: compiling {label}: {stats.compiled}/{len(missing)} files"
+                     + (f" ({stats.cached} more from cache)" if stats.cached else "")
+                     + f": {src.parent.name}/{src.name}")
+        except BaseException:
+            for future in futures:
+                future.cancel()
+            raise
+    return objs, stats
+
+
+def _compile(cmd: list[str], src: Path, obj: Path, flags: list[str]) -> None:
+    tmp = obj.with_name(f".{obj.name}.{os.getpid()}.tmp")
+    try:
+        run = subprocess.run([*cmd, *flags, "-c", str(src), "-o", str(tmp)], capture_output=True, text=True)
+    except OSError as exc:
+        raise BuildError(f"mlrt: compiling {src.parent.name}/{src.name}: cannot run {cmd[0]!r} ({exc})") from None
+    if run.stdout or run.stderr:  # (in one piece: files compile side by side)
+        sys.stderr.write(run.stdout + run.stderr)
+        sys.stderr.flush()
+    if run.returncode != 0:
+        tmp.unlink(missing_ok=True)
+        raise BuildError(f"mlrt: compiling {src.parent.name}/{src.name} failed (exit status {run.returncode}); "
+                         "the compiler's messages are above")
+    os.replace(tmp, obj)
+
+
+# --- the library --------------------------------------------------------------------------
 
 def build(out_dir: Path, version: str = "0.0.0", cc: str | None = None, jobs: int = 2,
-          sanitize: str | None = None) -> Path:
-    """Compile and link the runtime into out_dir; return the library path.  `sanitize`
-    (default $MLRT_SANITIZE): sanitizers to build with, e.g. "address,undefined".
+          sanitize: str | None = None, link_cc: str | None = None) -> Path:
+    """Compile and link the runtime into out_dir; return the library path.  `cc` (default
+    $CC, else cc): the compiler command, arguments allowed.  `link_cc` (default
+    $MLRT_LINK_CC, else the compiler): the command that links, e.g. setup.py's `zig cc`
+    against an older glibc's symbols for a manylinux wheel; the compiler's own runtime
+    library (libgcc: the CPU detection behind target_clones) is then linked in statically.
+    `sanitize` (default $MLRT_SANITIZE): sanitizers to build with, e.g.
+    "address,undefined".  Objects come
+    from out_dir/.obj or the shared build cache (`build_cache()`) when their key matches.
 
     Builds into one folder are serialised with a lock file, so two builds started
     together never leave a library missing the newer of their sources."""
     import fcntl
 
+    cmd = compiler(cc)
+    require_compiler(cmd)  # first: with no compiler, that is the one line the build says
+    extra = sanitize_flags(os.environ.get("MLRT_SANITIZE") if sanitize is None else sanitize)
     out_dir.mkdir(parents=True, exist_ok=True)
     with open(out_dir / ".build.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        extra = sanitize_flags(os.environ.get("MLRT_SANITIZE") if sanitize is None else sanitize)
-        return _build_locked(out_dir, version, cc or os.environ.get("CC") or "cc", jobs, extra)
+        link = shlex.split(link_cc or os.environ.get("MLRT_LINK_CC") or "") or cmd
+        return _build_locked(out_dir, version, cmd, jobs, extra, link)
 
 
-def _build_locked(out_dir: Path, version: str, cc: str, jobs: int, extra: list[str]) -> Path:
-    obj_dir = out_dir / ".obj"
-    obj_dir.mkdir(exist_ok=True)
+def _build_locked(out_dir: Path, version: str, cmd: list[str], jobs: int, extra: list[str],
+                  link: list[str]) -> Path:
+    start = time.monotonic()
     blas_inc, blas_lib_dir, blas_name = _blas()
     flags = CFLAGS + extra + [f"-I{HERE / 'include'}", f"-I{HERE / 'src'}", f"-I{blas_inc}",
                               f'-DMLRT_VERSION_STRING="{version}"',
                               f'-DMLRT_BUILD_FLAGS="{" ".join(CFLAGS + extra)}"']
-    header_hash = hashlib.sha256(b"".join(h.read_bytes() for h in headers())).hexdigest()
-    with concurrent.futures.ThreadPoolExecutor(max(1, jobs)) as pool:
-        objs = list(pool.map(lambda s: _compile(cc, s, obj_dir, flags, header_hash), sources()))
+    objs, stats = compile_objects(cmd, sources(), out_dir / ".obj", flags, header_files=headers(),
+                                  cache=build_cache(), jobs=jobs)
     blas_file = f"lib{blas_name}.so"
     tmp_blas = out_dir / f".{blas_file}.{os.getpid()}.tmp"
     shutil.copy2(blas_lib_dir / blas_file, tmp_blas)
     os.replace(tmp_blas, out_dir / blas_file)
     target = out_dir / LIBRARY
     tmp = out_dir / f".{LIBRARY}.{os.getpid()}.tmp"
-    subprocess.run([cc, "-shared", "-pthread", *extra, "-o", str(tmp), *map(str, objs),
-                    f"-L{out_dir}", f"-l{blas_name}", "-Wl,-rpath,$ORIGIN", "-lm"], check=True)
+    runtime = []
+    if link != cmd:
+        runtime = [subprocess.run([*cmd, "-print-libgcc-file-name"], capture_output=True, text=True,
+                                  check=True).stdout.strip()]
+    run = subprocess.run([*link, "-shared", "-pthread", *extra, "-o", str(tmp), *map(str, objs),
+                          f"-L{out_dir}", f"-l{blas_name}", "-Wl,-rpath,$ORIGIN", "-lm", *runtime])
+    if run.returncode != 0:
+        tmp.unlink(missing_ok=True)
+        raise BuildError(f"mlrt: linking {LIBRARY} failed (exit status {run.returncode}); "
+                         "the linker's messages are above")
     os.replace(tmp, target)
     write_manifest(out_dir, version)
+    _say(f"mlrt: built {LIBRARY} in {time.monotonic() - start:.1f} s "
+         f"({stats.compiled} files compiled, {stats.cached} from cache)")
     return target
 
 
@@ -257,7 +517,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--sanitize", default=None, help="e.g. address,undefined (default: $MLRT_SANITIZE)")
     args = ap.parse_args(argv)
     version = args.version or _project_version()
-    print(build(args.out, version=version, jobs=args.jobs, sanitize=args.sanitize))
+    try:
+        print(build(args.out, version=version, jobs=args.jobs, sanitize=args.sanitize))
+    except BuildError as exc:
+        print(exc, file=sys.stderr)
+        return 1
     print(args.out / MANIFEST)
     return 0
 
