@@ -7,9 +7,15 @@ or copied into an app's folder with `mlrt runtime bundle DIR`) or system-install
 select_runtime(...) before first use chooses; current_runtime() tells which.
 """
 
-from ._install import bundle, install, installed, uninstall
-from ._runtime import (LIBRARY_NAME, MANIFEST_NAME, Runtime, check_folder, current_runtime, load, read_manifest,
-                       select_runtime, system_prefix)
+from .._lazy import lazy as _lazy
 
 __all__ = ["LIBRARY_NAME", "MANIFEST_NAME", "Runtime", "bundle", "check_folder", "current_runtime", "install",
            "installed", "load", "read_manifest", "select_runtime", "system_prefix", "uninstall"]
+
+
+# imported when first asked for: the layers above import this package with their own
+# import, and the runtime is found and loaded later, by the first session
+__getattr__, __dir__ = _lazy(__name__, globals(), {
+    **dict.fromkeys(("bundle", "install", "installed", "uninstall"), "._install"),
+    **dict.fromkeys(("LIBRARY_NAME", "MANIFEST_NAME", "Runtime", "check_folder", "current_runtime", "load",
+                     "read_manifest", "select_runtime", "system_prefix"), "._runtime")})

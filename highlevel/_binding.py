@@ -4,7 +4,6 @@ LearningModelBinding), and how frames become a model's image tensors."""
 from __future__ import annotations
 
 import numpy as np
-from onnx import helper
 
 from .._errors import InvalidArgument
 from ..lowlevel import OrtValue
@@ -35,6 +34,7 @@ class Feature:
             return None
         if kind == TensorKind.STRING:
             return np.dtype(object)
+        from onnx import helper  # (imported with the first model, not with mlrt.highlevel)
         return np.dtype(helper.tensor_dtype_to_np_dtype(int(kind)))
 
     def image_layout(self) -> tuple[int, bool] | None:

@@ -9,11 +9,13 @@ import os
 import types
 from dataclasses import dataclass
 from pathlib import Path
-
-import onnx
+from typing import TYPE_CHECKING
 
 from .._errors import InvalidArgument, InvalidModel
 from ..media import BitmapAlphaMode, BitmapPixelFormat, LearningModelPixelRange
+
+if TYPE_CHECKING:  # (onnx is imported by the first LearningModel.load, not with mlrt.highlevel)
+    import onnx
 
 
 class TensorKind(enum.IntEnum):
@@ -165,6 +167,7 @@ class LearningModel:
     def load(cls, source) -> "LearningModel":
         """From a file path, the model's bytes, or a binary file object (LoadFromFilePath /
         LoadFromStream)."""
+        import onnx
         if isinstance(source, (str, os.PathLike)):
             path = Path(os.fspath(source))
             if not path.is_file():

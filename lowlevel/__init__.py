@@ -7,21 +7,9 @@ module (with onnxruntime's capi submodules and exception names: see _compat.py).
 
 from .._errors import (DeviceError, InvalidArgument, InvalidModel, MlrtError, NoSuchFile, NotImplemented,
                        ResourceExhausted, RuntimeLoadError)
-from .._version import __version__
-from ._compat import (disable_telemetry_events, enable_telemetry_events, get_all_providers, get_build_info,
-                      has_collective_ops, install_as_onnxruntime, set_default_logger_severity,
-                      set_default_logger_verbosity, set_seed)
-from ._custom_ops import CustomOp
-from ._device import (OrtAllocatorType, OrtArenaCfg, OrtDevice, OrtDeviceMemoryType, OrtDeviceVendorId,
-                      OrtEpAssignedNode, OrtEpAssignedSubgraph, OrtEpDevice, OrtExecutionProviderDevicePolicy,
-                      OrtHardwareDevice, OrtHardwareDeviceType, OrtMemoryInfo, OrtMemoryInfoDeviceType, OrtMemType,
-                      create_and_register_allocator, create_and_register_allocator_v2, get_ep_devices)
-from ._globals import (SessionIOBinding, copy_tensors, cuda_version, package_name, preload_dlls, print_debug_info,
-                       register_execution_provider_library, set_default_logger_callback, set_global_thread_pool_sizes,
-                       unregister_execution_provider_library, version)
+from .._lazy import lazy as _lazy
 from ._options import ExecutionMode, ExecutionOrder, GraphOptimizationLevel, RunOptions, SessionOptions
 from ._ortvalue import IOBinding, OrtValue
-from ._session import InferenceSession, ModelMetadata, NodeArg, get_available_providers
 from ._sparse import OrtSparseFormat, SparseTensor
 
 
@@ -31,8 +19,30 @@ def get_device() -> str:
 
 
 def get_version_string() -> str:
+    from .._version import __version__
     return __version__
 
+
+# Imported when first asked for: the session's pipeline (graph loading, checker, optimizer,
+# partitioner) and the native library's glue, with onnx behind them, by the first
+# InferenceSession; the rest of onnxruntime's module (its module-level functions, device and
+# allocator classes) by their first use.  So importing this module costs no more than
+# importing onnxruntime.
+__getattr__, __dir__ = _lazy(__name__, globals(), {
+    **dict.fromkeys(("InferenceSession", "ModelMetadata", "NodeArg", "get_available_providers"), "._session"),
+    **dict.fromkeys(("disable_telemetry_events", "enable_telemetry_events", "get_all_providers", "get_build_info",
+                     "has_collective_ops", "install_as_onnxruntime", "set_default_logger_severity",
+                     "set_default_logger_verbosity", "set_seed"), "._compat"),
+    **dict.fromkeys(("SessionIOBinding", "copy_tensors", "cuda_version", "package_name", "preload_dlls",
+                     "print_debug_info", "register_execution_provider_library", "set_default_logger_callback",
+                     "set_global_thread_pool_sizes", "unregister_execution_provider_library", "version"),
+                    "._globals"),
+    **dict.fromkeys(("OrtAllocatorType", "OrtArenaCfg", "OrtDevice", "OrtDeviceMemoryType", "OrtDeviceVendorId",
+                     "OrtEpAssignedNode", "OrtEpAssignedSubgraph", "OrtEpDevice", "OrtExecutionProviderDevicePolicy",
+                     "OrtHardwareDevice", "OrtHardwareDeviceType", "OrtMemoryInfo", "OrtMemoryInfoDeviceType",
+                     "OrtMemType", "create_and_register_allocator", "create_and_register_allocator_v2",
+                     "get_ep_devices"), "._device"),
+    "CustomOp": "._custom_ops", "__version__": ".._version"})
 
 __all__ = ["__version__", "InferenceSession", "SessionOptions", "RunOptions", "GraphOptimizationLevel",
            "ExecutionMode", "ExecutionOrder", "NodeArg", "OrtValue", "IOBinding", "ModelMetadata", "CustomOp",

@@ -48,7 +48,6 @@ import types
 
 from .. import distribution
 from .._errors import DeviceError, InvalidArgument, InvalidModel, MlrtError, NoSuchFile, NotImplemented
-from .._version import __version__
 from ..native.providers import _base as providers_base
 from ._logging import SEVERITY_LEVELS, logger
 
@@ -148,6 +147,7 @@ def get_all_providers() -> list[str]:
 def get_build_info() -> str:
     """One line naming the mlrt version, the native runtime in use (kind, version, ABI,
     path) and how it was built (compiler and flags)."""
+    from .._version import __version__
     try:
         rt = distribution.current_runtime()
     except MlrtError as exc:

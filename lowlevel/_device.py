@@ -17,7 +17,6 @@ import enum
 import operator
 
 from .._errors import InvalidArgument, NotImplemented
-from .._version import __version__
 
 
 class OrtDeviceVendorId(enum.IntEnum):
@@ -304,7 +303,10 @@ class OrtEpDevice:
     def __init__(self, ep_name: str, device: OrtHardwareDevice, memory: OrtMemoryInfo,
                  ep_metadata: dict | None = None, ep_options: dict | None = None):
         self.ep_name, self.ep_vendor, self.device = ep_name, "mlrt", device
-        self.ep_metadata = dict(ep_metadata or {"version": __version__})
+        if not ep_metadata:
+            from .._version import __version__
+            ep_metadata = {"version": __version__}
+        self.ep_metadata = dict(ep_metadata)
         self.ep_options = dict(ep_options or {})
         self._memory = memory
 

@@ -14,13 +14,20 @@ import platform
 import numpy as np
 
 from .._errors import InvalidArgument, NotImplemented
-from .._version import __version__
 from ._logging import SEVERITY_LEVELS, logger
 from ._ortvalue import IOBinding, OrtValue
 
-version = __version__  # mlrt's version (onnxruntime's module gives its own here)
 package_name = "mlrt"  # (onnxruntime: "onnxruntime", "onnxruntime-gpu", ...)
 cuda_version = ""  # mlrt is built without CUDA, as onnxruntime's CPU package ("")
+
+
+def __getattr__(name: str):
+    """`version`, mlrt's version (onnxruntime's module gives its own here), read when
+    first asked for (reading the installed metadata costs a fifth of importing mlrt.lowlevel)."""
+    if name == "version":
+        from .._version import __version__
+        return __version__
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def preload_dlls(cuda: bool = True, cudnn: bool = True, msvc: bool = True, directory=None) -> None:
@@ -31,8 +38,9 @@ def preload_dlls(cuda: bool = True, cudnn: bool = True, msvc: bool = True, direc
 def print_debug_info() -> None:
     """Print what helps to debug an install: mlrt's version and build, the platform,
     and the library search path."""
+    from .._version import __version__
     from ._compat import get_build_info
-    print(f"{package_name} version: {version}")
+    print(f"{package_name} version: {__version__}")
     print("platform:", platform.platform())
     print(get_build_info())
     if platform.system() == "Linux":

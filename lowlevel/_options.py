@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import enum
 import threading
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .._errors import InvalidArgument, NotImplemented
 from . import _logging
-from ._custom_ops import CustomOp, load_library
 from ._ortvalue import OrtValue
 from ._session_extras import SessionOptionsMethods
+
+if TYPE_CHECKING:  # (custom operators bring in the native library's glue: imported when registered)
+    from ._custom_ops import CustomOp
 
 
 class GraphOptimizationLevel(enum.IntEnum):
@@ -126,6 +129,7 @@ class SessionOptions(SessionOptionsMethods):  # (load cancellation, plugin EPs: 
         (dtype, shape) of each output, which the results are checked against.  The
         domain must be one of your own.  Registering a (domain, op_type) again replaces
         it.  Returns the CustomOp; docs/custom_ops.md has the details."""
+        from ._custom_ops import CustomOp
         op = CustomOp(domain, op_type, compute, infer)
         self._custom_ops[op.key] = op
         return op
@@ -136,6 +140,7 @@ class SessionOptions(SessionOptionsMethods):  # (load cancellation, plugin EPs: 
         (native/include/mlrt.h; docs/custom_ops.md).  NoSuchFile if there is no file,
         InvalidArgument if it is not a shared library, lacks the entry point, or its
         entry point fails."""
+        from ._custom_ops import load_library
         for op in load_library(path):
             self._custom_ops[op.key] = op
 

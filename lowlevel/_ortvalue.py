@@ -10,7 +10,6 @@ through their provider's memory methods (allocate, to_device, to_host, owns).
 from __future__ import annotations
 
 import numpy as np
-from onnx import TensorProto, helper
 
 from .._errors import InvalidArgument, NotImplemented
 from ..native.providers import _base as providers
@@ -50,11 +49,13 @@ def _shape(shape, where: str) -> tuple:
 
 def _onnx_type(dtype) -> int:
     """The TensorProto element type of a numpy dtype (str, bytes and objects: STRING)."""
+    from onnx import TensorProto, helper  # (imported on first use: it costs more than mlrt.lowlevel)
     dt = np.dtype(dtype)
     return TensorProto.STRING if dt.kind in "OUS" else helper.np_dtype_to_tensor_dtype(dt)
 
 
 def _type_string(dtype) -> str:
+    from onnx import helper
     return f"tensor({helper.tensor_dtype_to_string(_onnx_type(dtype)).replace('TensorProto.', '').lower()})"
 
 
@@ -62,6 +63,7 @@ def _numpy_dtype(element_type, where: str) -> np.dtype:
     """A numpy dtype from a numpy type or an ONNX element type number (TensorProto.BFLOAT16:
     the ml_dtypes type onnx maps it to)."""
     if isinstance(element_type, int) and not isinstance(element_type, bool):
+        from onnx import helper
         try:
             return np.dtype(helper.tensor_dtype_to_np_dtype(element_type))
         except KeyError:

@@ -10,7 +10,6 @@ import warnings
 from dataclasses import dataclass
 
 import numpy as np
-from onnx import TensorProto, helper
 
 from .. import distribution
 from .._errors import DeviceError, InvalidArgument, MlrtError, NotImplemented
@@ -33,6 +32,7 @@ def _type_string(vt: graph_mod.ValueType) -> str:
         return vt.type_string or vt.kind
     if vt.elem_type == 0:
         return "tensor(undefined)"
+    from onnx import helper  # (onnx is imported with the first model, not with mlrt.lowlevel)
     name = helper.tensor_dtype_to_string(vt.elem_type).replace("TensorProto.", "").lower()
     return f"tensor({ {'float': 'float', 'double': 'double'}.get(name, name) })"
 
@@ -361,6 +361,7 @@ class InferenceSession(SessionMethods):  # (run_async, memory infos, ...: _sessi
 
     @staticmethod
     def _check_value(vt: graph_mod.ValueType, value) -> np.ndarray:
+        from onnx import TensorProto, helper
         if vt.kind == "sequence":
             if not isinstance(value, (list, tuple)):
                 raise InvalidArgument(f"input '{vt.name}': expected a sequence (list of arrays), got {type(value).__name__}")
@@ -570,6 +571,7 @@ def _quick_check(vt: graph_mod.ValueType, required: bool) -> tuple:
     fixed = [(i, d) for i, d in enumerate(dims) if d is not None]
     getter = operator.itemgetter(*(i for i, _ in fixed)) if fixed else None
     sizes = tuple(d for _, d in fixed) if len(fixed) > 1 else fixed[0][1] if fixed else None
+    from onnx import helper
     return np.dtype(helper.tensor_dtype_to_np_dtype(vt.elem_type)), dims, int(required), len(dims), getter, sizes
 
 

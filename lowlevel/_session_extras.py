@@ -7,9 +7,12 @@ _options.py)."""
 from __future__ import annotations
 
 import threading
+from typing import TYPE_CHECKING
 
 from .._errors import InvalidArgument, MlrtError, NotImplemented
-from ._device import OrtEpAssignedNode, OrtEpAssignedSubgraph, OrtMemoryInfo, cpu_ep_device
+
+if TYPE_CHECKING:  # (onnxruntime's device classes, imported by the queries that give them)
+    from ._device import OrtEpAssignedSubgraph, OrtMemoryInfo
 
 _RECORD_ASSIGNMENT = "session.record_ep_graph_assignment_info"
 
@@ -49,16 +52,19 @@ class SessionMethods:
         """Where the session takes each input: host memory ("Cpu", as onnxruntime reports
         for its CPU provider).  mlrt also takes a value already in a device provider's
         memory (an OpenCL OrtValue) without copying it."""
+        from ._device import OrtMemoryInfo
         return [OrtMemoryInfo._cpu() for _ in self._inputs]
 
     def get_output_memory_infos(self) -> list[OrtMemoryInfo]:
         """Where run() gives each output: host memory ("Cpu"); run_with_iobinding and
         run_with_ort_values can keep outputs on the device they are made on."""
+        from ._device import OrtMemoryInfo
         return [OrtMemoryInfo._cpu() for _ in self._outputs]
 
     def get_input_epdevices(self) -> list:
         """The execution provider device of each input: the CPU provider on the host CPU
         (get_ep_devices()'s first), as onnxruntime gives for a session on the CPU."""
+        from ._device import cpu_ep_device
         return [cpu_ep_device() for _ in self._inputs]
 
     def get_provider_graph_assignment_info(self) -> list[OrtEpAssignedSubgraph]:
@@ -66,6 +72,7 @@ class SessionMethods:
         first use, when the session was made with the config entry
         "session.record_ep_graph_assignment_info" = "1" (otherwise MlrtError, as
         onnxruntime's Fail).  get_node_assignment() gives the same without the entry."""
+        from ._device import OrtEpAssignedNode, OrtEpAssignedSubgraph
         if self._options._config.get(_RECORD_ASSIGNMENT) != "1":
             raise MlrtError(f"Session configuration entry '{_RECORD_ASSIGNMENT}' must be set to \"1\" to retrieve "
                             "EP graph assignment information.")

@@ -13,7 +13,6 @@ from __future__ import annotations
 import enum
 
 import numpy as np
-from onnx import TensorProto, helper
 
 from .._errors import InvalidArgument, NotImplemented
 
@@ -85,6 +84,7 @@ def _values(values, where: str) -> np.ndarray:
 
 
 def _onnx_known(dtype) -> bool:
+    from onnx import helper  # (imported on first use: it costs more than mlrt.lowlevel)
     try:
         helper.np_dtype_to_tensor_dtype(np.dtype(dtype))
         return True
@@ -203,10 +203,12 @@ class SparseTensor:
         return list(self._shape)
 
     def _element_type(self) -> int:
+        from onnx import TensorProto, helper
         dt = self._values.dtype
         return TensorProto.STRING if dt.kind in "OUS" else helper.np_dtype_to_tensor_dtype(dt)
 
     def data_type(self) -> str:
+        from onnx import helper
         name = helper.tensor_dtype_to_string(self._element_type()).replace("TensorProto.", "").lower()
         return f"sparse_tensor({name})"
 

@@ -18,20 +18,21 @@ import threading
 import numpy as np
 
 from .._errors import InvalidArgument, NotImplemented
-from ..native import _lib
-from ..native._lib import ThreadPool
 from ._formats import batch_index, kernel_format, per_channel
 
 TENSOR_TYPES = (np.dtype(np.float32), np.dtype(np.float16), np.dtype(np.uint8))
 
 _native = None  # (ffi, lib, Tensorize kernel, Detensorize kernel, pool), made on first use
 _native_lock = threading.Lock()
+_lib = None  # mlrt.native._lib, imported with the native library by the first _load(), not with mlrt.media
 
 
 def _load():
-    global _native
+    global _native, _lib
     with _native_lock:
         if _native is None:
+            from ..native import _lib as native_lib
+            _lib = native_lib
             kernels = []
             for op, dtype in (("Tensorize", np.uint8), ("Detensorize", np.float32)):
                 k = _lib.find_kernel("mlrt.media", op, 1, dtype)
@@ -39,7 +40,7 @@ def _load():
                     raise NotImplemented(f"the native runtime has no mlrt.media {op} kernel (an older runtime? "
                                          "rebuild it with `python native/_build.py`)")
                 kernels.append(k)
-            pool = ThreadPool(os.cpu_count() or 1)
+            pool = _lib.ThreadPool(os.cpu_count() or 1)
             _native = (_lib.ffi(), _lib.lib(), kernels[0], kernels[1], pool)
     return _native
 

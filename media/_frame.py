@@ -10,14 +10,28 @@ expects; `copy()` makes an independent one.
 from __future__ import annotations
 
 import os
+import sys
+from typing import TYPE_CHECKING
 
 import numpy as np
-from PIL import Image, ImageOps
 
 from .._errors import InvalidArgument
-from ..native.opencl._runtime import DeviceTensor, default_device
-from . import _cpu, _gpu
+from . import _cpu
 from ._formats import BitmapBounds, BitmapPixelFormat
+
+if TYPE_CHECKING:
+    from PIL import Image
+
+# The OpenCL side (pyopencl, the device runtime) and Pillow are imported by the first GPU
+# frame and the first image file or PIL image, not with mlrt.media: a CPU app never loads
+# OpenCL, and a numpy-only one never loads Pillow.
+_RUNTIME = __name__.rsplit(".", 2)[0] + ".native.opencl._runtime"
+
+
+def on_device(pixels) -> bool:
+    """Whether `pixels` is an OpenCL DeviceTensor (none exists before the runtime is imported)."""
+    runtime = sys.modules.get(_RUNTIME)
+    return runtime is not None and isinstance(pixels, runtime.DeviceTensor)
 
 F = BitmapPixelFormat
 _PIL_MODES = {"RGB": F.RGB8, "RGBA": F.RGBA8, "L": F.GRAY8}
@@ -44,10 +58,10 @@ class VideoFrame:
             if len(shape) != 2 or shape[0] % 3 or shape[0] < 3 or shape[1] % 2:
                 raise InvalidArgument(f"VideoFrame: NV12 pixels are [height * 3 / 2, width] with even sizes, "
                                       f"got shape {list(shape)}")
-            if isinstance(pixels, DeviceTensor):
+            if on_device(pixels):
                 raise InvalidArgument("VideoFrame: NV12 frames live on the CPU (convert to BGRA8 for the GPU)")
         else:
-            if len(shape) == 2 and fmt is F.GRAY8 and not isinstance(pixels, DeviceTensor):
+            if len(shape) == 2 and fmt is F.GRAY8 and not on_device(pixels):
                 pixels = pixels[:, :, None]
                 shape = tuple(pixels.shape)
             if len(shape) != 3 or shape[2] != fmt.channels:
@@ -77,6 +91,7 @@ class VideoFrame:
     @classmethod
     def from_pil(cls, image: Image.Image) -> "VideoFrame":
         """A frame from a PIL image (RGB, RGBA and L keep their layout; other modes become RGB)."""
+        from PIL import Image
         if not isinstance(image, Image.Image):
             raise InvalidArgument(f"VideoFrame.from_pil: expected a PIL image, got {type(image).__name__}")
         fmt = _PIL_MODES.get(image.mode)
@@ -88,6 +103,7 @@ class VideoFrame:
     @classmethod
     def from_file(cls, path) -> "VideoFrame":
         """Decode an image file with Pillow, its EXIF orientation applied."""
+        from PIL import Image, ImageOps
         try:
             with Image.open(os.fspath(path)) as im:
                 im = ImageOps.exif_transpose(im)
@@ -112,6 +128,7 @@ class VideoFrame:
         if gpu:
             if fmt is F.NV12:
                 raise InvalidArgument("VideoFrame.empty: NV12 frames live on the CPU")
+            from ..native.opencl._runtime import default_device
             return cls(default_device().upload(np.zeros(shape, np.uint8), blocking=True), fmt)
         return cls(np.zeros(shape, np.uint8), fmt)
 
@@ -131,7 +148,7 @@ class VideoFrame:
 
     @property
     def is_gpu(self) -> bool:
-        return isinstance(self._pixels, DeviceTensor)
+        return on_device(self._pixels)
 
     @property
     def bounds(self) -> BitmapBounds:
@@ -151,6 +168,7 @@ class VideoFrame:
     def to_pil(self) -> Image.Image:
         if self._format is F.NV12:
             return VideoFrame(_nv12_to_bgra(self._pixels), F.BGRA8).to_pil()
+        from PIL import Image
         mode, order = _TO_PIL[self._format]
         p = self.to_numpy()
         return Image.fromarray(np.ascontiguousarray(p[..., order] if order else p), mode)
@@ -158,6 +176,7 @@ class VideoFrame:
     def copy(self) -> "VideoFrame":
         """An independent frame with the same pixels, on the same side."""
         if self.is_gpu:
+            from ..native.opencl._runtime import DeviceTensor
             src = self._pixels
             t = DeviceTensor(src.device.allocate(src.nbytes), np.uint8, src.shape, src.device)
             t.write(src)
@@ -169,6 +188,7 @@ class VideoFrame:
         if self.is_gpu:
             return self
         fmt, pixels = self.packed()
+        from ..native.opencl._runtime import default_device
         return VideoFrame(default_device().upload(np.ascontiguousarray(pixels)), fmt, self.timestamp)
 
     def to_cpu(self) -> "VideoFrame":
@@ -200,13 +220,15 @@ class VideoFrame:
         out = frame._pixels
         whole = dst == frame.bounds
         if frame.is_gpu and whole:  # straight into the device frame, as a batch of one NHWC image
-            if not isinstance(pixels, DeviceTensor):
+            from ..native.opencl._runtime import DeviceTensor
+            from . import _gpu
+            if not on_device(pixels):
                 pixels = out.device.upload(np.ascontiguousarray(pixels))
             view = DeviceTensor(out.buffer, np.uint8, (1,) + out.shape, out.device)
             _gpu.tensorize(pixels, fmt, tuple(src), view, 0, rgb=frame._format.is_rgb_order, nhwc=True,
                            alpha=alpha, beta=beta)
             return
-        if isinstance(pixels, DeviceTensor):
+        if on_device(pixels):
             pixels = pixels.numpy()
         if whole and not frame.is_gpu and out.flags.c_contiguous:
             _cpu.tensorize(pixels, fmt, tuple(src), out[None], 0, rgb=frame._format.is_rgb_order, nhwc=True,
@@ -223,8 +245,8 @@ class VideoFrame:
 
 
 def _overlap(a, b) -> bool:
-    if isinstance(a, DeviceTensor) or isinstance(b, DeviceTensor):
-        return isinstance(a, DeviceTensor) and isinstance(b, DeviceTensor) and a.buffer == b.buffer
+    if on_device(a) or on_device(b):
+        return on_device(a) and on_device(b) and a.buffer == b.buffer
     return np.may_share_memory(a, b)
 
 

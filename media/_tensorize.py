@@ -11,10 +11,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._errors import InvalidArgument
-from ..native.opencl._runtime import DeviceTensor, default_device
-from . import _cpu, _gpu
+from . import _cpu
 from ._formats import BitmapBounds, BitmapPixelFormat, LearningModelPixelRange
-from ._frame import VideoFrame, check_bounds
+from ._frame import VideoFrame, check_bounds, on_device
 
 F = BitmapPixelFormat
 
@@ -119,12 +118,14 @@ def tensorize(frames: list[VideoFrame], target: ImageTarget, bounds: list | None
     shape = tensor_shape(target, len(frames), h, w)
     alpha, beta = target.coefficients()
     if gpu:
+        from ..native.opencl._runtime import DeviceTensor, default_device  # (OpenCL on first GPU use)
+        from . import _gpu
         device = default_device()
         if out is None:
             out = DeviceTensor(device.allocate(int(np.prod(shape)) * target.dtype.itemsize), target.dtype, shape, device)
         for i, (frame, region) in enumerate(zip(frames, regions)):
             fmt, pixels = frame.packed()
-            if not isinstance(pixels, DeviceTensor):
+            if not on_device(pixels):
                 pixels = device.upload(np.ascontiguousarray(pixels))
             _gpu.tensorize(pixels, fmt, tuple(region), out, i, rgb=target.rgb, nhwc=target.nhwc, alpha=alpha, beta=beta)
         return out, regions
@@ -132,7 +133,7 @@ def tensorize(frames: list[VideoFrame], target: ImageTarget, bounds: list | None
         out = np.empty(shape, target.dtype)
     for i, (frame, region) in enumerate(zip(frames, regions)):
         fmt, pixels = frame.packed()
-        if isinstance(pixels, DeviceTensor):
+        if on_device(pixels):
             pixels = pixels.numpy()
         _cpu.tensorize(pixels, fmt, tuple(region), out, i, rgb=target.rgb, nhwc=target.nhwc, alpha=alpha, beta=beta,
                        pool=pool)
@@ -150,12 +151,13 @@ def detensorize(tensor, index: int, target: ImageTarget, frame: VideoFrame, pool
     if fmt is F.NV12:
         raise InvalidArgument("an output cannot be written into an NV12 frame; bind a BGRA8 (or other packed) frame")
     same = (frame.width, frame.height) == (w, h)
-    on_gpu = isinstance(tensor, DeviceTensor)
+    on_gpu = on_device(tensor)
     if same and on_gpu == frame.is_gpu:
         dest = frame
     else:
         dest = VideoFrame.empty(w, h, fmt, gpu=on_gpu)
     if on_gpu:
+        from . import _gpu
         _gpu.detensorize(tensor, index, rgb=target.rgb, nhwc=target.nhwc, alpha=alpha, beta=beta, out=dest._pixels,
                          pixel_format=fmt)
     else:

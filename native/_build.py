@@ -527,8 +527,13 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _project_version() -> str:
+    """The checkout's version, or the installed package's when run from an install."""
     import tomllib
-    with open(HERE.parent / "pyproject.toml", "rb") as f:
+    project = HERE.parent / "pyproject.toml"
+    if not project.is_file():
+        from importlib.metadata import version
+        return version("mlrt")
+    with open(project, "rb") as f:
         return tomllib.load(f)["project"]["version"]
 
 

@@ -11,7 +11,6 @@ import os
 import threading
 
 import numpy as np
-from onnx import TensorProto, helper
 
 from .. import distribution
 from .._errors import InvalidArgument, MlrtError, NotImplemented, ResourceExhausted, RuntimeLoadError
@@ -22,23 +21,32 @@ from .ops._base import contiguous_strides
 # get it as a build option and ops refuse larger ranks with it.
 MAX_RANK = 8
 
-# numpy dtype <-> ONNX element type (the C ABI uses the ONNX numbers)
-_NP_TO_ONNX = {np.dtype(helper.tensor_dtype_to_np_dtype(t)): t for t in (
-    TensorProto.FLOAT, TensorProto.UINT8, TensorProto.INT8, TensorProto.UINT16, TensorProto.INT16,
-    TensorProto.INT32, TensorProto.INT64, TensorProto.BOOL, TensorProto.FLOAT16, TensorProto.DOUBLE,
-    TensorProto.UINT32, TensorProto.UINT64, TensorProto.BFLOAT16,
-    # low-precision types (ml_dtypes, one byte per element)
-    TensorProto.FLOAT8E4M3FN, TensorProto.FLOAT8E4M3FNUZ, TensorProto.FLOAT8E5M2, TensorProto.FLOAT8E5M2FNUZ,
-    TensorProto.UINT4, TensorProto.INT4, TensorProto.FLOAT4E2M1, TensorProto.FLOAT8E8M0, TensorProto.UINT2,
-    TensorProto.INT2)}
+_NP_TO_ONNX: dict | None = None  # numpy dtype -> ONNX element type (the C ABI uses the ONNX numbers)
+
+
+def _np_to_onnx() -> dict:
+    """The dtype table, made when first needed: onnx's dtype mapping imports ml_dtypes,
+    which costs more than importing the rest of mlrt.lowlevel."""
+    global _NP_TO_ONNX
+    from onnx import TensorProto, helper
+    _NP_TO_ONNX = {np.dtype(helper.tensor_dtype_to_np_dtype(t)): t for t in (
+        TensorProto.FLOAT, TensorProto.UINT8, TensorProto.INT8, TensorProto.UINT16, TensorProto.INT16,
+        TensorProto.INT32, TensorProto.INT64, TensorProto.BOOL, TensorProto.FLOAT16, TensorProto.DOUBLE,
+        TensorProto.UINT32, TensorProto.UINT64, TensorProto.BFLOAT16,
+        # low-precision types (ml_dtypes, one byte per element)
+        TensorProto.FLOAT8E4M3FN, TensorProto.FLOAT8E4M3FNUZ, TensorProto.FLOAT8E5M2, TensorProto.FLOAT8E5M2FNUZ,
+        TensorProto.UINT4, TensorProto.INT4, TensorProto.FLOAT4E2M1, TensorProto.FLOAT8E8M0, TensorProto.UINT2,
+        TensorProto.INT2)}
+    return _NP_TO_ONNX
 
 
 def onnx_type(dtype) -> int:
     """ONNX element type number of a numpy dtype (0 if the C core has no such type)."""
-    return _NP_TO_ONNX.get(np.dtype(dtype), 0)
+    return (_NP_TO_ONNX or _np_to_onnx()).get(np.dtype(dtype), 0)
 
 
 def np_type(onnx_elem_type: int) -> np.dtype:
+    from onnx import helper
     return np.dtype(helper.tensor_dtype_to_np_dtype(onnx_elem_type))
 
 

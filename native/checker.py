@@ -27,10 +27,12 @@ import signal
 import struct
 import threading
 import time
-
-import onnx
+from typing import TYPE_CHECKING
 
 from .._errors import InvalidModel
+
+if TYPE_CHECKING:  # (imported where a model is checked: its callers have parsed it with onnx by then)
+    import onnx
 
 log = logging.getLogger("mlrt")
 
@@ -38,6 +40,7 @@ log = logging.getLogger("mlrt")
 def check_and_infer(model: onnx.ModelProto, data: bytes | None = None) -> tuple[str | None, list]:
     """Run onnx's checker and shape inference: (checker error or None, inferred value infos).
     `data`, if given, is `model` serialized (onnx takes bytes; a ModelProto it serializes)."""
+    import onnx
     data = data if data is not None else model.SerializeToString()
     checked = data
 
@@ -134,6 +137,7 @@ def _without_large_values(data: bytes) -> bytes:
     inference itself."""
     if len(data) <= VALUES_KEPT:
         return data
+    import onnx
     model = onnx.ModelProto()
     model.ParseFromString(data)  # (upb refers to `data` for the values: no copy)
     stripped = False
@@ -163,6 +167,7 @@ def _encode(err, infos) -> bytes:
 
 
 def _decode(data: bytes) -> tuple[str | None, list]:
+    import onnx
     err, blobs = pickle.loads(data)
     infos = []
     for blob in blobs:
@@ -189,6 +194,7 @@ class _Checker:
         return data
 
     def _serve(self, rx, tx) -> None:
+        import onnx
         _keep_freed_memory()
         while True:
             try:

@@ -23,20 +23,33 @@ inference reads the values of shapes, axes, pads and counts (integers) and of sc
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-import onnx
-from onnx import TensorProto
+if TYPE_CHECKING:  # (imported when a model is read, not with mlrt.lowlevel: see _types)
+    import onnx
+    from onnx import TensorProto
 
 WEIGHTS_LEFT_OUT = 1 << 10  # bytes
 SHELL_MIN = 64 << 10  # bytes left out, at least: below that, making the shell takes longer than it saves
 
-_ITEMSIZE = {TensorProto.FLOAT: 4, TensorProto.DOUBLE: 8, TensorProto.FLOAT16: 2, TensorProto.UINT8: 1,
-             TensorProto.INT8: 1}
 _OTHER_VALUES = ("float_data", "int32_data", "string_data", "int64_data", "double_data", "uint64_data")
 _CONSTANT_FIELDS = {"name", "type", "t", "doc_string"}  # all a Constant's `value` attribute may set
-_CONSTANT_TYPES = (TensorProto.FLOAT, TensorProto.DOUBLE, TensorProto.FLOAT16)  # RandomNormal's
-_CONSTANT_OPSETS = (1, onnx.defs.onnx_opset_version())  # those onnx knows (Constant's and RandomNormal's)
+
+
+@functools.cache
+def _types():
+    """(item sizes of the weights that may be left out, the Constant types RandomNormal
+    makes, the opsets onnx knows): made on first use, as importing onnx costs several
+    times what importing mlrt.lowlevel does."""
+    import onnx
+    from onnx import TensorProto
+    itemsize = {TensorProto.FLOAT: 4, TensorProto.DOUBLE: 8, TensorProto.FLOAT16: 2, TensorProto.UINT8: 1,
+                TensorProto.INT8: 1}
+    constant_types = (TensorProto.FLOAT, TensorProto.DOUBLE, TensorProto.FLOAT16)  # RandomNormal's
+    constant_opsets = (1, onnx.defs.onnx_opset_version())  # those onnx knows (Constant's and RandomNormal's)
+    return itemsize, constant_types, constant_opsets
 
 
 @dataclass
@@ -67,6 +80,7 @@ def shell(model: onnx.ModelProto, size: int | None = None) -> Shell | None:
     left_out = sum(initializers.values()) + sum(n for _, n in constants.values())
     if not (initializers or constants) or left_out < SHELL_MIN:
         return None
+    import onnx
     out = onnx.ModelProto()
     _copy_fields(model, out, skip=("graph",))
     _copy_fields(g, out.graph, skip=("initializer", "node"))
@@ -89,7 +103,8 @@ def shell(model: onnx.ModelProto, size: int | None = None) -> Shell | None:
 
 def _weight_bytes(t: TensorProto) -> int:
     """Bytes of a tensor that may be left out, else 0."""
-    itemsize = _ITEMSIZE.get(t.data_type)
+    from onnx import TensorProto
+    itemsize = _types()[0].get(t.data_type)
     if itemsize is None or not t.HasField("raw_data") or t.data_location == TensorProto.EXTERNAL:
         return 0
     size = itemsize
@@ -139,15 +154,17 @@ def _constants_left_out(model: onnx.ModelProto) -> dict[int, tuple[TensorProto, 
     RandomNormal: nodes the checker passes (no input, one output; one attribute, `value`,
     a tensor and nothing else) in a model whose functions cannot stand for either op.
     The output keeps its name and place: what the checker says of names and order holds."""
+    from onnx import AttributeProto
+    _, constant_types, constant_opsets = _types()
     opset = next((o.version for o in model.opset_import if o.domain == ""), 0)
-    if not _CONSTANT_OPSETS[0] <= opset <= _CONSTANT_OPSETS[1] or len(model.functions):
+    if not constant_opsets[0] <= opset <= constant_opsets[1] or len(model.functions):
         return {}
     found = {}
     for i, node in enumerate(model.graph.node):
         if node.op_type != "Constant" or len(node.attribute) != 1:
             continue
         a = node.attribute[0]
-        if a.type != onnx.AttributeProto.TENSOR or a.t.data_type not in _CONSTANT_TYPES:
+        if a.type != AttributeProto.TENSOR or a.t.data_type not in constant_types:
             continue
         size = _weight_bytes(a.t)
         if not size or node.domain != "" or len(node.input) or len(node.output) != 1 or not node.output[0] \

@@ -8,18 +8,21 @@ only from inside the model's own folder.
 
 from __future__ import annotations
 
+import functools
 import os
 from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-import onnx
-from onnx import external_data_helper, numpy_helper
 
 from .._errors import InvalidArgument, InvalidModel, NoSuchFile
 from .checker import check_and_infer, check_isolated
 from .checker_shell import shell
+
+if TYPE_CHECKING:  # onnx is imported where a model is read: importing it (with ml_dtypes)
+    import onnx    # costs several times what importing the rest of mlrt.lowlevel does
 
 DEFAULT_OPSET_FLOOR = 7
 
@@ -89,7 +92,10 @@ class Graph:
         return {n for node in self.nodes for n in self.reads(node)} - {n for node in self.nodes for n in node.input}
 
 
-_TENSOR_TYPES = frozenset(onnx.helper.get_all_tensor_dtypes())
+@functools.cache
+def _tensor_types() -> frozenset:
+    import onnx
+    return frozenset(onnx.helper.get_all_tensor_dtypes())
 
 
 def value_type(vi: onnx.ValueInfoProto) -> ValueType:
@@ -100,7 +106,7 @@ def value_type(vi: onnx.ValueInfoProto) -> ValueType:
         shape = None
         if tt.HasField("shape"):
             shape = tuple([d.dim_value if d.HasField("dim_value") else (d.dim_param or None) for d in tt.shape.dim])
-        if tt.elem_type and tt.elem_type not in _TENSOR_TYPES:
+        if tt.elem_type and tt.elem_type not in _tensor_types():
             raise InvalidModel(f"value '{vi.name}' has element type {tt.elem_type}, which is no ONNX tensor type")
         return ValueType(vi.name, tt.elem_type, shape)
     kind = {"sequence_type": "sequence", "map_type": "map", "optional_type": "optional",
@@ -109,6 +115,7 @@ def value_type(vi: onnx.ValueInfoProto) -> ValueType:
 
 
 def _elem_name(elem: int) -> str:
+    import onnx
     if not elem:
         return "undefined"
     try:
@@ -136,6 +143,7 @@ def _spell(t: onnx.TypeProto) -> str:
 def _read_model(source) -> tuple[onnx.ModelProto, Path | None, bytes | None]:
     """The model, the folder its external data may lie in, and the bytes it was read
     from (None for a ModelProto)."""
+    import onnx
     if isinstance(source, onnx.ModelProto):
         copy = onnx.ModelProto()
         copy.CopyFrom(source)
@@ -167,6 +175,8 @@ def _load_external(model: onnx.ModelProto, base: Path | None) -> bool:
     is resolved (no absolute path, no "..", no link leading out), and its offset and
     length must lie inside that file and give exactly the tensor's bytes: all checked
     before a byte is read.  InvalidModel naming the tensor otherwise."""
+    import onnx
+    from onnx import external_data_helper
     if not _any_external(model.graph.initializer, model.graph.node) \
             and not any(_any_external((), f.node) for f in model.functions):
         return False
@@ -192,6 +202,7 @@ def _load_external(model: onnx.ModelProto, base: Path | None) -> bool:
 
 def _external_span(t: onnx.TensorProto, base: Path) -> tuple[Path, int, int]:
     """The file, offset and length of tensor t's external data, checked (see above)."""
+    import onnx
     entries = {e.key: e.value for e in t.external_data}
     where = f"initializer '{t.name}': external data"
     location = entries.get("location", "")
@@ -221,6 +232,7 @@ def _external_span(t: onnx.TensorProto, base: Path) -> tuple[Path, int, int]:
 
 def _tensor_nbytes(t: onnx.TensorProto) -> int | None:
     """Bytes of t's raw data (sub-byte types packed), None where that is not fixed."""
+    import onnx
     count = 1
     for d in t.dims:
         count *= int(d)
@@ -241,6 +253,7 @@ def _any_external(initializers, nodes) -> bool:
     """Whether a tensor onnx's external-data helper visits (these initializers, the
     tensors in these nodes' attributes, and the same in their subgraphs) is stored
     externally: one quick walk, where the helper's generators took milliseconds."""
+    import onnx
     external = onnx.TensorProto.EXTERNAL
     if any(t.data_location == external for t in initializers):
         return True
@@ -254,7 +267,10 @@ def _any_external(initializers, nodes) -> bool:
     return False
 
 
-_MAY_HOLD_GRAPHS = (onnx.AttributeProto.UNDEFINED, onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS)
+# onnx.AttributeProto.UNDEFINED, GRAPH and GRAPHS: numbers fixed by the ONNX format, written
+# out so that this module imports onnx only when it reads a model (tests/test_import_cost.py
+# checks them against onnx's)
+_MAY_HOLD_GRAPHS = (0, 5, 10)
 
 
 def subgraphs(node) -> list:
@@ -425,6 +441,7 @@ def default_domain(model: onnx.ModelProto) -> bool:
         imports[domain] = max(imports.get(domain, 0), o.version)
     changed = len(imports) != len(model.opset_import) or any(o.domain == "ai.onnx" for o in model.opset_import)
     if changed:
+        import onnx
         del model.opset_import[:]
         model.opset_import.extend(onnx.helper.make_opsetid(d, v) for d, v in imports.items())
 
@@ -506,16 +523,19 @@ def outer_references(g: onnx.GraphProto) -> list[str]:
     return refs
 
 
-_RAW_TYPES = {onnx.TensorProto.FLOAT: "<f4", onnx.TensorProto.DOUBLE: "<f8", onnx.TensorProto.INT64: "<i8",
-              onnx.TensorProto.INT32: "<i4", onnx.TensorProto.FLOAT16: "<f2", onnx.TensorProto.UINT8: "u1",
-              onnx.TensorProto.INT8: "i1"}
+@functools.cache
+def _raw_types() -> dict:
+    from onnx import TensorProto
+    return {TensorProto.FLOAT: "<f4", TensorProto.DOUBLE: "<f8", TensorProto.INT64: "<i8", TensorProto.INT32: "<i4",
+            TensorProto.FLOAT16: "<f2", TensorProto.UINT8: "u1", TensorProto.INT8: "i1"}
 
 
 def _array_of(t: onnx.TensorProto) -> np.ndarray:
     """An initializer's values: the common case (raw little-endian bytes of a plain numeric
     type, in the model) read straight from the parsed message; the rest by onnx."""
-    dtype = _RAW_TYPES.get(t.data_type)
-    if dtype is None or t.data_location == onnx.TensorProto.EXTERNAL or not t.HasField("raw_data"):
+    from onnx import TensorProto, numpy_helper
+    dtype = _raw_types().get(t.data_type)
+    if dtype is None or t.data_location == TensorProto.EXTERNAL or not t.HasField("raw_data"):
         return numpy_helper.to_array(t)
     raw = t.raw_data
     count = 1

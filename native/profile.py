@@ -23,7 +23,6 @@ import threading
 import time
 
 import numpy as np
-from onnx import TensorProto
 
 from ._lib import onnx_type
 
@@ -63,6 +62,7 @@ def _type_shape(value) -> dict:
     if dtype is None or shape is None:
         kind = "sequence" if isinstance(value, (list, tuple)) else "map" if isinstance(value, dict) else "unknown"
         return {kind: [len(value)] if hasattr(value, "__len__") else []}
+    from onnx import TensorProto
     code = onnx_type(np.dtype(dtype)) if np.dtype(dtype).kind not in "OUS" else TensorProto.STRING
     name = TensorProto.DataType.Name(code).lower() if code else np.dtype(dtype).name
     return {name: [int(d) for d in shape]}

@@ -9,7 +9,12 @@
 
 from ._errors import (DeviceError, InvalidArgument, InvalidModel, MlrtError, NoSuchFile, NotImplemented,
                       ResourceExhausted, RuntimeLoadError)
-from ._version import __version__
+from ._lazy import lazy as _lazy
 
 __all__ = ["__version__", "MlrtError", "InvalidModel", "NoSuchFile", "InvalidArgument", "NotImplemented",
            "RuntimeLoadError", "DeviceError", "ResourceExhausted"]
+
+
+# __version__ is read from the installed metadata when first asked for: importlib.metadata
+# alone costs a fifth of importing mlrt.lowlevel
+__getattr__, __dir__ = _lazy(__name__, globals(), {"__version__": "._version"})

@@ -16,11 +16,14 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from types import SimpleNamespace
+from typing import TYPE_CHECKING
 
 import numpy as np
-from onnx import AttributeProto, helper, numpy_helper
 
 from ..._errors import InvalidModel
+
+if TYPE_CHECKING:  # (onnx is imported where a model is read, not with mlrt.lowlevel)
+    from onnx import AttributeProto
 
 REQUIRED = object()  # an attribute default meaning "the model must set it"
 
@@ -106,6 +109,7 @@ def normalize_axis(axis: int, rank: int, where: str = "") -> int:
 
 
 def _attribute_value(attr: AttributeProto, as_array: bool = False):
+    from onnx import AttributeProto, helper, numpy_helper  # (onnx only once a model is read)
     if as_array and attr.type == AttributeProto.INTS:  # (numpy reads protobuf's list at once)
         return np.array(attr.ints, dtype=np.int64)
     if as_array and attr.type == AttributeProto.FLOATS:

@@ -14,7 +14,6 @@ node; a malformed node or body raises InvalidModel.
 from __future__ import annotations
 
 import numpy as np
-from onnx import helper
 
 from ..._errors import InvalidArgument
 from ._base import Info, Op
@@ -105,6 +104,7 @@ def strings(x: np.ndarray) -> np.ndarray:
 
 def declared(vi) -> tuple[np.dtype | None, tuple | None]:
     """Element type and static dims of a body output's declared type (None where unknown)."""
+    from onnx import helper
     t = vi.type
     if t.WhichOneof("value") != "tensor_type":
         return None, None

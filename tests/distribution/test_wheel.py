@@ -6,7 +6,8 @@ The wheel is built from this checkout as a user would build it (pip, build
 isolation: setuptools, scipy-openblas32 and ziglang from PyPI); the C objects come
 from the build cache when `pip install .` compiled them already.  The fresh
 environment gets the wheel with --no-deps and borrows the test environment's
-dependencies through a .pth line, so no download is repeated.
+dependencies through a .pth line written after the install, so no download is
+repeated.
 """
 
 from __future__ import annotations
@@ -53,14 +54,19 @@ def test_the_wheel_is_manylinux_2_28(wheel):
 
 
 def _fresh_venv(folder: Path) -> Path:
-    """A new venv that sees the test environment's packages after its own."""
+    """A new venv, with nothing installed yet."""
     subprocess.run([sys.executable, "-m", "venv", str(folder)], check=True, timeout=300)
-    python = folder / "bin" / "python"
+    return folder / "bin" / "python"
+
+
+def _borrow_test_env(python: Path) -> None:
+    """Let the venv see the test environment's packages after its own.  Written after
+    the wheel is installed: pip would otherwise find the test environment's mlrt (a
+    non-editable install, as in CI) and leave the wheel uninstalled."""
     own = subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
                          check=True, capture_output=True, text=True).stdout.strip()
     borrowed = {sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"], *site.getsitepackages()}
     Path(own, "borrowed-test-env.pth").write_text("".join(p + "\n" for p in sorted(borrowed)))
-    return python
 
 
 def test_the_wheel_runs_with_no_compiler(wheel, tmp_path):
@@ -74,6 +80,7 @@ def test_the_wheel_runs_with_no_compiler(wheel, tmp_path):
     install = subprocess.run([python, "-m", "pip", "install", "--no-deps", "--quiet", str(wheel)],
                              capture_output=True, text=True, env=env, timeout=600)
     assert install.returncode == 0, install.stderr[-3000:]
+    _borrow_test_env(python)
     smoke = ("import numpy as np, onnx\n"
              "from onnx import helper, TensorProto as T\n"
              "import mlrt, mlrt.lowlevel as ort\n"

@@ -176,7 +176,8 @@ def test_a_missing_compiler_is_one_line_saying_what_to_install(tmp_path, monkeyp
     assert not out.exists()
     assert _build.sanitizer_preload("address") == []
     # from the command line: that line last, no traceback
-    run = subprocess.run([sys.executable, _build.__file__, "--out", str(out)], capture_output=True, text=True,
+    builder = Path(__file__).resolve().parents[2] / "native" / "_build.py"  # the checkout's, which setup.py runs
+    run = subprocess.run([sys.executable, builder, "--out", str(out)], capture_output=True, text=True,
                          env=dict(os.environ, CC="/nonexistent"), timeout=120)
     assert run.returncode == 1
     assert run.stderr.strip().splitlines()[-1] == message
