@@ -7,16 +7,14 @@ tags the wheel for the platform it holds a library for.
 The wheel is a manylinux wheel: the C files are compiled by the system's compiler (cc,
 gcc: what the kernels are tuned with) and linked by `zig cc` from the `ziglang`
 package against glibc 2.28's symbols, so the library loads on every Linux that
-onnxruntime's manylinux_2_28 wheels load on, whatever glibc built it.  Without ziglang
-(a build with --no-build-isolation in an environment lacking it), or with CC or
+onnxruntime's manylinux_2_28 wheels load on, whatever glibc built it (setup_backend.py
+asks for ziglang only when that library is not in the build cache already).  Without
+ziglang (a build with --no-build-isolation in an environment lacking it), or with CC or
 MLRT_LINK_CC set, the system's linker is used and the wheel is tagged linux_<arch>,
 for `auditwheel repair` to retag.
 """
 
 import importlib.util
-import os
-import platform
-import sys
 from pathlib import Path
 
 from setuptools import Distribution, setup
@@ -37,23 +35,6 @@ def _native_build():
     return module
 
 
-MANYLINUX_GLIBC = "2.28"  # onnxruntime's manylinux_2_28 wheels: the same Linux releases
-
-
-def _arch() -> str:
-    return {"amd64": "x86_64", "arm64": "aarch64"}.get(platform.machine().lower(), platform.machine().lower())
-
-
-def _manylinux_linker() -> str | None:
-    """`zig cc` linking against glibc MANYLINUX_GLIBC's symbols, where ziglang is
-    installed and nobody chose the compiler or linker; else None."""
-    if sys.platform != "linux" or _arch() not in ("x86_64", "aarch64"):
-        return None
-    if os.environ.get("CC") or os.environ.get("MLRT_LINK_CC") or importlib.util.find_spec("ziglang") is None:
-        return None
-    return f"{sys.executable} -m ziglang cc -target {_arch()}-linux-gnu.{MANYLINUX_GLIBC}"
-
-
 class BuildPyWithNative(build_py):
     def run(self):
         super().run()
@@ -63,10 +44,12 @@ class BuildPyWithNative(build_py):
         else:
             out = Path(self.build_lib) / "mlrt" / "native"
         nb = _native_build()
-        linker = None if editable else _manylinux_linker()
-        self.distribution.mlrt_manylinux = linker is not None
+        version = self.distribution.get_version()
+        linker = nb.manylinux_linker() if not editable and nb.can_link_manylinux(version) else None
+        self.distribution.mlrt_manylinux_tag = (
+            f"manylinux_{nb.MANYLINUX_GLIBC.replace('.', '_')}_{nb.arch()}" if linker else None)
         try:
-            nb.build(out, version=self.distribution.get_version(), link_cc=linker)
+            nb.build(out, version=version, link_cc=linker)
         except nb.BuildError as exc:  # one line; setuptools prints it last, as "error: ..."
             from setuptools.errors import CompileError
             raise CompileError(str(exc)) from None
@@ -89,9 +72,7 @@ class PlatformWheel(bdist_wheel):
 
     def get_tag(self):
         _, _, plat = super().get_tag()
-        if getattr(self.distribution, "mlrt_manylinux", False):
-            plat = f"manylinux_{MANYLINUX_GLIBC.replace('.', '_')}_{_arch()}"
-        return "py3", "none", plat
+        return "py3", "none", getattr(self.distribution, "mlrt_manylinux_tag", None) or plat
 
 
 setup(distclass=BinaryDistribution, cmdclass={"build_py": BuildPyWithNative, "bdist_wheel": PlatformWheel})

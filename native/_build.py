@@ -14,9 +14,11 @@ what to install.
 Objects are cached, keyed by the source, the headers, the flags and the compiler
 (its path and --version), under DIR/.obj and in a cache shared by every build:
 $MLRT_BUILD_CACHE, default $XDG_CACHE_HOME/mlrt/build or ~/.cache/mlrt/build
-(MLRT_BUILD_CACHE=0 or off: DIR/.obj only).  So a rebuild after editing one kernel
-compiles one file, here or in `pip install .`, which builds in a fresh temporary
-folder every time.  The build says on stderr how far it is and how long it took
+(MLRT_BUILD_CACHE=0 or off: DIR/.obj only); the library linked from a set of objects
+is cached beside them, keyed by those objects, the BLAS and the linker.  So a rebuild
+after editing one kernel compiles one file and links, and one with nothing changed
+neither compiles nor links, here or in `pip install .`, which builds in a fresh
+temporary folder every time.  The build says on stderr how far it is and how long it took
 (`pip install -v .` shows it).
 
 Sanitizers: `MLRT_SANITIZE=address,undefined` (or `--sanitize address,undefined`)
@@ -159,6 +161,40 @@ def compiler_identity(cmd: list[str]) -> str:
     return "\0".join([program, *cmd[1:], version])
 
 
+# --- the manylinux link -------------------------------------------------------------------
+# A wheel's library is linked by `zig cc` (the ziglang package) against glibc 2.28's
+# symbols, so that it loads on every Linux onnxruntime's manylinux_2_28 wheels load on,
+# whatever glibc built it; the compiling stays with the system's compiler, which the
+# kernels are tuned with (clang's code was measured ~45% slower).
+
+MANYLINUX_GLIBC = "2.28"
+ZIGLANG = "ziglang>=0.13"
+
+
+def arch() -> str:
+    import platform
+    return {"amd64": "x86_64", "arm64": "aarch64"}.get(platform.machine().lower(), platform.machine().lower())
+
+
+def manylinux_linker() -> str | None:
+    """The `zig cc` command that links for manylinux_2_28, on x86-64 and aarch64 Linux
+    where neither CC nor MLRT_LINK_CC chose the tools; else None."""
+    if sys.platform != "linux" or arch() not in ("x86_64", "aarch64"):
+        return None
+    if os.environ.get("CC") or os.environ.get("MLRT_LINK_CC"):
+        return None
+    return f"{shlex.quote(sys.executable)} -m ziglang cc -target {arch()}-linux-gnu.{MANYLINUX_GLIBC}"
+
+
+def can_link_manylinux(version: str) -> bool:
+    """Whether a build can give a manylinux library now: ziglang is installed, or the
+    library it would link is in the build cache already."""
+    import importlib.util
+    linker = manylinux_linker()
+    return linker is not None and (importlib.util.find_spec("ziglang") is not None
+                                   or cached_library(version, linker) is not None)
+
+
 # --- the object cache -------------------------------------------------------------------
 # pip builds in a fresh temporary folder every time, so DIR/.obj never survives from one
 # `pip install .` to the next.  Objects are kept as well in the user's cache folder,
@@ -215,6 +251,12 @@ def _key_inputs(cmd: list[str], flags: list[str], header_files: list[Path]) -> b
     return "\0".join([compiler_identity(cmd), *key_flags, h.hexdigest()]).encode()
 
 
+def object_names(cmd: list[str], srcs: list[Path], flags: list[str], header_files=()) -> list[str]:
+    """Each source's object name: its file name and the digest of its cache key."""
+    key_inputs = _key_inputs(cmd, flags, list(header_files))
+    return [_object_name(src, key_inputs) for src in srcs]
+
+
 def _object_name(src: Path, key_inputs: bytes) -> str:
     # the folder is part of the name: src/gemm.c and kernels/gemm.c are two files
     digest = hashlib.sha256(key_inputs + b"\0" + src.read_bytes()).hexdigest()[:20]
@@ -267,11 +309,12 @@ class _ObjectCache:
 
     @staticmethod
     def _prune(folder: Path, name: str) -> None:
-        """Keep the CACHE_KEEP most recently used objects of this source file."""
-        prefix = name.rsplit("-", 1)[0]
-        pattern = re.compile(re.escape(prefix) + r"-[0-9a-f]{20}\.o")
+        """Keep the CACHE_KEEP most recently used entries of this source file (or library)."""
+        prefix, tail = name.rsplit("-", 1)
+        suffix = tail[20:]
+        pattern = re.compile(re.escape(prefix) + r"-[0-9a-f]{20}" + re.escape(suffix))
         entries = []
-        for path in folder.glob(f"{glob.escape(prefix)}-*.o"):
+        for path in folder.glob(f"{glob.escape(prefix)}-*{glob.escape(suffix)}"):
             try:
                 if pattern.fullmatch(path.name):
                     entries.append((path.stat().st_mtime, path))
@@ -303,10 +346,8 @@ def compile_objects(cmd: list[str], srcs: list[Path], obj_dir: Path, flags: list
     naming it (the compiler's messages printed above)."""
     obj_dir.mkdir(parents=True, exist_ok=True)
     store = _ObjectCache(cache)
-    key_inputs = _key_inputs(cmd, flags, list(header_files))
     objs, missing = [], []
-    for src in srcs:
-        name = _object_name(src, key_inputs)
+    for src, name in zip(srcs, object_names(cmd, srcs, flags, header_files)):
         obj = obj_dir / name
         objs.append(obj)
         if not obj.exists() and not store.fetch(name, obj):
@@ -359,50 +400,102 @@ def build(out_dir: Path, version: str = "0.0.0", cc: str | None = None, jobs: in
     against an older glibc's symbols for a manylinux wheel; the compiler's own runtime
     library (libgcc: the CPU detection behind target_clones) is then linked in statically.
     `sanitize` (default $MLRT_SANITIZE): sanitizers to build with, e.g.
-    "address,undefined".  Objects come
-    from out_dir/.obj or the shared build cache (`build_cache()`) when their key matches.
+    "address,undefined".  Objects come from out_dir/.obj or the shared build cache
+    (`build_cache()`) when their key matches, and so does the library linked from them:
+    a build with nothing changed neither compiles nor links.
 
     Builds into one folder are serialised with a lock file, so two builds started
     together never leave a library missing the newer of their sources."""
     import fcntl
 
-    cmd = compiler(cc)
-    require_compiler(cmd)  # first: with no compiler, that is the one line the build says
-    extra = sanitize_flags(os.environ.get("MLRT_SANITIZE") if sanitize is None else sanitize)
+    plan = _Plan(version, cc, sanitize, link_cc)
     out_dir.mkdir(parents=True, exist_ok=True)
     with open(out_dir / ".build.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        link = shlex.split(link_cc or os.environ.get("MLRT_LINK_CC") or "") or cmd
-        return _build_locked(out_dir, version, cmd, jobs, extra, link)
+        return _build_locked(out_dir, plan, jobs)
 
 
-def _build_locked(out_dir: Path, version: str, cmd: list[str], jobs: int, extra: list[str],
-                  link: list[str]) -> Path:
+class _Plan:
+    """What a build compiles and links, and the cache names of its objects and library,
+    worked out without compiling anything."""
+
+    def __init__(self, version: str, cc: str | None, sanitize: str | None, link_cc: str | None):
+        self.version = version
+        self.cmd = compiler(cc)
+        require_compiler(self.cmd)  # first: with no compiler, that is the one line the build says
+        self.extra = sanitize_flags(os.environ.get("MLRT_SANITIZE") if sanitize is None else sanitize)
+        self.link = shlex.split(link_cc or os.environ.get("MLRT_LINK_CC") or "") or self.cmd
+        self.blas_inc, self.blas_lib_dir, self.blas_name = _blas()
+        self.flags = CFLAGS + self.extra + [f"-I{HERE / 'include'}", f"-I{HERE / 'src'}", f"-I{self.blas_inc}",
+                                            f'-DMLRT_VERSION_STRING="{version}"',
+                                            f'-DMLRT_BUILD_FLAGS="{" ".join(CFLAGS + self.extra)}"']
+        self.sources = sources()
+        self.objects = object_names(self.cmd, self.sources, self.flags, headers())
+
+    @property
+    def blas_file(self) -> str:
+        return f"lib{self.blas_name}.so"
+
+    def library_name(self) -> str:
+        """The linked library's name in the build cache: keyed by its objects (each named by
+        its own key), the BLAS it links, the extra flags and the linker.  A `python -m
+        ziglang cc ...` linker is named without its Python, which is another one in every
+        isolated build environment (and the zig release: setup_backend.py asks whether
+        this library is cached before ziglang is installed)."""
+        link = self.link
+        if link[1:3] == ["-m", "ziglang"]:
+            linker = " ".join(["ziglang", *link[3:]])
+        else:
+            linker = compiler_identity(link)
+        h = hashlib.sha256("\0".join([*self.objects, self.blas_file, sha256_file(self.blas_lib_dir / self.blas_file),
+                                       *self.extra, linker]).encode())
+        return f"link.{LIBRARY.removesuffix('.so')}-{h.hexdigest()[:20]}.so"
+
+
+def cached_library(version: str, link_cc: str | None = None, cc: str | None = None,
+                   sanitize: str | None = None) -> Path | None:
+    """The library a build with these settings would link, where the shared build cache
+    holds it already (so that build needs neither to compile nor to link); else None."""
+    folder = build_cache()
+    if folder is None:
+        return None
+    try:
+        path = folder / _Plan(version, cc, sanitize, link_cc).library_name()
+    except (BuildError, ImportError, OSError):  # no compiler or BLAS: the build itself will say so
+        return None
+    return path if path.is_file() else None
+
+
+def _build_locked(out_dir: Path, plan: _Plan, jobs: int) -> Path:
     start = time.monotonic()
-    blas_inc, blas_lib_dir, blas_name = _blas()
-    flags = CFLAGS + extra + [f"-I{HERE / 'include'}", f"-I{HERE / 'src'}", f"-I{blas_inc}",
-                              f'-DMLRT_VERSION_STRING="{version}"',
-                              f'-DMLRT_BUILD_FLAGS="{" ".join(CFLAGS + extra)}"']
-    objs, stats = compile_objects(cmd, sources(), out_dir / ".obj", flags, header_files=headers(),
-                                  cache=build_cache(), jobs=jobs)
-    blas_file = f"lib{blas_name}.so"
-    tmp_blas = out_dir / f".{blas_file}.{os.getpid()}.tmp"
-    shutil.copy2(blas_lib_dir / blas_file, tmp_blas)
-    os.replace(tmp_blas, out_dir / blas_file)
+    tmp_blas = out_dir / f".{plan.blas_file}.{os.getpid()}.tmp"
+    shutil.copy2(plan.blas_lib_dir / plan.blas_file, tmp_blas)
+    os.replace(tmp_blas, out_dir / plan.blas_file)
     target = out_dir / LIBRARY
     tmp = out_dir / f".{LIBRARY}.{os.getpid()}.tmp"
+    cache = _ObjectCache(build_cache())
+    library = plan.library_name()
+    if cache.fetch(library, tmp):
+        os.replace(tmp, target)
+        write_manifest(out_dir, plan.version)
+        _say(f"mlrt: built {LIBRARY} in {time.monotonic() - start:.1f} s (nothing changed: the library "
+             f"linked from these {len(plan.objects)} objects before, from the build cache)")
+        return target
+    objs, stats = compile_objects(plan.cmd, plan.sources, out_dir / ".obj", plan.flags, header_files=headers(),
+                                  cache=cache.folder, jobs=jobs)
     runtime = []
-    if link != cmd:
-        runtime = [subprocess.run([*cmd, "-print-libgcc-file-name"], capture_output=True, text=True,
+    if plan.link != plan.cmd:
+        runtime = [subprocess.run([*plan.cmd, "-print-libgcc-file-name"], capture_output=True, text=True,
                                   check=True).stdout.strip()]
-    run = subprocess.run([*link, "-shared", "-pthread", *extra, "-o", str(tmp), *map(str, objs),
-                          f"-L{out_dir}", f"-l{blas_name}", "-Wl,-rpath,$ORIGIN", "-lm", *runtime])
+    run = subprocess.run([*plan.link, "-shared", "-pthread", *plan.extra, "-o", str(tmp), *map(str, objs),
+                          f"-L{out_dir}", f"-l{plan.blas_name}", "-Wl,-rpath,$ORIGIN", "-lm", *runtime])
     if run.returncode != 0:
         tmp.unlink(missing_ok=True)
         raise BuildError(f"mlrt: linking {LIBRARY} failed (exit status {run.returncode}); "
                          "the linker's messages are above")
     os.replace(tmp, target)
-    write_manifest(out_dir, version)
+    cache.store(target, library)
+    write_manifest(out_dir, plan.version)
     _say(f"mlrt: built {LIBRARY} in {time.monotonic() - start:.1f} s "
          f"({stats.compiled} files compiled, {stats.cached} from cache)")
     return target

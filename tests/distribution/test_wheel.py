@@ -3,8 +3,9 @@ and that wheel installed into a fresh virtual environment on a machine with no C
 compiler runs a model and the OCR sample.
 
 The wheel is built from this checkout as a user would build it (pip, build
-isolation: setuptools, scipy-openblas32 and ziglang from PyPI); the C objects come
-from the build cache when `pip install .` compiled them already.  The fresh
+isolation: setuptools, scipy-openblas32 and, unless the library is cached, ziglang
+from PyPI); the C objects and the library come from the build cache when `pip
+install .` built them already.  The fresh
 environment gets the wheel with --no-deps and borrows the test environment's
 dependencies through a .pth line written after the install, so no download is
 repeated.

@@ -10,6 +10,7 @@ with a temporary cache; one builds the whole library twice (about 40 s on two co
 from __future__ import annotations
 
 import ctypes
+import json
 import os
 import re
 import shutil
@@ -185,20 +186,75 @@ def test_a_missing_compiler_is_one_line_saying_what_to_install(tmp_path, monkeyp
 
 
 @needs_cc
-def test_the_library_built_twice_compiles_once(tmp_path, monkeypatch, capfd):
-    """The whole build, as pip runs it: a fresh out folder each time, one shared cache."""
-    for name in ("CC", "MLRT_SANITIZE"):
+def test_the_library_built_twice_compiles_and_links_once(tmp_path, monkeypatch, capfd):
+    """The whole build, as pip runs it: a fresh out folder each time, one shared cache.
+    The second build finds the library linked from the same objects; another linker
+    links again, from the cached objects."""
+    for name in ("CC", "MLRT_SANITIZE", "MLRT_LINK_CC"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("MLRT_BUILD_CACHE", str(tmp_path / "cache"))
     jobs = os.cpu_count() or 2
+    assert _build.cached_library(mlrt.__version__) is None
     first = _build.build(tmp_path / "one", version=mlrt.__version__, jobs=jobs)
     count = len(_build.sources())
     assert f"({count} files compiled, 0 from cache)" in capfd.readouterr().err
+    cached = _build.cached_library(mlrt.__version__)
+    assert cached is not None and cached.read_bytes() == first.read_bytes()
     second = _build.build(tmp_path / "two", version=mlrt.__version__, jobs=jobs)
     err = capfd.readouterr().err
-    assert f"(0 files compiled, {count} from cache)" in err, err
+    assert f"nothing changed: the library linked from these {count} objects before" in err, err
+    assert "compiling" not in err and not (tmp_path / "two" / ".obj").exists()
     assert len(list((tmp_path / "cache").glob("*.o"))) == count
     assert first.read_bytes() == second.read_bytes()
+    assert json.loads((tmp_path / "two" / _build.MANIFEST).read_text())["files"][_build.LIBRARY] \
+        == _build.sha256_file(second)
+    linker = f"env LC_ALL=C {_build.compiler()[0]}"  # another linker: another library
+    assert _build.cached_library(mlrt.__version__, link_cc=linker) is None
+    _build.build(tmp_path / "three", version=mlrt.__version__, jobs=jobs, link_cc=linker)
+    assert f"(0 files compiled, {count} from cache)" in capfd.readouterr().err
+    assert len(list((tmp_path / "cache").glob("link.*.so"))) == 2
+
+
+@needs_cc
+def test_the_library_key_names_zig_without_its_python(monkeypatch):
+    """setup_backend.py asks whether the zig-linked library is cached from a Python
+    that is not the one that will link: the key leaves the Python out, not the target."""
+    monkeypatch.delenv("MLRT_SANITIZE", raising=False)
+
+    def name(link):
+        return _build._Plan("1.0", None, None, link).library_name()
+
+    zig = "-m ziglang cc -target x86_64-linux-gnu.2.28"
+    assert name(f"/tmp/a/bin/python {zig}") == name(f"/tmp/b/bin/python3 {zig}")
+    assert name(f"python {zig}") != name("python -m ziglang cc -target x86_64-linux-gnu.2.34")
+    assert name(f"python {zig}") != _build._Plan("1.1", None, None, f"python {zig}").library_name()
+
+
+@pytest.mark.skipif(not (sys.platform == "linux" and _build.arch() in ("x86_64", "aarch64")),
+                    reason="the manylinux link is for x86-64 and aarch64 Linux")
+@needs_cc
+def test_ziglang_is_a_build_requirement_only_when_the_build_links(tmp_path, monkeypatch):
+    """The build backend adds ziglang (~11 s to install in pip's build environment) to
+    the wheel's build requirements unless the library it would link is cached."""
+    import importlib.util
+    for name in ("CC", "MLRT_SANITIZE", "MLRT_LINK_CC"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("MLRT_BUILD_CACHE", str(tmp_path / "cache"))
+    root = Path(__file__).resolve().parents[2]
+    spec = importlib.util.spec_from_file_location("mlrt_setup_backend", root / "setup_backend.py")
+    backend = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(backend)
+    monkeypatch.setattr(backend, "_setuptools", type("Setuptools", (), {
+        "get_requires_for_build_wheel": staticmethod(lambda config_settings=None: ["wheel-of-setuptools"])}))
+    find_spec = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda n, *a: None if n == "ziglang" else find_spec(n, *a))
+    assert backend.get_requires_for_build_wheel() == ["wheel-of-setuptools", _build.ZIGLANG]
+    version = _build._project_version()
+    library = _build._Plan(version, None, None, _build.manylinux_linker()).library_name()
+    (tmp_path / "cache" / library).write_bytes(b"as if linked before")
+    assert backend.get_requires_for_build_wheel() == ["wheel-of-setuptools"]
+    monkeypatch.setenv("MLRT_BUILD_CACHE", "0")
+    assert backend.get_requires_for_build_wheel() == ["wheel-of-setuptools", _build.ZIGLANG]
 
 
 def test_the_build_module_loads_as_setup_py_loads_it():
