@@ -16,7 +16,7 @@ tier, mlrt.lowlevel is the onnxruntime-compatible tensor API.
 from ..media import (BitmapAlphaMode, BitmapBounds, BitmapPixelFormat, LearningModelPixelRange, VideoFrame,
                      VideoSource)
 from ._binding import LearningModelBinding
-from ._device import LearningModelDevice, LearningModelDeviceKind
+from ._device import DeviceWarning, LearningModelDevice, LearningModelDeviceKind
 from ._model import (ImageFeatureDescriptor, LearningModel, LearningModelFeatureKind, MapFeatureDescriptor,
                      SequenceFeatureDescriptor, TensorFeatureDescriptor, TensorKind)
 from ._session import LearningModelEvaluationResult, LearningModelSession, LearningModelSessionOptions
@@ -30,4 +30,5 @@ __all__ = ["LearningModel", "LearningModelDevice", "LearningModelDeviceKind", "L
            "SequenceFeatureDescriptor", "TensorKind", "ImageFeatureValue", "Tensor", "TensorFloat", "TensorFloat16Bit",
            "TensorDouble", "TensorInt8Bit", "TensorUInt8Bit", "TensorInt16Bit", "TensorUInt16Bit", "TensorInt32Bit",
            "TensorUInt32Bit", "TensorInt64Bit", "TensorUInt64Bit", "TensorBoolean", "TensorString", "VideoFrame",
-           "VideoSource", "BitmapPixelFormat", "BitmapAlphaMode", "BitmapBounds", "LearningModelPixelRange"]
+           "VideoSource", "BitmapPixelFormat", "BitmapAlphaMode", "BitmapBounds", "LearningModelPixelRange",
+           "DeviceWarning"]

@@ -5,9 +5,31 @@ from __future__ import annotations
 import enum
 import functools
 import platform
+import threading
+import warnings
 
 from .._errors import DeviceError, InvalidArgument
 from ..native.providers import _base as providers
+
+
+class DeviceWarning(UserWarning):
+    """A GPU device kind runs on an OpenCL device that is not a GPU (a CPU OpenCL
+    runtime, such as Intel's from pip): slower than the CPU device, and the first session
+    compiles its kernels.  Said once per process."""
+
+
+_warned = threading.Event()  # (DeviceWarning: once per process)
+
+
+def _warn_not_a_gpu(kind: "LearningModelDeviceKind", name: str, platform_name: str) -> None:
+    if _warned.is_set():
+        return
+    _warned.set()
+    warnings.warn(f"LearningModelDevice({kind.name}) runs on '{name}'{platform_name}, an OpenCL device that is "
+                  "a CPU, not a GPU: models usually run slower there than on LearningModelDeviceKind.CPU, "
+                  "and the first session compiles OpenCL programs (tens of seconds; "
+                  "cached on disk for later ones). Use the CPU device unless you mean to test the OpenCL path; "
+                  "MLRT_OPENCL_DEVICE picks another OpenCL device.", DeviceWarning, stacklevel=3)
 
 
 class LearningModelDeviceKind(enum.Enum):
@@ -49,12 +71,16 @@ class LearningModelDevice:
                 if self._gpu is None:
                     raise DeviceError("no GPU execution provider is installed")
                 self._name = self._gpu.device_name
+                cl = getattr(self._gpu, "cl_device", None)
             except DeviceError as exc:
                 raise DeviceError(f"LearningModelDevice({kind.name}): no OpenCL device works here ({exc}); "
                                   "`python -m mlrt` lists the devices tried") from None
+            if cl is not None and getattr(cl, "is_gpu", True) is False:
+                _warn_not_a_gpu(kind, self._name, _platform(cl))
 
     @property
     def is_gpu(self) -> bool:
+        """Whether the kind is a GPU kind (the OpenCL provider), whatever device OpenCL has."""
         return self.kind in (LearningModelDeviceKind.GPU, LearningModelDeviceKind.GPU_HIGH_PERFORMANCE,
                              LearningModelDeviceKind.GPU_MIN_POWER)
 
@@ -69,3 +95,11 @@ class LearningModelDevice:
 
     def __repr__(self) -> str:
         return f"LearningModelDevice({self.kind.name}: {self.device_name})"
+
+
+def _platform(device) -> str:
+    """' (platform name)' of an OpenCL device, or ''."""
+    try:
+        return f" ({device.cl_device.platform.name.strip()})"
+    except Exception:  # noqa: BLE001 - a name for a message only
+        return ""

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .._errors import InvalidArgument, InvalidModel
+from .._errors import InvalidArgument, InvalidModel, NoSuchFile
 from ..media import BitmapAlphaMode, BitmapPixelFormat, LearningModelPixelRange
 
 if TYPE_CHECKING:  # (onnx is imported by the first LearningModel.load, not with mlrt.highlevel)
@@ -148,6 +148,15 @@ def _describe(t: onnx.TypeProto, name: str, doc: str, required: bool, metadata) 
     return TensorFeatureDescriptor(name, doc, required, TensorKind.UNDEFINED, None)
 
 
+def _check_not_empty(proto: onnx.ModelProto, what: str) -> None:
+    """InvalidModel for what protobuf reads from an empty file (or from bytes that hold
+    no model): no IR version, no graph.  The rest is checked as a session loads it."""
+    if proto.ir_version <= 0 or not proto.HasField("graph"):
+        why = "it is empty" if not proto.ByteSize() else \
+            f"ir_version {proto.ir_version}, {'a' if proto.HasField('graph') else 'no'} graph"
+        raise InvalidModel(f"LearningModel.load: {what} holds no ONNX model ({why})")
+
+
 class LearningModel:
     """An ONNX model and what it declares: LearningModel.load(path | bytes | binary file)."""
 
@@ -170,12 +179,17 @@ class LearningModel:
         import onnx
         if isinstance(source, (str, os.PathLike)):
             path = Path(os.fspath(source))
+            if path.is_dir():
+                raise InvalidModel(f"LearningModel.load: {path} is a directory, not a model file")
+            if not path.exists():
+                raise NoSuchFile(f"LearningModel.load: model file {path} does not exist")
             if not path.is_file():
-                raise InvalidArgument(f"LearningModel.load: {path} does not exist")
+                raise InvalidModel(f"LearningModel.load: {path} is not a regular file")
             try:
                 proto = onnx.load_model(str(path), load_external_data=False)
             except Exception as exc:
                 raise InvalidModel(f"LearningModel.load: {path} is not an ONNX model ({exc})") from None
+            _check_not_empty(proto, str(path))
             return cls(proto, str(path))
         if hasattr(source, "read"):
             source = source.read()
@@ -185,6 +199,7 @@ class LearningModel:
                 proto = onnx.load_model_from_string(data)
             except Exception as exc:
                 raise InvalidModel(f"LearningModel.load: {len(data)} bytes are not an ONNX model ({exc})") from None
+            _check_not_empty(proto, f"the data given ({len(data)} bytes)")
             return cls(proto, data)
         raise InvalidArgument(f"LearningModel.load: expected a path, bytes or a binary file, got {type(source).__name__}")
 

@@ -4,15 +4,15 @@ LearningModelSession, LearningModelSessionOptions, LearningModelEvaluationResult
 from __future__ import annotations
 
 import collections
+import collections.abc
 import queue
 import threading
-import types
 from concurrent.futures import Future, ThreadPoolExecutor
 
 import numpy as np
 
 from .. import lowlevel
-from .._errors import InvalidArgument, MlrtError
+from .._errors import InvalidArgument, MlrtError, NoSuchFeature
 from ..media import VideoFrame, detensorize
 from ._binding import Feature, LearningModelBinding
 from ._device import LearningModelDevice
@@ -55,13 +55,42 @@ class LearningModelSessionOptions:
         return so
 
 
+class _Outputs(collections.abc.Mapping):
+    """A result's outputs: a read-only mapping name -> value.  A name it does not hold
+    raises NoSuchFeature (a KeyError too) naming those it holds; a name differing only
+    in case finds its output, as bind names do."""
+
+    def __init__(self, outputs: dict):
+        self._values = outputs
+
+    def __getitem__(self, name):
+        try:
+            return self._values[name]
+        except (KeyError, TypeError):
+            pass
+        found = [k for k in self._values if isinstance(name, str) and k.lower() == name.lower()]
+        if len(found) == 1:
+            return self._values[found[0]]
+        raise NoSuchFeature(f"the result has no output {name!r} (its outputs: "
+                            f"{', '.join(map(repr, self._values)) or 'none'})")
+
+    def __iter__(self):
+        return iter(self._values)
+
+    def __len__(self) -> int:
+        return len(self._values)
+
+    def __repr__(self) -> str:
+        return f"outputs({', '.join(self._values)})"
+
+
 class LearningModelEvaluationResult:
     """What evaluate() returns: `outputs` (a read-only mapping name -> value),
     `correlation_id`, `succeeded`, `error_status` (the error when it failed).  Reading
     `outputs` of a failed evaluation raises its error; so does raise_for_status()."""
 
     def __init__(self, outputs: dict | None, correlation_id: str, error: MlrtError | None = None):
-        self._outputs = types.MappingProxyType(outputs or {})
+        self._outputs = _Outputs(dict(outputs or {}))
         self.correlation_id = correlation_id
         self.error_status = error
 

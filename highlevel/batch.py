@@ -18,8 +18,12 @@ arrays in row order.  mlrt ships no scheduler: Ray schedules, or a process pool.
 Rows: an image is a path (column "path") or a decoded [H, W, C] array (column
 "image"); a video frame is (column "path", column "frame": its index); a table row is
 its columns.  Every row carries its number in column "row", so a job's output maps
-back to its input whatever order the engine finished in.  Ray and pyarrow are
-imported only when asked for (`pip install "mlrt[ray]"`, `"mlrt[batch]"`).
+back to its input whatever order the engine finished in.  An input that cannot be read
+(a corrupt image, a frame that does not decode) stops the job with its name, or with
+on_error="skip" is left out and listed (row, input, error) in OUTPUT/_errors.jsonl
+and in the Summary's `errors`.  Ray and pyarrow are imported only when asked for
+(the "ray" and "batch" extras: `pip install ".[ray]"` in a checkout, `"mlrt[ray]"`
+from a package index).
 """
 
 from __future__ import annotations
@@ -42,6 +46,9 @@ from ._session import LearningModelSession, LearningModelSessionOptions
 IMAGE_SUFFIXES = {".png", ".jpg", ".jpeg", ".bmp", ".gif", ".tif", ".tiff", ".webp", ".ppm", ".pgm"}
 VIDEO_SUFFIXES = {".mp4", ".avi", ".mkv", ".mov", ".webm", ".m4v", ".mpg", ".mpeg", ".wmv"}
 ROW = "row"
+ERRORS_FILE = "_errors.jsonl"  # in a job's output folder: the inputs on_error="skip" left out (Parquet readers
+                               # pass over names starting with "_")
+ON_ERROR = ("raise", "skip")
 _SHAPE_KEY = b"mlrt:shape"  # field metadata of a column whose rows are arrays: their shape, JSON
 
 
@@ -59,7 +66,12 @@ def _device(device) -> LearningModelDevice:
 class _Predictor:
     """One session, made once; subclasses turn a batch's rows into the model's inputs."""
 
-    def __init__(self, model, *, device="cpu", threads: int | None = None, keep_columns=None):
+    def __init__(self, model, *, device="cpu", threads: int | None = None, keep_columns=None, on_error="raise"):
+        if on_error not in ON_ERROR:
+            raise InvalidArgument(f"on_error must be 'raise' or 'skip', got {on_error!r}")
+        self.on_error = on_error
+        self.errors: list[dict] = []  # inputs left out (on_error="skip"): {"row", "input", "error"}, oldest first
+        self._bad: list[tuple[int, str, str]] = []  # this batch's: (index in the batch, input, error)
         self.model = model if isinstance(model, LearningModel) else LearningModel.load(model)
         # batch_size_override=0: a free batch dimension stays free, so a batch runs as one
         options = LearningModelSessionOptions(batch_size_override=0, intra_op_num_threads=threads)
@@ -71,9 +83,35 @@ class _Predictor:
         if not isinstance(batch, dict) or not batch:
             raise InvalidArgument(f"a batch is a dict of column -> array, got {type(batch).__name__}")
         n = len(next(iter(batch.values())))
+        self._bad = []
         results = self.predict(batch, n)
         out = {name: batch[name] for name in self._kept(batch) if name not in results}
+        if self._bad:  # (on_error="skip": rows whose input could not be read are left out)
+            bad = {i for i, _, _ in self._bad}
+            good = np.array([i for i in range(n) if i not in bad], dtype=np.int64)
+            out = {name: np.asarray(value)[good] for name, value in out.items()}
+            rows = batch.get(ROW)
+            self.errors += [{"row": int(rows[i]) if rows is not None else None, "input": what, "error": why}
+                            for i, what, why in self._bad]
         out.update(results)
+        return out
+
+    def _unreadable(self, index: int, kind: str, name: str, exc: MlrtError) -> None:
+        """Input `index` of the batch (a `kind`, e.g. "image", named `name`) cannot be
+        read: raise, naming it, or (on_error="skip") note it to be left out."""
+        if self.on_error == "raise":
+            raise type(exc)(f"{kind} '{name}': {exc} (on_error=\"skip\", or `mlrt batch --on-error skip`, "
+                            "leaves out inputs that cannot be read and lists them)") from None
+        self._bad.append((index, name, f"{type(exc).__name__}: {exc}"))
+
+    def _empty(self) -> dict:
+        """The outputs of a batch whose every input was left out: no rows, of the
+        outputs' types (and declared sizes)."""
+        out = {}
+        for name in self.outputs:
+            f = self.session._feature(name)
+            shape = (0, *[d or 0 for d in (f.shape or (None,))[1:]])
+            out[name] = np.empty(shape, f.dtype if f.dtype is not None else np.float32)
         return out
 
     def _kept(self, batch: dict) -> list[str]:
@@ -118,8 +156,8 @@ class ImagePredictor(_Predictor):
     its fixed batch size."""
 
     def __init__(self, model, *, input: str | None = None, column: str | None = None, frame_format=None,
-                 device="cpu", threads: int | None = None, keep_columns=None, **bind_properties):
-        super().__init__(model, device=device, threads=threads, keep_columns=keep_columns)
+                 device="cpu", threads: int | None = None, keep_columns=None, on_error="raise", **bind_properties):
+        super().__init__(model, device=device, threads=threads, keep_columns=keep_columns, on_error=on_error)
         self.feature = self._image_feature(input)
         self.column = column
         self.frame_format = frame_format
@@ -143,19 +181,20 @@ class ImagePredictor(_Predictor):
         if column not in batch:
             raise InvalidArgument(f"ImagePredictor: no column '{column}' in the batch (columns: {', '.join(batch)})")
         frames = []
-        for value in batch[column]:
-            if isinstance(value, (str, bytes, os.PathLike)):
-                path = os.fsdecode(value)
-                try:
-                    frames.append(VideoFrame.from_file(path))
-                except MlrtError as exc:
-                    raise type(exc)(f"image '{path}': {exc}") from None
-            else:
-                frames.append(VideoFrame.from_numpy(np.asarray(value), self.frame_format))
+        for i, value in enumerate(batch[column]):
+            is_path = isinstance(value, (str, bytes, os.PathLike))
+            try:
+                frames.append(VideoFrame.from_file(os.fsdecode(value)) if is_path else
+                              VideoFrame.from_numpy(np.asarray(value), self.frame_format))
+            except MlrtError as exc:
+                row = f"row {int(batch[ROW][i])}" if ROW in batch else f"row {i} of the batch"
+                self._unreadable(i, "image", os.fsdecode(value) if is_path else row, exc)
         return frames
 
     def predict(self, batch: dict, n: int) -> dict:
         frames = self._frames(batch, n)
+        if not frames:  # every input of the batch was left out (on_error="skip")
+            return self._empty()
         step = self.feature.shape[0] or len(frames) or 1
         parts = []
         for start in range(0, len(frames), step):
@@ -179,19 +218,23 @@ class VideoFramePredictor(ImagePredictor):
                 raise InvalidArgument(f"VideoFramePredictor: no column '{column}' in the batch")
         frames, capture, current, at = [], None, None, -1
         try:
-            for path, index in zip(batch["path"], batch["frame"]):
+            for i, (path, index) in enumerate(zip(batch["path"], batch["frame"])):
                 path, index = os.fsdecode(path), int(index)
                 if path != current or index != at:
                     if capture is not None:
                         capture.release()
-                    capture, current = cv2.VideoCapture(path), path
+                    capture, current, at = cv2.VideoCapture(path), path, -1
                     if not capture.isOpened():
-                        raise InvalidArgument(f"video '{path}': cannot be opened")
+                        self._unreadable(i, "video", f"{path} frame {index}", InvalidArgument("cannot be opened"))
+                        current = None
+                        continue
                     if index:
                         capture.set(cv2.CAP_PROP_POS_FRAMES, index)
                 ok, pixels = capture.read()
                 if not ok:
-                    raise InvalidArgument(f"video '{path}': frame {index} cannot be read")
+                    self._unreadable(i, "video", f"{path} frame {index}", InvalidArgument("the frame cannot be read"))
+                    current = None  # (seek again for the next one)
+                    continue
                 frames.append(VideoFrame.from_numpy(pixels, timestamp=index))
                 at = index + 1
         finally:
@@ -206,8 +249,9 @@ class TabularPredictor(_Predictor):
     for a model of one input, `columns` (default: every column but "row" and
     `keep_columns`) stacked into [rows, len(columns)] in their order."""
 
-    def __init__(self, model, *, columns=None, device="cpu", threads: int | None = None, keep_columns=None):
-        super().__init__(model, device=device, threads=threads, keep_columns=keep_columns)
+    def __init__(self, model, *, columns=None, device="cpu", threads: int | None = None, keep_columns=None,
+                 on_error="raise"):
+        super().__init__(model, device=device, threads=threads, keep_columns=keep_columns, on_error=on_error)
         self.columns = None if columns is None else list(columns)
         self.inputs = [f for f in self.session._features.values() if f.is_input]
 
@@ -329,7 +373,8 @@ def _pyarrow():
         import pyarrow
         import pyarrow.parquet
     except ImportError:
-        raise InvalidArgument('Parquet needs pyarrow: pip install "mlrt[batch]" (or "mlrt[ray]")') from None
+        raise InvalidArgument('Parquet needs pyarrow: pip install pyarrow (mlrt\'s "batch" extra: pip install '
+                              '".[batch]" in a checkout of mlrt, "mlrt[batch]" from a package index)') from None
     return pyarrow
 
 
@@ -401,7 +446,9 @@ def read_results(path) -> dict:
 
 
 class Summary(dict):
-    """What predict() did: rows, seconds, rows_per_second, engine, actors, output."""
+    """What predict() did: rows (input rows), seconds, rows_per_second, engine, actors,
+    output, kind, errors (the inputs left out with on_error="skip": dicts of "row",
+    "input", "error") and errors_file (where they are listed, None when none were)."""
 
     def __getattr__(self, name):
         try:
@@ -436,7 +483,7 @@ class _Progress:
 
 def predict(model, inputs, output, *, engine: str = "local", kind: str | None = None, actors: int | None = None,
             batch_size: int = 32, device="cpu", address: str | None = None, progress: bool | None = None,
-            ray_remote_args: dict | None = None, **predictor_options) -> Summary:
+            ray_remote_args: dict | None = None, on_error: str = "raise", **predictor_options) -> Summary:
     """Run `model` over `inputs` and write its outputs, with the rows' "row" numbers and
     the columns passed through, as Parquet to the folder `output`.
 
@@ -446,9 +493,16 @@ def predict(model, inputs, output, *, engine: str = "local", kind: str | None = 
     engine "ray": Ray Data, on the cluster at `address` (default: a local Ray on
     127.0.0.1 started for the job), `actors` predictors (one session each), with
     `ray_remote_args` for each actor (num_gpus, resources, ...); engine "local": a pool of
-    `actors` processes here (default: one per core).  Returns a Summary."""
+    `actors` processes here (default: one per core; a script calling this needs no
+    `if __name__ == "__main__":` guard, as the workers do not import it).
+    on_error: an input that cannot be read (a corrupt image, a frame that does not
+    decode) stops the job, naming it ("raise", the default), or is left out and listed
+    in OUTPUT/_errors.jsonl and the Summary's `errors` ("skip").  `progress`: a bar on
+    stderr (None: where stderr is a terminal).  Returns a Summary."""
     if engine not in ("local", "ray"):
         raise InvalidArgument(f"engine must be 'local' or 'ray', got {engine!r}")
+    if on_error not in ON_ERROR:
+        raise InvalidArgument(f"on_error must be 'raise' or 'skip', got {on_error!r}")
     if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size < 1:
         raise InvalidArgument(f"batch_size must be an int >= 1, got {batch_size!r}")
     if actors is not None and (not isinstance(actors, int) or isinstance(actors, bool) or actors < 1):
@@ -459,57 +513,36 @@ def predict(model, inputs, output, *, engine: str = "local", kind: str | None = 
     if isinstance(model, LearningModel):
         model = model.source()
     model = os.fspath(model) if isinstance(model, os.PathLike) else model
-    options = dict(predictor_options, model=model, device=device)
+    if isinstance(model, str):
+        LearningModel.load(model)  # (a missing or malformed model is refused here, before any worker starts)
+    options = dict(predictor_options, model=model, device=device, on_error=on_error)
     output = Path(output)
     start = time.monotonic()
     if engine == "ray":
         actors = actors or 1
-        _run_ray(_PREDICTORS[kind], options, rows, output, actors, batch_size, address, ray_remote_args)
+        errors = _run_ray(_PREDICTORS[kind], options, rows, output, actors, batch_size, address, ray_remote_args)
     else:
         actors = actors or (os.cpu_count() or 1)
-        _run_local(_PREDICTORS[kind], options, rows, output, actors, batch_size, progress)
+        if _device(device).is_gpu:  # (made here first: no OpenCL device is an error before the job, and the
+            options["quiet_device"] = True  # DeviceWarning is said once, here, not by every worker)
+        from ._batch_local import run_local
+        errors = run_local(_PREDICTORS[kind], options, rows, output, actors, batch_size, progress)
     seconds = time.monotonic() - start
     n = len(rows[ROW])
+    errors_file = None
+    if errors:
+        errors = sorted(errors, key=lambda e: (e["row"] is None, e["row"] or 0))
+        errors_file = str(output / ERRORS_FILE)
+        with open(errors_file, "w") as f:
+            f.writelines(json.dumps(e) + "\n" for e in errors)
     return Summary(rows=n, seconds=seconds, rows_per_second=n / seconds if seconds else float("inf"), engine=engine,
-                   actors=actors, output=str(output), kind=kind)
+                   actors=actors, output=str(output), kind=kind, errors=errors, errors_file=errors_file)
 
 
 def _prepare_output(output: Path) -> None:
     if output.exists() and (not output.is_dir() or any(output.iterdir())):
         raise InvalidArgument(f"output '{output}' exists and is not an empty folder")
     output.mkdir(parents=True, exist_ok=True)
-
-
-# (the local engine's worker processes: one predictor each, made by the pool's initializer)
-_worker = None
-
-
-def _init_worker(cls, options) -> None:
-    global _worker
-    _worker = cls(**options)
-
-
-def _work(batch: dict) -> dict:
-    return _worker(batch)
-
-
-def _run_local(cls, options, rows, output, actors, batch_size, progress) -> None:
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
-    _pyarrow()
-    _prepare_output(output)
-    n = len(rows[ROW])
-    batches = ({k: v[i:i + batch_size] for k, v in rows.items()} for i in range(0, n, batch_size))
-    options = dict(options, threads=options.get("threads") or max(1, (os.cpu_count() or 1) // actors))
-    bar = _Progress(n, f"mlrt batch ({actors} process{'es' if actors > 1 else ''})", progress)
-    # spawn, not fork: a worker must not inherit this process's threads and OpenCL state
-    context = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(actors, mp_context=context, initializer=_init_worker,
-                             initargs=(cls, options)) as pool:
-        for index, result in enumerate(pool.map(_work, batches)):
-            table = _arrow_table(result)
-            _pyarrow().parquet.write_table(table, output / f"part-{index:05d}.parquet")
-            bar.update(table.num_rows)
 
 
 def ray_init(address: str | None = None, **kwargs):
@@ -546,7 +579,8 @@ def _ray():
         import ray
         import ray.data  # noqa: F401
     except ImportError:
-        raise InvalidArgument('engine="ray" needs Ray Data: pip install "mlrt[ray]"') from None
+        raise InvalidArgument('engine="ray" needs Ray Data: pip install "ray[data]" pyarrow (mlrt\'s "ray" extra: '
+                              'pip install ".[ray]" in a checkout of mlrt, "mlrt[ray]" from a package index)') from None
     return ray
 
 
@@ -565,7 +599,7 @@ def _dataset(ray, rows: dict, batch_size: int):
                                 for i in range(0, n, batch_size)])
 
 
-def _run_ray(cls, options, rows, output, actors, batch_size, address, remote_args) -> None:
+def _run_ray(cls, options, rows, output, actors, batch_size, address, remote_args) -> list:
     ray = ray_init(address)
     _prepare_output(output)
     dataset = _dataset(ray, rows, batch_size)
@@ -575,6 +609,33 @@ def _run_ray(cls, options, rows, output, actors, batch_size, address, remote_arg
     dataset = dataset.map_batches(cls, fn_constructor_kwargs=options, compute=ray.data.ActorPoolStrategy(size=actors),
                                   batch_size=batch_size, batch_format="numpy", **args)
     dataset.write_parquet(str(output))
+    return _left_out(cls, options, rows, output) if options.get("on_error") == "skip" else []
+
+
+def _left_out(cls, options, rows, output: Path) -> list:
+    """The rows a job's predictors left out (on_error="skip"), found as the input rows
+    missing from its output, each with why: read here again, as its predictor read it
+    (Ray's actors keep what they noted; what failed to read there fails here)."""
+    written = set()
+    if any(output.glob("*.parquet")):
+        written = set(_pyarrow().parquet.read_table(output, columns=[ROW]).column(ROW).to_numpy().tolist())
+    missing = np.array([i for i, r in enumerate(rows[ROW]) if int(r) not in written], dtype=np.int64)
+    if not len(missing):
+        return []
+    sub = {k: np.asarray(v)[missing] for k, v in rows.items()}
+    why: dict[int, tuple[str, str]] = {}
+    if issubclass(cls, ImagePredictor):
+        reader = cls.__new__(cls)  # (its reading of inputs only: no model, no session)
+        reader.on_error, reader._bad = "skip", []
+        reader.column, reader.frame_format = options.get("column"), options.get("frame_format")
+        reader._frames(sub, len(missing))
+        why = {i: (name, error) for i, name, error in reader._bad}
+    out = []
+    for i in range(len(missing)):
+        name, error = why.get(i, (str(sub["path"][i]) if "path" in sub else f"row {int(sub[ROW][i])}",
+                                  "left out by its predictor (this process reads it without error)"))
+        out.append({"row": int(sub[ROW][i]), "input": name, "error": error})
+    return out
 
 
 __all__ = ["ImagePredictor", "VideoFramePredictor", "TabularPredictor", "predict", "read_results", "ray_init",

@@ -267,7 +267,7 @@ class InferenceSession(SessionMethods):  # (run_async, memory infos, ...: _sessi
     def _save_optimized(self, path):
         import onnx
         from onnx import numpy_helper
-        from ..native.optimizer._portable import portable
+        from ..native.optimizer import _portable
         graph = self._graph
 
         def dtype_of(name):
@@ -276,17 +276,23 @@ class InferenceSession(SessionMethods):  # (run_async, memory infos, ...: _sessi
             t = graph.type_of(name)
             return onnx.helper.tensor_dtype_to_np_dtype(t.elem_type) if t is not None and t.elem_type else None
 
-        nodes, constants = portable(graph.nodes, graph.opset(""), dtype_of)
+        nodes, constants = _portable.portable(graph.nodes, graph.opset(""), dtype_of)
         m = onnx.ModelProto()
         m.CopyFrom(graph.model)
         del m.graph.node[:]
         m.graph.node.extend(nodes)
         del m.graph.initializer[:]
         m.graph.initializer.extend(numpy_helper.from_array(v, k) for k, v in {**graph.initializers, **constants}.items())
+        _portable.declare_inputs(m, [v.name for v in graph.inputs], [v.name for v in graph.overridable])
         declared = {o.domain for o in m.opset_import}
         for domain in sorted({n.domain for n in nodes} - declared - {"ai.onnx"}):
             m.opset_import.append(onnx.helper.make_opsetid(domain, 1))  # e.g. com.microsoft for fused nodes
-        onnx.save(m, path)
+        config = self._options._config
+        min_size = config.get(_portable.EXTERNAL_MIN_SIZE, "1024")
+        if not min_size.isdigit():
+            raise InvalidArgument(f"session config entry {_portable.EXTERNAL_MIN_SIZE} must be a whole number of "
+                                  f"bytes, got '{min_size}'")
+        _portable.save(m, path, config.get(_portable.EXTERNAL_FILE) or None, int(min_size))
 
     # -- introspection ------------------------------------------------------------------------
     def get_inputs(self) -> list[NodeArg]:

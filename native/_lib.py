@@ -210,9 +210,11 @@ def _forget_idle() -> None:
 os.register_at_fork(after_in_child=_forget_idle)
 
 
-def _retire(key: tuple, pid: int, pool) -> None:
-    if pid != os.getpid():
+def _retire(key: tuple, pid: int, pool, _getpid=os.getpid) -> None:
+    if pid != _getpid():
         return  # a pool from before a fork: its threads and its memory are the parent's
+    if _IDLE_LOCK is None:
+        return  # the interpreter is exiting and has emptied this module (the process takes the pool)
     with _IDLE_LOCK:
         if key not in _IDLE and len(_IDLE) < _IDLE_KEPT:
             _IDLE[key] = pool

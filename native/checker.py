@@ -52,11 +52,18 @@ def check_and_infer(model: onnx.ModelProto, data: bytes | None = None) -> tuple[
         return v.type.WhichOneof("value") == "tensor_type" and not v.type.tensor_type.HasField("shape")
 
     g = model.graph
-    if not all(declared_fully(o) for o in g.output) or any(shapeless(v) for v in list(g.input) + list(g.value_info)):
-        # onnxruntime accepts outputs declared without a type or shape, and inputs and
-        # value infos of unknown rank (a tensor type without a shape); the checker does
-        # not: it is given a copy without those outputs, the others as scalars (it checks
-        # no shapes against operators; mlrt's own graph keeps the rank unknown)
+    undeclared = []
+    if model.ir_version < 4:
+        inputs = {vi.name for vi in g.input}
+        undeclared = [t for t in g.initializer if t.name not in inputs]
+    if not all(declared_fully(o) for o in g.output) or any(shapeless(v) for v in list(g.input) + list(g.value_info)) \
+            or undeclared:
+        # onnxruntime accepts outputs declared without a type or shape, inputs and value
+        # infos of unknown rank (a tensor type without a shape), and initializers of an
+        # IR < 4 model that are not also declared as graph inputs (as that IR asks); the
+        # checker does not: it is given a copy without those outputs, the shapeless ones
+        # as scalars (it checks no shapes against operators; mlrt's own graph keeps the
+        # rank unknown), and those initializers declared as inputs of their type
         copy = onnx.ModelProto()
         copy.CopyFrom(model)
         keep = [o for o in copy.graph.output if declared_fully(o)]
@@ -65,6 +72,8 @@ def check_and_infer(model: onnx.ModelProto, data: bytes | None = None) -> tuple[
         for v in list(copy.graph.input) + list(copy.graph.value_info):
             if shapeless(v):
                 v.type.tensor_type.shape.SetInParent()
+        copy.graph.input.extend(onnx.helper.make_tensor_value_info(t.name, t.data_type, list(t.dims))
+                                for t in undeclared)
         checked = copy.SerializeToString()
     try:
         onnx.checker.check_model(checked)

@@ -158,7 +158,8 @@ def _read_model(source) -> tuple[onnx.ModelProto, Path | None, bytes | None]:
     if not path.exists():
         raise NoSuchFile(f"model file {path} does not exist")
     if not path.is_file():
-        raise InvalidModel(f"model path {path} is not a file")
+        raise InvalidModel(f"model path {path} is {'a directory' if path.is_dir() else 'not a regular file'}, "
+                           "not a model file")
     try:  # as onnx.load_model reads a path (its format from its extension), keeping the bytes
         form = onnx.serialization.registry.get_format_from_file_extension(path.suffix) or "protobuf"
         data = path.read_bytes()

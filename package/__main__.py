@@ -17,13 +17,20 @@ P defaults to $MLRT_SYSTEM_PREFIX, else /usr/local.
 on generated inputs with profiling on, writes the Chrome trace (load it in Perfetto or
 chrome://tracing) and prints the time per op type and the slowest nodes.
 
-The model commands (package/_cli.py; `mlrt COMMAND --help` shows examples):
+`mlrt batch MODEL INPUT OUTPUT [--engine local|ray] [--on-error raise|skip] ...` runs
+a model over many images, video frames or table rows (mlrt.highlevel.batch).
+
+The model commands (package/_cli.py):
     mlrt info MODEL [--providers A,B]       inputs, outputs, opsets, metadata, operators, node placement
     mlrt run MODEL [--input NAME=FILE.npy ...] [--image FILE] [--output-dir DIR]
-    mlrt bench MODEL [--runs N] [--warmup N] [--threads N] [--dim NAME=N] [--providers A,B]
-    mlrt optimize MODEL OUT [--level basic|extended|all]
-Their errors (missing file, bad --input, wrong input name or shape) print one line and
-exit with status 2.
+    mlrt bench MODEL [--runs N] [--warmup N] [--threads N] [--dim NAME=N] [--providers A,B] [--quiet]
+    mlrt optimize MODEL OUT [--level basic|extended|all] [--single-file]
+
+Every command (`mlrt COMMAND --help` shows examples; `mlrt --version`): an error --
+a usage mistake, a missing file, a bad model or input -- prints one line,
+`mlrt COMMAND: what and where`, and exits with status 2, never a traceback; a warning
+prints one line, `mlrt COMMAND: warning: ...`; progress bars are drawn only when
+stderr is a terminal (`--quiet`: none).
 """
 
 from __future__ import annotations
@@ -106,104 +113,175 @@ def runtime_command(args) -> int:
 
 EXAMPLES = """examples:
   mlrt                                     what this installation has (--ops: every C kernel)
+  mlrt --version
   mlrt info model.onnx                     inputs, outputs, opsets, operators, node placement
   mlrt run model.onnx --input x=x.npy --output-dir out/
   mlrt run classifier.onnx --image cat.jpg
   mlrt bench model.onnx --runs 200 --threads 4
   mlrt optimize model.onnx model.opt.onnx --level extended
   mlrt profile model.onnx --runs 10
-  mlrt runtime which"""
+  mlrt batch classifier.onnx photos/ scores/
+  mlrt runtime which
+
+errors print one line and exit with status 2; `mlrt COMMAND --help` has examples."""
+
+RUNTIME_EPILOG = """examples:
+  mlrt runtime which                        the runtime this environment selects
+  mlrt runtime bundle app/runtime           copy the bundled runtime into an app's folder
+  mlrt runtime install --prefix ~/.local    a versioned copy under ~/.local/lib/mlrt/
+  mlrt runtime list --prefix ~/.local
+  mlrt runtime uninstall 0.1.0 --prefix ~/.local"""
+
+PROFILE_EPILOG = """examples:
+  mlrt profile model.onnx
+  mlrt profile model.onnx --runs 50 --top 30
+  mlrt profile model.onnx --dim batch=8 --dim seq=128
+  mlrt profile model.onnx --providers OpenCLExecutionProvider --prefix traces/run
+
+inputs are generated (floats normal, integers and bools zero) with free dimensions
+1 unless --dim names them; the trace opens in Perfetto or chrome://tracing."""
+
+BATCH_EPILOG = """examples:
+  mlrt batch classifier.onnx photos/ scores/ --engine local
+  mlrt batch classifier.onnx photos/ scores/ --on-error skip     (unreadable images listed in scores/_errors.jsonl)
+  mlrt batch classifier.onnx photos/ scores/ --engine ray --actors 4
+  mlrt batch model.onnx table.parquet out/ --engine ray --address 10.0.0.5:6379
+
+the output is read back in row order with mlrt.highlevel.batch.read_results(OUTPUT)."""
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="mlrt", description="mlrt: what this installation has",
-                                     epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
+class _Parser(argparse.ArgumentParser):
+    """argparse with its usage errors in one line (status 2), as mlrt's own errors are."""
+
+    def error(self, message: str):
+        self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")
+
+
+class _Version(argparse.Action):
+    """--version: the SDK's version (read from the metadata only when asked for)."""
+
+    def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS, help=None):
+        super().__init__(option_strings, dest, nargs=0, default=default, help=help)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        from . import __version__
+        print(f"mlrt {__version__}")
+        parser.exit(0)
+
+
+def _parser() -> argparse.ArgumentParser:
+    raw = argparse.RawDescriptionHelpFormatter
+    parser = _Parser(prog="mlrt", description="mlrt: what this installation has", epilog=EXAMPLES,
+                     formatter_class=raw)
+    parser.add_argument("--version", action=_Version, help="print mlrt's version and exit")
     parser.add_argument("--ops", action="store_true", help="also list every operator with a C kernel")
     sub = parser.add_subparsers(dest="command")
-    rt = sub.add_parser("runtime", help="bundle, install, list, select or remove native runtimes")
+    rt = sub.add_parser("runtime", help="bundle, install, list, select or remove native runtimes",
+                        description="native runtimes: bundled with the package or installed under a prefix "
+                                    "(P defaults to $MLRT_SYSTEM_PREFIX, else /usr/local)",
+                        epilog=RUNTIME_EPILOG, formatter_class=raw)
     rsub = rt.add_subparsers(dest="action", required=True)
-    p = rsub.add_parser("bundle", help="copy the bundled runtime into an app's folder")
+    p = rsub.add_parser("bundle", help="copy the bundled runtime into an app's folder",
+                        epilog="example:\n  mlrt runtime bundle app/runtime", formatter_class=raw)
     p.add_argument("dir")
-    for name, text in (("install", "install the bundled runtime under a prefix"),
-                       ("list", "list the runtimes installed under a prefix")):
-        p = rsub.add_parser(name, help=text)
+    for name, text, example in (("install", "install the bundled runtime under a prefix",
+                                 "mlrt runtime install --prefix ~/.local"),
+                                ("list", "list the runtimes installed under a prefix",
+                                 "mlrt runtime list --prefix ~/.local")):
+        p = rsub.add_parser(name, help=text, epilog=f"example:\n  {example}", formatter_class=raw)
         p.add_argument("--prefix", default=None, help="default: $MLRT_SYSTEM_PREFIX, else /usr/local")
-    rsub.add_parser("which", help="the runtime this environment selects (MLRT_RUNTIME, MLRT_SYSTEM_PREFIX)")
-    p = rsub.add_parser("uninstall", help="remove one installed version")
+    rsub.add_parser("which", help="the runtime this environment selects (MLRT_RUNTIME, MLRT_SYSTEM_PREFIX)",
+                    epilog="examples:\n  mlrt runtime which\n  MLRT_RUNTIME=system mlrt runtime which",
+                    formatter_class=raw)
+    p = rsub.add_parser("uninstall", help="remove one installed version",
+                        epilog="example:\n  mlrt runtime uninstall 0.1.0 --prefix ~/.local", formatter_class=raw)
     p.add_argument("version")
     p.add_argument("--prefix", default=None, help="default: $MLRT_SYSTEM_PREFIX, else /usr/local")
-    p = sub.add_parser("profile", help="run a model with profiling on: time per op type, slowest nodes, a trace")
+    p = sub.add_parser("profile", help="run a model with profiling on: time per op type, slowest nodes, a trace",
+                       description="run a model on generated inputs with profiling on: the time per op type, the "
+                                   "slowest nodes, and a Chrome trace", epilog=PROFILE_EPILOG, formatter_class=raw)
     p.add_argument("model")
     p.add_argument("--runs", type=int, default=10, help="runs after the first (which plans), default 10")
     p.add_argument("--providers", default="", help="comma-separated, e.g. OpenCLExecutionProvider (CPU is added last)")
-    p.add_argument("--dim", action="append", default=[], metavar="NAME=N", help="size of a named free dimension")
+    p.add_argument("--dim", action="append", default=[], metavar="NAME=N",
+                   help="size of a named free dimension (default 1); repeat for several")
     p.add_argument("--top", type=int, default=15, help="how many nodes to list")
     p.add_argument("--prefix", default="mlrt_profile", help="trace file prefix")
     p = sub.add_parser("batch", help="run a model over many images, video frames or table rows; Parquet out",
                        description="Batch inference (mlrt.highlevel.batch): INPUT is a folder of images, a "
                                    "video, or a Parquet file or folder; OUTPUT a new folder of Parquet files, one "
                                    "row per input row with its number in column 'row'.",
-                       epilog="examples:\n  mlrt batch classifier.onnx photos/ scores/ --engine local\n"
-                              "  mlrt batch classifier.onnx photos/ scores/ --engine ray --actors 4\n"
-                              "  mlrt batch model.onnx table.parquet out/ --engine ray --address 10.0.0.5:6379",
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+                       epilog=BATCH_EPILOG, formatter_class=raw)
     p.add_argument("model")
     p.add_argument("input")
     p.add_argument("output")
     p.add_argument("--engine", choices=["local", "ray"], default="local",
-                   help="ray: Ray Data (pip install 'mlrt[ray]'); local: a process pool here (default)")
+                   help="ray: Ray Data (the ray extra: pip install \".[ray]\" in a checkout of mlrt); local: a "
+                        "process pool here (default)")
     p.add_argument("--address", default=None, help="a Ray cluster's address (default: a local Ray on 127.0.0.1)")
     p.add_argument("--actors", type=int, default=None, help="predictors, one session each (default: ray 1, "
                                                              "local one per core)")
     p.add_argument("--batch-size", type=int, default=32, help="rows evaluated together (default 32)")
     p.add_argument("--device", choices=["cpu", "gpu"], default="cpu", help="each predictor's device")
     p.add_argument("--kind", choices=["image", "video", "table"], default=None, help="when the guess is wrong")
-    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--on-error", choices=["raise", "skip"], default="raise",
+                   help="an input that cannot be read: raise stops the job naming it (default); skip leaves it out "
+                        "and lists it in OUTPUT/_errors.jsonl")
+    p.add_argument("--quiet", "--no-progress", dest="quiet", action="store_true",
+                   help="no progress bar (there is one only when stderr is a terminal)")
     from . import _cli
     _cli.add_parsers(sub)
-    args = parser.parse_args(argv)
-    from ._errors import MlrtError
+    return parser
+
+
+def _one_line_warnings(command: str):
+    """A warnings.showwarning that prints `mlrt COMMAND: warning: message` (one line, no
+    source line), as the command's errors are printed."""
+    def show(message, category, filename, lineno, file=None, line=None):
+        text = " ".join(str(message).split())
+        print(f"{command}: warning: {text}", file=file or sys.stderr)
+    return show
+
+
+def main(argv: list[str] | None = None) -> int:
+    import warnings
+    args = _parser().parse_args(argv)
+    command = f"mlrt {args.command}" if args.command else "mlrt"
+    if args.command == "runtime":
+        command += f" {args.action}"
+    with warnings.catch_warnings():
+        warnings.showwarning = _one_line_warnings(command)
+        try:
+            return _dispatch(args)
+        except KeyboardInterrupt:
+            print(f"{command}: interrupted", file=sys.stderr)
+            return 130
+        except Exception as exc:  # noqa: BLE001 - the CLI's contract: one line, status 2, never a traceback
+            from ._errors import MlrtError
+            text = " ".join(str(exc).split()) or "(no message)"
+            if not isinstance(exc, (MlrtError, OSError, ValueError)):
+                text = f"{type(exc).__name__}: {text}"
+            print(f"{command}: {text}", file=sys.stderr)
+            return 2
+
+
+def _dispatch(args) -> int:
+    from . import _cli
     if args.command in ("info", "run", "bench", "optimize"):
-        try:
-            return _cli.command(args)
-        except (MlrtError, OSError, ValueError) as exc:
-            print(f"mlrt {args.command}: {exc}", file=sys.stderr)
-            return 2
+        return _cli.command(args)
     if args.command == "batch":
-        from .highlevel import batch
-        try:
-            summary = batch.predict(args.model, args.input, args.output, engine=args.engine, kind=args.kind,
-                                    actors=args.actors, batch_size=args.batch_size, device=args.device,
-                                    address=args.address, progress=False if args.no_progress else True)
-        except (MlrtError, OSError) as exc:
-            print(f"mlrt batch: {type(exc).__name__}: {exc}", file=sys.stderr)
-            return 2
-        print(f"{summary.rows} rows ({summary.kind}) in {summary.seconds:.1f} s, {summary.rows_per_second:.1f} rows/s, "
-              f"{summary.engine} engine, {summary.actors} actor(s): {summary.output}")
-        return 0
+        return _cli.batch_command(args)
     if args.command == "profile":
         from ._profile import profile_command
-        try:
-            return profile_command(args)
-        except (MlrtError, OSError, ValueError) as exc:
-            print(f"mlrt: {type(exc).__name__}: {exc}", file=sys.stderr)
-            return 1
+        return profile_command(args)
     if args.command == "runtime":
-        try:
-            return runtime_command(args)
-        except (MlrtError, OSError) as exc:
-            print(f"mlrt: {type(exc).__name__}: {exc}", file=sys.stderr)
-            return 1
-    try:
-        print(info())
-        if args.ops:
-            from .native import _lib
-            for k in _lib.kernel_table():
-                until = "" if k["until"] >= 2**31 - 1 else str(k["until"])
-                print(f"  {k['domain'] or 'ai.onnx'}::{k['op_type']} opset {k['since']}-{until}")
-    except MlrtError as exc:
-        print(f"mlrt: {type(exc).__name__}: {exc}", file=sys.stderr)
-        return 1
+        return runtime_command(args)
+    print(info())
+    if args.ops:
+        from .native import _lib
+        for k in _lib.kernel_table():
+            until = "" if k["until"] >= 2**31 - 1 else str(k["until"])
+            print(f"  {k['domain'] or 'ai.onnx'}::{k['op_type']} opset {k['since']}-{until}")
     return 0
 
 

@@ -6,9 +6,12 @@ expect, on mlrt.lowlevel (the onnxruntime-like API) and `onnx` for the model fac
     bench     latency percentiles and throughput on generated inputs
     optimize  the graph optimizer's output, saved (SessionOptions.optimized_model_filepath)
 
-A mistake of the caller (missing file, bad --input, wrong input name or shape) is an
-`InvalidArgument`, `NoSuchFile` or other MlrtError; `mlrt.__main__` prints it as one
-line and exits with status 2.  Only stdlib at import: `python -m mlrt` stays light.
+    batch     (mlrt.highlevel.batch.predict, its options and its summary line)
+
+A mistake of the caller (missing file, bad --input, wrong input name or shape, a --dim
+naming no free dimension) is an `InvalidArgument`, `NoSuchFile` or other MlrtError;
+`mlrt.__main__` prints it as one line and exits with status 2.  Only stdlib at
+import: `python -m mlrt` stays light.
 """
 
 from __future__ import annotations
@@ -37,12 +40,19 @@ mlrt.highlevel (it reads the model's Image.* metadata), or pass a .npy.""",
   mlrt bench model.onnx
   mlrt bench model.onnx --runs 500 --warmup 20 --threads 4
   mlrt bench model.onnx --dim batch=8 --providers OpenCLExecutionProvider
+  mlrt bench model.onnx --quiet > bench.log
 
 inputs are generated (floats normal, integers and bools zero) with free dimensions
-1 unless --dim names them.""",
+1 unless --dim names them; a progress bar is drawn when stderr is a terminal.""",
     "optimize": """examples:
   mlrt optimize model.onnx model.opt.onnx
-  mlrt optimize model.onnx model.basic.onnx --level basic""",
+  mlrt optimize model.onnx model.basic.onnx --level basic
+  mlrt optimize model.onnx model.opt.onnx --single-file
+
+weights of 1 KB or more go to OUT.data beside OUT (ONNX external data, as
+onnx.save_model writes it; keep the two files together) unless --single-file;
+constant folding can make a model much larger than its input (it writes out
+weights the model computed), and the summary line says how large.""",
 }
 LEVELS = {"basic": "ORT_ENABLE_BASIC", "extended": "ORT_ENABLE_EXTENDED", "all": "ORT_ENABLE_ALL"}
 
@@ -70,17 +80,40 @@ def add_parsers(sub) -> None:
     p.add_argument("--runs", type=int, default=100, help="timed runs, default 100")
     p.add_argument("--warmup", type=int, default=5, help="untimed runs first (the first one plans), default 5")
     p.add_argument("--threads", type=int, default=0, help="intra-op threads, default 0 (one per core)")
-    p.add_argument("--dim", action="append", default=[], metavar="NAME=N", help="size of a named free dimension")
+    p.add_argument("--dim", action="append", default=[], metavar="NAME=N",
+                   help="size of a named free dimension (default 1); repeat for several")
     p.add_argument("--providers", **providers)
+    p.add_argument("--quiet", action="store_true", help="no progress bar (there is one only when stderr is a terminal)")
     p = parser("optimize", "write the model as the graph optimizer leaves it")
     p.add_argument("model")
     p.add_argument("out")
     p.add_argument("--level", choices=list(LEVELS), default="all", help="optimization level, default all")
+    p.add_argument("--single-file", action="store_true",
+                   help="keep the weights inside OUT (default: weights of 1 KB or more go to OUT.data beside it)")
 
 
 def command(args) -> int:
     return {"info": info_command, "run": run_command, "bench": bench_command,
             "optimize": optimize_command}[args.command](args)
+
+
+# -- batch -----------------------------------------------------------------------------------
+def batch_command(args) -> int:
+    from .highlevel import batch
+    if os.path.isdir(args.model):
+        raise _error(f"{args.model} is a folder, not a model file")
+    summary = batch.predict(args.model, args.input, args.output, engine=args.engine, kind=args.kind,
+                            actors=args.actors, batch_size=args.batch_size, device=args.device,
+                            address=args.address, progress=False if args.quiet else None, on_error=args.on_error)
+    rows, skipped = f"{summary.rows} rows", ""
+    if summary.errors:
+        first, n = summary.errors[0], len(summary.errors)
+        rows = f"{summary.rows - n} of {summary.rows} rows"
+        skipped = (f"; {n} input{'s' if n > 1 else ''} skipped ({first['input']}{', ...' if n > 1 else ''}: "
+                   f"{first['error']}), listed in {summary.errors_file}")
+    print(f"{rows} ({summary.kind}) in {summary.seconds:.1f} s, {summary.rows_per_second:.1f} rows/s, "
+          f"{summary.engine} engine, {summary.actors} actor(s): {summary.output}{skipped}")
+    return 0
 
 
 # -- shared ----------------------------------------------------------------------------------
@@ -92,6 +125,8 @@ def _error(message: str):
 def _session(args, options=None):
     from . import lowlevel
     from ._errors import NoSuchFile
+    if os.path.isdir(args.model):
+        raise _error(f"{args.model} is a folder, not a model file")
     if not os.path.isfile(args.model):
         raise NoSuchFile(f"no model file {args.model}")
     providers = [p for p in getattr(args, "providers", "").split(",") if p]
@@ -279,13 +314,16 @@ def bench_command(args) -> int:
     so = lowlevel.SessionOptions()
     so.intra_op_num_threads = args.threads
     session = _session(args, so)
+    check_dims(session, dims)
     feeds = generated_inputs(session, dims)
-    bar = Progress(args.warmup + args.runs, "bench")
-    for _ in range(args.warmup):
+    bar = Progress(args.warmup + args.runs, "bench", enabled=not args.quiet)
+    first = first_run(session, feeds, dims)  # the first warm-up run, or the first timed one
+    bar.step()
+    for _ in range(args.warmup - 1):
         session.run(None, feeds)
         bar.step()
-    times = []
-    for _ in range(args.runs):
+    times = [] if args.warmup else [first]
+    for _ in range(args.runs - len(times)):
         start = time.perf_counter()
         session.run(None, feeds)
         times.append(time.perf_counter() - start)
@@ -306,21 +344,59 @@ def _dims(items) -> dict[str, int]:
     dims = {}
     for item in items:
         name, _, value = item.partition("=")
-        if not name or not value.isdigit():
-            raise _error(f"--dim {item}: write NAME=N with N a whole number")
+        if not name or not value.isdigit() or int(value) < 1:
+            raise _error(f"--dim {item}: write NAME=N with N a whole number >= 1")
         dims[name] = int(value)
     return dims
 
 
-class Progress:
-    """A one-line bar on stderr, redrawn with \\r at most ~20 times a second."""
+def free_dims(session) -> list[str]:
+    """The names of the free (symbolic) dimensions of the model's inputs, in order."""
+    found: dict[str, None] = {}
+    for arg in session.get_inputs():
+        found.update((d, None) for d in arg.shape or () if isinstance(d, str) and d)
+    return list(found)
 
-    def __init__(self, total: int, label: str, stream=None, width: int = 30):
+
+def check_dims(session, dims: dict) -> None:
+    """InvalidArgument for a --dim that names no free dimension of the model's inputs."""
+    free = free_dims(session)
+    unknown = [name for name in dims if name not in free]
+    if unknown:
+        has = f"its free dimensions: {', '.join(free)}" if free else "it has none"
+        raise _error(f"--dim {unknown[0]}: the model's inputs have no free dimension '{unknown[0]}' ({has}; "
+                     f"inputs {_describe_inputs(session)})")
+
+
+def first_run(session, feeds: dict, dims: dict) -> float:
+    """Run once on the generated inputs (seconds it took); where that fails and free
+    dimensions were left at 1, the error says which and how to size them."""
+    from ._errors import MlrtError
+    start = time.perf_counter()
+    try:
+        session.run(None, feeds)
+    except MlrtError as exc:
+        unsized = [d for d in free_dims(session) if d not in dims]
+        if unsized:
+            raise type(exc)(f"{exc} (on generated inputs whose free dimensions {', '.join(unsized)} were given 1: "
+                            f"size them with {' '.join(f'--dim {d}=N' for d in unsized)})") from None
+        raise
+    return time.perf_counter() - start
+
+
+class Progress:
+    """A one-line bar on stderr, redrawn with \\r at most ~20 times a second; drawn only
+    where the stream is a terminal (in a log, \\r frames are noise) and `enabled`."""
+
+    def __init__(self, total: int, label: str, stream=None, width: int = 30, enabled: bool = True):
         self.total, self.label, self.width, self.done, self.drawn = total, label, width, 0, 0.0
         self.stream = stream or sys.stderr
+        self.enabled = enabled and _is_terminal(self.stream)
 
     def step(self) -> None:
         self.done += 1
+        if not self.enabled:
+            return
         now = time.monotonic()
         if now - self.drawn >= 0.05 or self.done == self.total:
             self.drawn = now
@@ -329,22 +405,48 @@ class Progress:
             self.stream.flush()
 
     def close(self) -> None:
-        self.stream.write("\n")
-        self.stream.flush()
+        if self.enabled:
+            self.stream.write("\n")
+            self.stream.flush()
+
+
+def _is_terminal(stream) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError, OSError):
+        return False
 
 
 # -- optimize --------------------------------------------------------------------------------
 def optimize_command(args) -> int:
     import onnx
     from . import lowlevel
+    from .native.optimizer._portable import EXTERNAL_FILE
     so = lowlevel.SessionOptions()
     so.graph_optimization_level = getattr(lowlevel.GraphOptimizationLevel, LEVELS[args.level])
     so.optimized_model_filepath = args.out
+    data = os.path.basename(args.out) + ".data"
+    if not args.single_file:
+        so.add_session_config_entry(EXTERNAL_FILE, data)  # weights of 1 KB or more
     out_dir = os.path.dirname(os.path.abspath(args.out))
     if not os.path.isdir(out_dir):
         raise _error(f"no folder {out_dir} to write {args.out} in")
+    if os.path.isdir(args.out):
+        raise _error(f"{args.out} is a folder: name the model file to write")
     _session(args, so)
     before = len(onnx.load(args.model, load_external_data=False).graph.node)
     after = len(onnx.load(args.out, load_external_data=False).graph.node)
-    print(f"wrote {args.out}: {before} nodes -> {after} nodes (level {args.level})")
+    data_path = os.path.join(out_dir, data)
+    weights = (f"; weights {_size(os.path.getsize(data_path))} in {os.path.join(os.path.dirname(args.out), data)}"
+               if not args.single_file and os.path.isfile(data_path) else "")
+    print(f"wrote {args.out} ({_size(os.path.getsize(args.out))}{weights}; the input "
+          f"{_size(os.path.getsize(args.model))}): {before} nodes -> {after} nodes (level {args.level})")
     return 0
+
+
+def _size(n: int) -> str:
+    for unit in ("bytes", "KB", "MB", "GB"):
+        if n < 1000 or unit == "GB":
+            return f"{n} {unit}" if unit == "bytes" else f"{n:.1f} {unit}"
+        n /= 1000
+    return ""

@@ -4,6 +4,7 @@
     ├── InvalidModel              the model file or graph is malformed or inconsistent
     │   └── NoSuchFile            the model path does not exist (also a FileNotFoundError)
     ├── InvalidArgument           a wrong input name, shape, dtype or option value
+    │   └── NoSuchFeature         a feature (input or output) name the model does not have (also a KeyError)
     ├── NotImplemented            an operator (op, domain, opset) no provider asked can run
     ├── RuntimeLoadError          the native runtime is missing, broken or incompatible
     ├── DeviceError               an execution device failed
@@ -34,6 +35,14 @@ class InvalidArgument(MlrtError, ValueError):
     """A caller passed something wrong: input name, shape, dtype, option."""
 
 
+class NoSuchFeature(InvalidArgument, KeyError):
+    """A name the model has no input or output of, looked up in a mapping of features
+    (`result.outputs[name]`): also a KeyError, as a mapping's lookup raises.  Its message
+    names the features that exist."""
+
+    __str__ = BaseException.__str__  # (the message as it is: KeyError's would quote it)
+
+
 class NotImplemented(MlrtError, builtins.NotImplementedError):  # noqa: A001 - the DESIGN name
     """No provider asked for can run an operator at this opset and type."""
 
@@ -50,5 +59,5 @@ class ResourceExhausted(MlrtError, MemoryError):
     """An allocation exceeded a limit or the memory available."""
 
 
-__all__ = ["MlrtError", "InvalidModel", "NoSuchFile", "InvalidArgument", "NotImplemented",
+__all__ = ["MlrtError", "InvalidModel", "NoSuchFile", "InvalidArgument", "NoSuchFeature", "NotImplemented",
            "RuntimeLoadError", "DeviceError", "ResourceExhausted"]

@@ -37,17 +37,18 @@ def generated_inputs(session, dims: dict[str, int]) -> dict:
 
 
 def profile_command(args) -> int:
-    dims = {}
-    for item in args.dim:
-        name, _, value = item.partition("=")
-        dims[name] = int(value)
+    from ._cli import _dims, _session, check_dims, first_run
+    if args.runs < 1 or args.top < 0:
+        raise InvalidArgument("--runs must be >= 1 and --top >= 0")
+    dims = _dims(args.dim)
     so = lowlevel.SessionOptions()
     so.enable_profiling = True
     so.profile_file_prefix = args.prefix
-    providers = [p for p in args.providers.split(",") if p] or None
-    session = lowlevel.InferenceSession(args.model, so, providers=providers)
+    session = _session(args, so)
+    check_dims(session, dims)
     feeds = generated_inputs(session, dims)
-    for _ in range(1 + max(args.runs, 1)):
+    first_run(session, feeds, dims)
+    for _ in range(args.runs):
         session.run(None, feeds)
     path = session.end_profiling()
     with open(path) as f:

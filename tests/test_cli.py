@@ -1,9 +1,13 @@
-"""`mlrt info | run | bench | optimize` (package/_cli.py), run in-process through
-mlrt.__main__.main on a small model built here and on onnx's light SqueezeNet."""
+"""The `mlrt` command (package/__main__.py, package/_cli.py), run in-process through
+mlrt.__main__.main on small models built here and on onnx's light models: what each
+subcommand prints, and its contract -- errors and warnings in one line, status 2,
+examples in every --help, --version, --dim checked, bars only on a terminal."""
 
 from __future__ import annotations
 
+import io
 import os
+import sys
 
 import numpy as np
 import onnx
@@ -142,9 +146,95 @@ def test_bench(tiny, capsys):
     assert "20 runs after 2 warm-up" in captured.out and "x [3, 4]" in captured.out
     for word in ("p50", "p90", "p99", "mean", "runs/s"):
         assert word in captured.out
-    assert "\r" in captured.err and "22/22" in captured.err
+    assert "\r" not in captured.err and "22/22" not in captured.err  # stderr is not a terminal: no bar
     fails(capsys, ["bench", str(tiny), "--dim", "batch"], "NAME=N")
     fails(capsys, ["bench", str(tiny), "--runs", "0"], "--runs")
+    fails(capsys, ["bench", str(tiny), "--dim", "batch=0"], "NAME=N")
+
+
+class Terminal(io.StringIO):
+    def isatty(self):
+        return True
+
+
+def test_bench_progress_bar_only_on_a_terminal(tiny, capsys, monkeypatch):
+    monkeypatch.setattr(sys, "stderr", Terminal())
+    assert main(["bench", str(tiny), "--runs", "20", "--warmup", "2"]) == 0
+    assert "\r" in sys.stderr.getvalue() and "22/22" in sys.stderr.getvalue()
+    monkeypatch.setattr(sys, "stderr", Terminal())
+    assert main(["bench", str(tiny), "--runs", "20", "--warmup", "2", "--quiet"]) == 0
+    assert sys.stderr.getvalue() == ""
+
+
+def test_a_dim_that_names_no_free_dimension_is_an_error(tiny, tmp_path, capsys):
+    fails(capsys, ["bench", str(tiny), "--dim", "batch=2", "--dim", "seq=8"], "--dim seq",
+          "no free dimension 'seq'", "its free dimensions: batch")
+    fails(capsys, ["profile", str(tiny), "--dim", "sequence=8"], "mlrt profile: --dim sequence")
+    fails(capsys, ["bench", SQUEEZENET, "--dim", "batch=8"], "it has none")
+
+
+@pytest.fixture
+def sequence_model(tmp_path):
+    """x [batch, 4, seq] -> Conv with a window of 3: seq 1 (the default) is too short."""
+    w = numpy_helper.from_array(np.ones((2, 4, 3), np.float32), "w")
+    graph = helper.make_graph([helper.make_node("Conv", ["x", "w"], ["y"], name="conv1")], "seq",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 4, "seq"])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", 2, None])], [w])
+    path = tmp_path / "seq.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
+    return path
+
+
+def test_profile_and_bench_size_free_dimensions(sequence_model, tmp_path, capsys):
+    for command, printed in ((["profile", "--prefix", str(tmp_path / "p")], "Conv"), (["bench"], "x [1, 4, 16]")):
+        fails(capsys, [command[0], str(sequence_model), *command[1:]], f"mlrt {command[0]}: node 'conv1'",
+              "free dimensions batch, seq were given 1", "--dim seq=N")
+        assert main([command[0], str(sequence_model), *command[1:], "--runs", "2", "--dim", "seq=16"]) == 0
+        assert printed in capsys.readouterr().out
+
+
+def test_every_error_is_one_line_with_status_2(tiny, tmp_path, capsys):
+    (tmp_path / "folder.onnx").mkdir()
+    (tmp_path / "bad.onnx").write_bytes(b"\x08\x07garbage\xff")
+    fails(capsys, ["info", str(tmp_path / "folder.onnx")], "is a folder")
+    fails(capsys, ["profile", str(tmp_path / "missing.onnx")], "mlrt profile: ", "missing.onnx")
+    fails(capsys, ["profile", str(tiny), "--dim", "batch=x"], "NAME=N")
+    fails(capsys, ["profile", str(tiny), "--runs", "0"], "--runs")
+    fails(capsys, ["profile", str(tmp_path / "bad.onnx")], "mlrt profile: ")
+    fails(capsys, ["runtime", "uninstall", "9.9.9", "--prefix", str(tmp_path / "prefix")], "mlrt runtime uninstall: ",
+          "9.9.9")
+    from PIL import Image
+    (tmp_path / "photos").mkdir()
+    Image.new("RGB", (8, 8)).save(tmp_path / "photos" / "a.png")
+    photos = str(tmp_path / "photos")
+    fails(capsys, ["batch", str(tmp_path / "bad.onnx"), photos, str(tmp_path / "out")], "mlrt batch: ",
+          "bad.onnx is not an ONNX model")
+    fails(capsys, ["batch", str(tmp_path / "folder.onnx"), photos, str(tmp_path / "out")], "is a folder")
+    # usage mistakes, as argparse finds them (it exits): one line too, naming --help
+    for argv, needles in ((["bench", str(tiny), "--runs", "x"], ("mlrt bench: argument --runs", "mlrt bench --help")),
+                          (["frobnicate"], ("invalid choice", "mlrt --help")),
+                          (["optimize", str(tiny)], ("mlrt optimize: ", "out")),
+                          (["batch", str(tiny), photos, str(tmp_path / "o"), "--on-error", "ignore"], ("--on-error",)),
+                          (["runtime"], ("mlrt runtime: ",))):
+        with pytest.raises(SystemExit) as exit_:
+            main(argv)
+        assert exit_.value.code == 2
+        err = capsys.readouterr().err
+        assert len(err.strip().splitlines()) == 1 and all(n in err for n in needles), err
+
+
+def test_an_unknown_provider_is_one_warning_line(tiny, capsys):
+    assert main(["info", str(tiny), "--providers", "NoSuchExecutionProvider"]) == 0
+    err = capsys.readouterr().err
+    assert err.startswith("mlrt info: warning: Specified provider 'NoSuchExecutionProvider'"), err
+    assert len(err.strip().splitlines()) == 1 and "UserWarning" not in err and ".py:" not in err, err
+
+
+def test_version(capsys):
+    from mlrt import __version__
+    with pytest.raises(SystemExit) as exit_:
+        main(["--version"])
+    assert exit_.value.code == 0 and capsys.readouterr().out == f"mlrt {__version__}\n"
 
 
 @pytest.mark.parametrize("level", ["basic", "all"])
@@ -152,6 +242,7 @@ def test_optimize(tiny, tmp_path, capsys, level):
     out = tmp_path / f"opt_{level}.onnx"
     assert main(["optimize", str(tiny), str(out), "--level", level]) == 0
     assert f"wrote {out}" in capsys.readouterr().out
+    assert not (tmp_path / f"opt_{level}.onnx.data").exists()  # no weight of 1 KB: one file
     feeds = {"x": np.load(tmp_path / "x.npy"), "y": np.load(tmp_path / "y.npy")}
     got, expected = direct(out, feeds), direct(tiny, feeds)
     for name in expected:
@@ -159,9 +250,60 @@ def test_optimize(tiny, tmp_path, capsys, level):
     fails(capsys, ["optimize", str(tiny), str(tmp_path / "no" / "dir.onnx")], "no folder")
 
 
-@pytest.mark.parametrize("command", [[], ["info"], ["run"], ["bench"], ["optimize"]])
+LIGHT = os.path.dirname(SQUEEZENET)
+
+
+@pytest.mark.parametrize("name, level", [("resnet50", "all"), ("squeezenet", "basic"), ("squeezenet", "extended")])
+def test_optimized_light_models_load_again(name, level, tmp_path, capsys):
+    """The light models are IR 3 graphs whose weights come from ConstantOfShape: folded,
+    they are initializers that IR 3 asks to be declared as inputs, and megabytes."""
+    model = os.path.join(LIGHT, f"light_{name}.onnx")
+    out = tmp_path / f"{name}.{level}.onnx"
+    assert main(["optimize", model, str(out), "--level", level]) == 0
+    line = capsys.readouterr().out
+    data = tmp_path / f"{name}.{level}.onnx.data"
+    assert data.is_file() and data.stat().st_size > 1_000_000
+    assert out.stat().st_size < 100_000  # the graph alone
+    assert len(line.strip().splitlines()) == 1 and f"weights {data.stat().st_size / 1e6:.1f} MB in {data}" in line, line
+    assert f"({out.stat().st_size / 1e3:.1f} KB;" in line and "the input" in line, line
+    assert main(["info", str(out)]) == 0
+    session = lowlevel.InferenceSession(model)
+    arg = session.get_inputs()[0]
+    x = np.random.default_rng(1).standard_normal(arg.shape).astype(np.float32)
+    (expected,) = session.run(None, {arg.name: x})
+    optimized = lowlevel.InferenceSession(str(out))
+    assert [a.name for a in optimized.get_inputs()] == [arg.name]
+    np.testing.assert_allclose(optimized.run(None, {arg.name: x})[0], expected, rtol=1e-4, atol=1e-6)
+    written = onnx.load(str(out), load_external_data=False)
+    assert written.ir_version == 3
+    declared = {i.name for i in written.graph.input}
+    assert all(t.name in declared for t in written.graph.initializer)  # as IR 3 asks
+    onnx.checker.check_model(str(out))
+    ort = pytest.importorskip("onnxruntime")
+    (theirs,) = ort.InferenceSession(str(out), providers=["CPUExecutionProvider"]).run(None, {arg.name: x})
+    np.testing.assert_allclose(theirs, expected, rtol=1e-4, atol=1e-5)
+
+
+def test_optimize_single_file_and_again(tmp_path, capsys):
+    out = tmp_path / "sq.onnx"
+    assert main(["optimize", SQUEEZENET, str(out), "--single-file"]) == 0
+    assert not (tmp_path / "sq.onnx.data").exists() and out.stat().st_size > 1_000_000
+    assert "weights" not in capsys.readouterr().out
+    for _ in range(2):  # written again: the data file is replaced, not appended to
+        assert main(["optimize", SQUEEZENET, str(out)]) == 0
+        size = (tmp_path / "sq.onnx.data").stat().st_size
+        assert size < 6_000_000
+    assert (tmp_path / "sq.onnx.data").stat().st_mode == out.stat().st_mode  # readable by whoever reads the model
+    lowlevel.InferenceSession(str(out))
+    fails(capsys, ["optimize", SQUEEZENET, str(tmp_path)], "is a folder")
+
+
+@pytest.mark.parametrize("command", [[], ["info"], ["run"], ["bench"], ["optimize"], ["profile"], ["batch"],
+                                     ["runtime"], ["runtime", "bundle"], ["runtime", "install"],
+                                     ["runtime", "list"], ["runtime", "which"], ["runtime", "uninstall"]])
 def test_help_shows_examples(capsys, command):
     with pytest.raises(SystemExit) as exit_:
         main([*command, "--help"])
     assert exit_.value.code == 0
-    assert "examples:\n  mlrt " in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "examples:\n  mlrt " in out or "example:\n  mlrt " in out

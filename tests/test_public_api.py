@@ -8,8 +8,8 @@ import mlrt.lowlevel
 import mlrt.media
 
 PINNED = {
-    mlrt: {"__version__", "MlrtError", "InvalidModel", "NoSuchFile", "InvalidArgument", "NotImplemented",
-           "RuntimeLoadError", "DeviceError", "ResourceExhausted"},
+    mlrt: {"__version__", "MlrtError", "InvalidModel", "NoSuchFile", "InvalidArgument", "NoSuchFeature",
+           "NotImplemented", "RuntimeLoadError", "DeviceError", "ResourceExhausted"},
     mlrt.lowlevel: {"__version__", "InferenceSession", "SessionOptions", "RunOptions", "GraphOptimizationLevel",
                     "ExecutionMode", "ExecutionOrder", "NodeArg", "OrtValue", "IOBinding", "ModelMetadata", "CustomOp",
                     "get_available_providers", "get_device",
@@ -32,7 +32,8 @@ PINNED = {
                      "TensorFloat", "TensorFloat16Bit", "TensorDouble", "TensorInt8Bit", "TensorUInt8Bit",
                      "TensorInt16Bit", "TensorUInt16Bit", "TensorInt32Bit", "TensorUInt32Bit", "TensorInt64Bit",
                      "TensorUInt64Bit", "TensorBoolean", "TensorString", "VideoFrame", "VideoSource",
-                     "BitmapPixelFormat", "BitmapAlphaMode", "BitmapBounds", "LearningModelPixelRange"},
+                     "BitmapPixelFormat", "BitmapAlphaMode", "BitmapBounds", "LearningModelPixelRange",
+                     "DeviceWarning"},
     mlrt.media: {"BitmapAlphaMode", "BitmapBounds", "BitmapPixelFormat", "LearningModelPixelRange", "VideoFrame",
                  "VideoSource", "ImageTarget", "centred_crop", "detensorize", "tensorize"},
     mlrt.backend: {"MlrtBackend", "MlrtBackendRep", "prepare", "run_model", "run_node", "supports_device"},

@@ -229,8 +229,9 @@ def default_device() -> "Device":
                           + ". " + NO_DEVICE_HINT)
 
 
-NO_DEVICE_HINT = ("For a CPU OpenCL device from pip on x86-64 Linux: pip install \"mlrt[opencl-cpu]\" "
-                  "(Intel's CPU runtime); elsewhere install a GPU's or CPU's OpenCL driver")
+NO_DEVICE_HINT = ("For a CPU OpenCL device from pip on x86-64 Linux: pip install opencl-rt (Intel's CPU runtime; "
+                  "mlrt's opencl-cpu extra: pip install \".[opencl-cpu]\" in a checkout of mlrt, "
+                  "\"mlrt[opencl-cpu]\" from a package index); elsewhere install a GPU's or CPU's OpenCL driver")
 
 
 def survey() -> list[tuple[str, str]]:

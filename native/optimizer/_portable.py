@@ -9,11 +9,16 @@ The fusion passes make two kinds of node that only mlrt runs as they are:
 FusedConv with any other activation (onnxruntime's own, or one mlrt does not know) is
 kept as it is.  The nodes that come out read
 and write the same names as the node they replace, plus new intermediate names made
-unique with the node's output name."""
+unique with the node's output name.
+
+`declare_inputs` and `save` write the model out: the graph inputs its IR version asks
+for (before IR 4 every initializer is also a graph input), and its large weights in an
+external data file when asked (or when the model would pass protobuf's 2 GB limit)."""
 
 from __future__ import annotations
 
 import math
+import os
 
 import numpy as np
 from onnx import helper
@@ -85,3 +90,58 @@ def portable(nodes, opset: int, dtype_of=None) -> tuple[list, dict[str, np.ndarr
         else:
             out.append(node)
     return out, constants
+
+
+EXTERNAL_FILE = "session.optimized_model_external_initializers_file_name"
+EXTERNAL_MIN_SIZE = "session.optimized_model_external_initializers_min_size_in_bytes"
+_PROTOBUF_LIMIT = (1 << 31) - (16 << 20)  # bytes of initializers past which a model cannot be one file
+
+
+def declare_inputs(model, inputs: list[str], overridable: list[str]) -> None:
+    """Set `model`'s graph inputs: `inputs` (the names of its true inputs, declared as
+    the model declared them), then its initializers -- where IR < 4 all of them, as
+    that IR asks (its readers take every initializer declared as an input to be a
+    constant), else those named in `overridable` that are still there.  An optimized
+    graph has initializers of its own (folded constants, fused weights) and has lost
+    some of the model's: the model's list of inputs is right for neither."""
+    from onnx import helper
+    g = model.graph
+    declared = {vi.name: vi for vi in g.input}
+    written = {t.name: t for t in g.initializer}
+    keep = [declared[n] for n in inputs if n in declared]
+    if model.ir_version < 4:
+        extra = [helper.make_tensor_value_info(t.name, t.data_type, list(t.dims)) for t in g.initializer]
+    else:
+        extra = [declared[n] for n in overridable if n in declared and n in written]
+    del g.input[:]
+    g.input.extend(keep + extra)
+
+
+def save(model, path: str, external: str | None = None, min_size: int = 1024) -> str | None:
+    """Write `model` to `path`; with `external` (a file name in the model's folder), the
+    initializers of `min_size` bytes or more go to that file.  Returns the external data
+    file's path where one was written, else None.  A model whose initializers would pass
+    protobuf's 2 GB limit gets one anyway (`path` + ".data")."""
+    import onnx
+    from ..._errors import InvalidArgument
+    folder = os.path.dirname(os.path.abspath(path))
+    if not external and sum(t.ByteSize() for t in model.graph.initializer) > _PROTOBUF_LIMIT:
+        external = os.path.basename(path) + ".data"
+    if not external:
+        onnx.save(model, path)
+        return None
+    data_path = os.path.normpath(os.path.join(folder, external))
+    if os.path.isabs(external) or os.path.dirname(data_path) != folder or data_path == os.path.abspath(path):
+        raise InvalidArgument(f"external data file '{external}' must be a file name beside the model {path} "
+                              "(models read external data from their own folder only)")
+    if os.path.exists(data_path):
+        os.remove(data_path)  # (onnx appends to an existing file)
+    onnx.save_model(model, path, save_as_external_data=True, all_tensors_to_one_file=True, location=external,
+                    size_threshold=min_size)
+    if not os.path.exists(data_path):
+        return None
+    try:  # (onnx makes the data file readable by its owner only; whoever may read the model may read its weights)
+        os.chmod(data_path, os.stat(path).st_mode & 0o777)
+    except OSError:
+        pass
+    return data_path

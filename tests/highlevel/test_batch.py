@@ -2,6 +2,7 @@
 predict() on the local engine (a process pool), each checked against a plain loop
 over the low-level API; video frames and tables; errors."""
 
+import json
 import subprocess
 import sys
 
@@ -167,5 +168,102 @@ def test_errors(images, tmp_path):
 def test_ray_missing_names_the_extra(images, tmp_path, monkeypatch):
     model, paths = images
     monkeypatch.setitem(sys.modules, "ray", None)  # import ray -> ImportError
-    with pytest.raises(mlrt.InvalidArgument, match=r"mlrt\[ray\]"):
+    with pytest.raises(mlrt.InvalidArgument, match=r'pip install "ray\[data\]" pyarrow .*"\.\[ray\]" in a checkout'):
         B.predict(model, paths, tmp_path / "r", engine="ray")
+
+
+def corrupt(folder, name="corrupt.png"):
+    path = folder / name
+    path.write_bytes(b"\x89PNG\r\n\x1a\n truncated")
+    return path
+
+
+def test_a_corrupt_image_stops_the_job_naming_it_or_is_skipped_and_listed(images, tmp_path):
+    model, paths = images
+    bad = corrupt(tmp_path)
+    inputs = [paths[0], paths[1], bad, *paths[2:9]]  # row 2 is bad; batches of 4: rows 0-3, 4-7, 8-9
+    with pytest.raises(mlrt.InvalidArgument, match=r"image '.*corrupt.png': .*on_error=\"skip\""):
+        B.predict(model, inputs, tmp_path / "stop", actors=2, batch_size=4, progress=False)
+    summary = B.predict(model, inputs, tmp_path / "skip", actors=2, batch_size=4, progress=False, on_error="skip")
+    assert summary.rows == 10 and len(summary.errors) == 1
+    error = summary.errors[0]
+    assert (error["row"], error["input"]) == (2, str(bad)) and "not a readable image" in error["error"]
+    listed = [json.loads(line) for line in (tmp_path / "skip" / "_errors.jsonl").read_text().splitlines()]
+    assert listed == summary.errors and summary.errors_file == str(tmp_path / "skip" / "_errors.jsonl")
+    got = B.read_results(tmp_path / "skip")  # (the errors file is not read as a part)
+    assert got["row"].tolist() == [0, 1, 3, 4, 5, 6, 7, 8, 9]
+    assert got["path"].tolist() == [str(p) for p in inputs if p != bad]
+    np.testing.assert_array_equal(got["prob"][:2], loop_reference(model, paths[:2], 2))
+    np.testing.assert_allclose(got["prob"], loop_reference(model, [p for p in inputs if p != bad], 1), atol=1e-6)
+    clean = B.predict(model, paths[:3], tmp_path / "clean", actors=1, progress=False, on_error="skip")
+    assert clean.errors == [] and clean.errors_file is None and not (tmp_path / "clean" / "_errors.jsonl").exists()
+    with pytest.raises(mlrt.InvalidArgument, match="on_error"):
+        B.predict(model, paths, tmp_path / "x", on_error="ignore")
+
+
+def test_predictor_skips_what_it_cannot_read(images, tmp_path):
+    model, paths = images
+    bad = corrupt(tmp_path)
+    predictor = B.ImagePredictor(model, on_error="skip")
+    out = predictor({"row": np.arange(10, 13), "path": np.array([str(paths[0]), str(bad), str(paths[1])], object)})
+    assert out["row"].tolist() == [10, 12] and out["prob"].shape == (2, 10)
+    assert [(e["row"], e["input"]) for e in predictor.errors] == [(11, str(bad))]
+    out = predictor({"row": np.arange(2), "path": np.array([str(bad), str(tmp_path / "gone.png")], object)})
+    assert out["row"].tolist() == [] and out["prob"].shape == (0, 10) and out["prob"].dtype == np.float32
+    assert len(predictor.errors) == 3
+    rgb = np.empty(2, dtype=object)
+    rgb[:] = [np.zeros((8, 8, 3), np.uint8), np.zeros((8, 8, 5), np.uint8)]  # 5 channels: no pixel format
+    out = predictor({"row": np.arange(2), "image": rgb})
+    assert out["row"].tolist() == [0] and predictor.errors[-1]["input"] == "row 1"
+    with pytest.raises(mlrt.InvalidArgument, match="on_error"):
+        B.ImagePredictor(model, on_error="warn")
+
+
+def test_a_script_without_a_main_guard_runs_the_local_engine(images, tmp_path):
+    """The docs' example pasted into a script: the workers do not import it again."""
+    model, paths = images
+    script = tmp_path / "job.py"
+    script.write_text(f"""from mlrt.highlevel import batch
+print("job starts")
+summary = batch.predict({str(model)!r}, {str(paths[0].parent)!r}, {str(tmp_path / 'scores')!r}, actors=2,
+                        batch_size=50)
+print(summary.rows, len(batch.read_results({str(tmp_path / 'scores')!r})["prob"]))
+""")
+    run = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.splitlines() == ["job starts", "200 200"]  # the script ran once
+    assert run.stderr == "", run.stderr  # (and no progress bar: stderr is not a terminal)
+
+
+def test_a_model_that_loads_but_cannot_run_is_an_error_not_a_broken_pool(images, tmp_path):
+    model, paths = images
+    m = cnn_model()
+    m.graph.node[1].op_type, m.graph.node[1].domain = "Frobnicate", "org.example"
+    m.opset_import.append(onnx.helper.make_opsetid("org.example", 1))
+    onnx.save(m, tmp_path / "custom.onnx")
+    with pytest.raises(mlrt.MlrtError, match="Frobnicate") as info:
+        B.predict(tmp_path / "custom.onnx", paths[:4], tmp_path / "o", actors=1, progress=False)
+    assert "worker process" not in str(info.value)
+    with pytest.raises(mlrt.InvalidModel, match="holds no ONNX model"):
+        (tmp_path / "empty.onnx").write_bytes(b"")
+        B.predict(tmp_path / "empty.onnx", paths[:4], tmp_path / "o2", actors=1, progress=False)
+
+
+def test_cli_batch_on_error(images, tmp_path):
+    model, paths = images
+    folder = tmp_path / "photos"
+    folder.mkdir()
+    for p in paths[:5]:
+        (folder / p.name).write_bytes(p.read_bytes())
+    corrupt(folder, "img0002.png")
+    cli = [sys.executable, "-m", "mlrt", "batch", str(model), str(folder)]
+    stop = subprocess.run([*cli, str(tmp_path / "a"), "--actors", "1"], capture_output=True, text=True, timeout=300)
+    assert stop.returncode == 2 and len(stop.stderr.strip().splitlines()) == 1, stop.stderr
+    assert stop.stderr.startswith("mlrt batch: image '") and "img0002.png" in stop.stderr
+    assert "--on-error skip" in stop.stderr
+    skip = subprocess.run([*cli, str(tmp_path / "b"), "--actors", "1", "--on-error", "skip"], capture_output=True,
+                          text=True, timeout=300)
+    assert skip.returncode == 0 and skip.stderr == "", skip.stderr
+    assert skip.stdout.startswith("4 of 5 rows (image)")
+    assert f"1 input skipped ({folder / 'img0002.png'}: " in skip.stdout
+    assert skip.stdout.strip().endswith(f"listed in {tmp_path / 'b' / '_errors.jsonl'}")

@@ -15,7 +15,7 @@ import batch_data
 from batch_data import image_job, loop_reference, ray_listeners, share_with_workers
 from mlrt.highlevel import batch as B
 
-ray = pytest.importorskip("ray", reason="Ray is the 'ray' extra (pip install 'mlrt[ray]'); CI installs it")
+ray = pytest.importorskip("ray", reason="Ray is the 'ray' extra (pip install '.[ray]'); CI installs it")
 pytest.importorskip("pyarrow", reason="pyarrow comes with ray[data]")
 
 
@@ -42,6 +42,20 @@ def test_ray_images_equal_a_plain_loop(local_ray, images, tmp_path):
     assert got["row"].tolist() == list(range(200))  # each row exactly once
     assert got["path"].tolist() == [str(p) for p in paths]
     np.testing.assert_array_equal(got["prob"], loop_reference(model, paths, 16))
+
+
+def test_ray_skips_and_lists_a_corrupt_image(local_ray, images, tmp_path):
+    model, paths = images
+    bad = tmp_path / "corrupt.png"
+    bad.write_bytes(b"\x89PNG\r\n\x1a\n truncated")
+    inputs = [*paths[:5], bad, *paths[5:10]]
+    summary = B.predict(model, inputs, tmp_path / "out", engine="ray", actors=1, batch_size=4, on_error="skip")
+    assert [(e["row"], e["input"]) for e in summary.errors] == [(5, str(bad))]
+    assert "not a readable image" in summary.errors[0]["error"]
+    assert (tmp_path / "out" / "_errors.jsonl").is_file()
+    got = B.read_results(tmp_path / "out")
+    assert got["row"].tolist() == [0, 1, 2, 3, 4, 6, 7, 8, 9, 10]
+    np.testing.assert_allclose(got["prob"], loop_reference(model, paths[:10], 1), atol=1e-6)
 
 
 def test_ray_table_equals_a_plain_loop(local_ray, tmp_path):

@@ -71,12 +71,43 @@ def test_model_loads_from_path_bytes_and_file(tmp_path):
 
 
 def test_model_load_errors(tmp_path):
-    with pytest.raises(mlrt.InvalidArgument, match="does not exist"):
-        LearningModel.load(tmp_path / "missing.onnx")
+    missing = tmp_path / "missing.onnx"
+    with pytest.raises(mlrt.NoSuchFile, match="missing.onnx does not exist") as high:  # as mlrt.lowlevel says
+        LearningModel.load(missing)
+    with pytest.raises(mlrt.NoSuchFile) as low:
+        mlrt.lowlevel.InferenceSession(str(missing))
+    assert type(high.value) is type(low.value) and isinstance(high.value, FileNotFoundError)
+    (tmp_path / "dir.onnx").mkdir()
+    with pytest.raises(mlrt.InvalidModel, match="dir.onnx is a directory") as info:
+        LearningModel.load(tmp_path / "dir.onnx")
+    assert not isinstance(info.value, mlrt.NoSuchFile)
+    (tmp_path / "empty.onnx").write_bytes(b"")
+    for source, what in ((tmp_path / "empty.onnx", "empty.onnx holds no ONNX model"),
+                         (str(tmp_path / "empty.onnx"), "empty.onnx holds no ONNX model"),
+                         (b"", "holds no ONNX model"), (io.BytesIO(b""), "holds no ONNX model")):
+        with pytest.raises(mlrt.InvalidModel, match=what):  # refused at load, not at the first session
+            LearningModel.load(source)
+    (tmp_path / "no_graph.onnx").write_bytes(onnx.ModelProto(ir_version=8, producer_name="x").SerializeToString())
+    with pytest.raises(mlrt.InvalidModel, match="no_graph.onnx holds no ONNX model .*no graph"):
+        LearningModel.load(tmp_path / "no_graph.onnx")
     with pytest.raises(mlrt.InvalidModel, match="not an ONNX model"):
         LearningModel.load(b"\x08\x07garbage\xff")
     with pytest.raises(mlrt.InvalidArgument, match="expected a path"):
         LearningModel.load(42)
+
+
+def test_an_unknown_output_name_says_which_exist():
+    session = session_of(add_model())
+    result = session.evaluate_features({"A": np.ones((2, 4), np.float32), "b": np.ones((2, 4), np.float32)})
+    with pytest.raises(mlrt.NoSuchFeature, match=r"no output 'prob' \(its outputs: 'Sum'\)") as info:
+        result.outputs["prob"]
+    assert isinstance(info.value, KeyError) and isinstance(info.value, mlrt.InvalidArgument)
+    assert str(info.value).startswith("the result has no output")  # (not KeyError's quoted repr)
+    assert result.outputs.get("prob") is None and "prob" not in result.outputs
+    np.testing.assert_array_equal(result.outputs["sum"], result.outputs["Sum"])  # case, as bind names
+    assert list(result.outputs) == ["Sum"] and len(result.outputs) == 1
+    with pytest.raises(TypeError):
+        result.outputs["Sum"] = 1  # read-only
 
 
 def test_image_descriptor_from_denotation_and_metadata():
@@ -136,6 +167,28 @@ def test_devices():
     assert gpu.is_gpu and gpu.device_name == default_device().name
     session = LearningModelSession(LearningModel.load(add_model().SerializeToString()), gpu)
     assert session._session.get_providers()[0] == "OpenCLExecutionProvider"
+
+
+def test_a_gpu_kind_on_a_cpu_opencl_device_says_so_once(monkeypatch):
+    from mlrt.highlevel import DeviceWarning, _device
+    try:
+        from mlrt.native.opencl._runtime import default_device
+        device = default_device()
+    except mlrt.DeviceError as exc:
+        pytest.skip(f"no usable OpenCL device: {exc}")
+    monkeypatch.setattr(_device, "_warned", threading.Event())  # (as in a new process)
+    with pytest.warns() as record:
+        LearningModelDevice(LearningModelDeviceKind.GPU)
+        LearningModelDevice(LearningModelDeviceKind.GPU_MIN_POWER)
+        LearningModelDevice(LearningModelDeviceKind.CPU)
+    said = [w for w in record if issubclass(w.category, DeviceWarning)]
+    if device.is_gpu:
+        assert not said
+        return
+    assert len(said) == 1 and issubclass(DeviceWarning, UserWarning)  # once per process
+    message = str(said[0].message)
+    assert f"'{device.name}'" in message and "a CPU, not a GPU" in message and "LearningModelDeviceKind.CPU" in message
+    assert said[0].filename == __file__  # the caller's line, not mlrt's
 
 
 def test_named_dimension_overrides_fix_shapes():

@@ -135,7 +135,7 @@ def test_missing_file_caught_as_no_such_file(installed, tmp_path):
 
 
 def test_a_folder_is_not_a_missing_file(tmp_path):
-    with pytest.raises(mlrt.InvalidModel, match="is not a file") as info:
+    with pytest.raises(mlrt.InvalidModel, match="is a directory, not a model file") as info:
         ml.InferenceSession(str(tmp_path))
     assert not isinstance(info.value, mlrt.NoSuchFile)
 

@@ -148,4 +148,4 @@ def test_profile_command_prints_op_types_and_nodes(tmp_path):
     check_chrome_trace(json.loads(trace.read_text()))
     bad = subprocess.run([sys.executable, "-m", "mlrt", "profile", str(tmp_path / "missing.onnx")],
                          capture_output=True, text=True, timeout=300)
-    assert bad.returncode == 1 and "mlrt:" in bad.stderr
+    assert bad.returncode == 2 and bad.stderr.startswith("mlrt profile: ") and len(bad.stderr.splitlines()) == 1

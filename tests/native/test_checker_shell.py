@@ -109,8 +109,10 @@ def test_initializers_the_checker_refuses(monkeypatch):
     assert loads_as_whole(matmul_model(inits=[both]), monkeypatch, left_out=False)[0] == "InvalidModel"
     twice = loads_as_whole(matmul_model(inits=[weight(), weight()]), monkeypatch, left_out=False)
     assert "not unique" in twice[1]
-    ir3 = loads_as_whole(matmul_model(ir=3, opset=8), monkeypatch, left_out=False)  # not an input
-    assert "not in graph input" in ir3[1]
+    # IR 3 asks every initializer to be a graph input too; onnxruntime runs a model whose are not, and so
+    # does mlrt (the checker is given them declared): the same with the shell as without
+    ir3 = loads_as_whole(matmul_model(ir=3, opset=8), monkeypatch, left_out=False)
+    assert ir3[0] != "InvalidModel" and ir3[1] == ["w"], ir3
     nodes = [helper.make_node("MatMul", ["x", "w"], ["y"]), helper.make_node("Relu", ["y"], ["w"]),
              helper.make_node("Relu", ["y"], ["z"])]  # a node writes the initializer's name
     assert "single static assignment" in loads_as_whole(matmul_model(nodes=nodes), monkeypatch)[1]

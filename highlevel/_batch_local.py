@@ -1,0 +1,95 @@
+"""The local engine of mlrt.highlevel.batch: a pool of worker processes on this machine,
+one predictor (one session) each, made on its first batch, so that a predictor that
+cannot be made is an error the job reports, not a broken pool.  Workers start with
+`spawn` (a fresh interpreter: no threads or OpenCL state inherited) and do not import
+the script that started the job, so it needs no `if __name__ == "__main__":`."""
+
+from __future__ import annotations
+
+import os
+import sys
+import warnings
+
+from .._errors import MlrtError
+from . import batch as B
+from ._device import DeviceWarning
+
+_worker = None
+_worker_args = None
+
+
+def _init_worker(cls, options) -> None:
+    global _worker_args
+    options = dict(options)
+    if options.pop("quiet_device", False):  # (the parent has said it)
+        warnings.simplefilter("ignore", DeviceWarning)
+    _worker_args = (cls, options)
+
+
+def _work(batch: dict) -> tuple[dict, list]:
+    global _worker
+    if _worker is None:
+        cls, options = _worker_args
+        _worker = cls(**options)
+    result = _worker(batch)
+    errors, _worker.errors = _worker.errors, []
+    return result, errors
+
+
+class _NoMainModule:
+    """Within it, worker processes started with `spawn` do not import the script that
+    started the job (multiprocessing imports the parent's __main__ file, or module, in
+    each child: a script without `if __name__ == "__main__":` would run its job again
+    there, and fail).  The workers need nothing of it: the predictor, its options and
+    the rows are mlrt's and numpy's.  What a child is told to import is read from
+    sys.modules["__main__"] as each one starts, and the pool starts them as work is
+    submitted, in this thread; a stand-in without a file or spec, as in an interactive
+    interpreter, stands there meanwhile."""
+
+    def __enter__(self):
+        import types
+        self.main = sys.modules.get("__main__")
+        sys.modules["__main__"] = types.ModuleType("__main__")
+        return self
+
+    def __exit__(self, *exc):
+        if self.main is not None:
+            sys.modules["__main__"] = self.main
+
+
+def run_local(cls, options, rows, output, actors, batch_size, progress) -> list:
+    """Run the job on a pool of `actors` processes (batch.predict(engine="local")); the
+    inputs left out, as predictors noted them."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+    B._pyarrow()
+    B._prepare_output(output)
+    n = len(rows[B.ROW])
+    count = (n + batch_size - 1) // batch_size
+    options = dict(options, threads=options.get("threads") or max(1, (os.cpu_count() or 1) // actors))
+    bar = B._Progress(n, f"mlrt batch ({actors} process{'es' if actors > 1 else ''})", progress)
+    errors: list = []
+    # spawn, not fork: a worker must not inherit this process's threads and OpenCL state
+    context = multiprocessing.get_context("spawn")
+    pool = ProcessPoolExecutor(min(actors, max(count, 1)), mp_context=context, initializer=_init_worker,
+                               initargs=(cls, options))
+    try:
+        with _NoMainModule():
+            futures = [pool.submit(_work, {k: v[i:i + batch_size] for k, v in rows.items()})
+                       for i in range(0, n, batch_size)]
+        for index, future in enumerate(futures):
+            try:
+                result, skipped = future.result()
+            except MlrtError as exc:  # (without the worker's traceback chained to it: the message says where)
+                raise exc.with_traceback(None) from None
+            errors += skipped
+            table = B._arrow_table(result)
+            if table.num_rows:  # (a batch whose every input was left out adds no file)
+                B._pyarrow().parquet.write_table(table, output / f"part-{index:05d}.parquet")
+            bar.update(table.num_rows + len(skipped))
+    except BrokenProcessPool as exc:
+        raise MlrtError(f"a worker process of the local engine died ({exc}); what it printed is above") from None
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)  # (after an error: the batches not started are dropped)
+    return errors
