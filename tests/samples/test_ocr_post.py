@@ -213,9 +213,14 @@ def test_rec_batches_pad_little_and_share_shapes():
     batches = rec_batches(widths)
     assert sorted(i for batch, _ in batches for i in batch) == list(range(len(widths)))
     for batch, canvas in batches:
-        assert 1 <= len(batch) <= REC_BATCH and canvas % 8 == 0
         assert all(widths[i] <= canvas <= max(32, 1.25 * widths[i] + 8) for i in batch)
-    assert len({canvas for _, canvas in batches}) == 7
+    # canvases: from 32, each x1.25 rounded up to a multiple of 8 (32, 40, 56, 72, 96, 120, 152,
+    # 192, 240, 304, 384, ..., 1184), the narrowest that holds the strip
+    assert batches == [([0], 32), ([1, 2], 40), ([3], 56), ([4], 120), ([5, 6, 7, 8, 9], 304),
+                       ([10, 11, 12, 13, 14], 384), ([15], 1184)]
+    # more strips of one canvas than a run takes: split at REC_BATCH
+    assert REC_BATCH == 8
+    assert rec_batches([300] * 10) == [(list(range(8)), 304), ([8, 9], 304)]
 
 
 def test_ctc_decode_merges_repeats_and_drops_blanks():
