@@ -19,8 +19,9 @@ def get_device() -> str:
 
 
 def get_version_string() -> str:
-    from .._version import __version__
-    return __version__
+    """onnxruntime's API level and mlrt's version, as __version__: "1.32.0+mlrt.0.1.0"."""
+    from ._globals import api_version
+    return api_version()
 
 
 # Imported when first asked for: the session's pipeline (graph loading, checker, optimizer,
@@ -37,12 +38,18 @@ __getattr__, __dir__ = _lazy(__name__, globals(), {
                      "print_debug_info", "register_execution_provider_library", "set_default_logger_callback",
                      "set_global_thread_pool_sizes", "unregister_execution_provider_library", "version"),
                     "._globals"),
+    **dict.fromkeys(("check_and_normalize_provider_args", "get_ort_device_type", "get_vendor_id_for_device_type"),
+                    "._providers"),
     **dict.fromkeys(("OrtAllocatorType", "OrtArenaCfg", "OrtDevice", "OrtDeviceMemoryType", "OrtDeviceVendorId",
                      "OrtEpAssignedNode", "OrtEpAssignedSubgraph", "OrtEpDevice", "OrtExecutionProviderDevicePolicy",
                      "OrtHardwareDevice", "OrtHardwareDeviceType", "OrtMemoryInfo", "OrtMemoryInfoDeviceType",
                      "OrtMemType", "create_and_register_allocator", "create_and_register_allocator_v2",
                      "get_ep_devices"), "._device"),
-    "CustomOp": "._custom_ops", "__version__": ".._version"})
+    **dict.fromkeys(("AdapterFormat", "LoraAdapter"), "._lora"),
+    **dict.fromkeys(("ModelCompiler", "OrtCompileApiFlags", "OrtExternalInitializerInfo", "OrtEpContextData",
+                     "OrtEpContextDataBuffer", "OrtSyncStream", "ModelPackage", "ModelPackageOptions",
+                     "ModelPackageContext", "ModelPackageComponentContext", "ModelPackageWriteMode"), "._compile"),
+    "CustomOp": "._custom_ops", "__version__": "._globals"})
 
 __all__ = ["__version__", "InferenceSession", "SessionOptions", "RunOptions", "GraphOptimizationLevel",
            "ExecutionMode", "ExecutionOrder", "NodeArg", "OrtValue", "IOBinding", "ModelMetadata", "CustomOp",
@@ -58,4 +65,10 @@ __all__ = ["__version__", "InferenceSession", "SessionOptions", "RunOptions", "G
            "SparseTensor", "SessionIOBinding", "create_and_register_allocator", "create_and_register_allocator_v2",
            "get_ep_devices", "version", "package_name", "cuda_version", "preload_dlls", "print_debug_info",
            "set_global_thread_pool_sizes", "register_execution_provider_library",
-           "unregister_execution_provider_library", "set_default_logger_callback", "copy_tensors"]
+           "unregister_execution_provider_library", "set_default_logger_callback", "copy_tensors",
+           # LoRA adapters (_lora.py)
+           "LoraAdapter", "AdapterFormat",
+           # compiling, EPContext and model packages (_compile.py)
+           "ModelCompiler", "OrtCompileApiFlags", "OrtExternalInitializerInfo", "OrtEpContextData",
+           "OrtEpContextDataBuffer", "OrtSyncStream", "ModelPackage", "ModelPackageOptions", "ModelPackageContext",
+           "ModelPackageComponentContext", "ModelPackageWriteMode"]

@@ -9,7 +9,7 @@ classes below and every public name of mlrt.lowlevel) and
 `onnxruntime.capi._pybind_state` (the same module object), and
 `onnxruntime.capi.onnxruntime_inference_collection` (the classes apps import from it:
 InferenceSession, SessionOptions, RunOptions, OrtValue, IOBinding, NodeArg, OrtDevice,
-OrtDeviceVendorId, SparseTensor, copy_tensors).  The state module also has the names
+OrtDeviceVendorId, SparseTensor, copy_tensors, AdapterFormat).  The state module also has the names
 onnxruntime keeps only there (OrtValueVector, the sparse views, ArenaExtendStrategy).
 
 onnxruntime's exception classes are other names for mlrt's own (mlrt raises only the
@@ -64,7 +64,8 @@ ORT_EXCEPTIONS = {
 
 # the names apps use in onnxruntime.capi.onnxruntime_inference_collection
 INFERENCE_COLLECTION = ("InferenceSession", "SessionOptions", "RunOptions", "OrtValue", "IOBinding", "NodeArg",
-                        "OrtDevice", "OrtDeviceVendorId", "SparseTensor", "copy_tensors")
+                        "OrtDevice", "OrtDeviceVendorId", "SparseTensor", "copy_tensors", "AdapterFormat", "ModelCompiler",
+                        "check_and_normalize_provider_args", "get_ort_device_type", "get_vendor_id_for_device_type")
 
 
 def _state_only() -> dict:
@@ -173,8 +174,16 @@ def enable_telemetry_events() -> None:
     """Nothing to do: mlrt sends no telemetry, and this does not make it send any."""
 
 
-def _module(name: str, package: bool, names: dict) -> types.ModuleType:
+def _module(name: str, package: bool, names: dict, lazy=None) -> types.ModuleType:
+    """A module named `name` holding `names`; `lazy(name)` gives the others, when asked for."""
     module = types.ModuleType(name, f"mlrt.lowlevel as {name}")
+    if lazy is not None:
+        def __getattr__(attr):  # noqa: N807 - PEP 562
+            try:
+                return lazy(attr)
+            except (AttributeError, KeyError):
+                raise AttributeError(f"module {name!r} has no attribute {attr!r}") from None
+        names = {**names, "__getattr__": __getattr__}
     module.__spec__ = importlib.machinery.ModuleSpec(name, None, is_package=package)
     module.__package__ = name if package else name.rpartition(".")[0]
     if package:
@@ -192,10 +201,18 @@ def _submodules(lowlevel: types.ModuleType) -> dict[str, types.ModuleType]:
         state = _module("onnxruntime.capi.onnxruntime_pybind11_state", False,
                         {**{n: getattr(lowlevel, n) for n in lowlevel.__all__}, **_state_only(), **ORT_EXCEPTIONS})
         collection = _module("onnxruntime.capi.onnxruntime_inference_collection", False,
-                             {n: getattr(lowlevel, n) for n in INFERENCE_COLLECTION})
+                             {**{n: getattr(lowlevel, n) for n in INFERENCE_COLLECTION},
+                              "Session": lowlevel.InferenceSession})  # (onnxruntime's base of InferenceSession)
+        package_info = _module("onnxruntime.capi.build_and_package_info", False,
+                               {"package_name": "mlrt", "cuda_version": ""}, lambda n: _version_of(lowlevel, n))
         capi = _module("onnxruntime.capi", True, {"onnxruntime_pybind11_state": state, "_pybind_state": state,
-                                                  "onnxruntime_inference_collection": collection})
-        _installed.update({"onnxruntime": lowlevel, "onnxruntime.capi": capi,
+                                                  "onnxruntime_inference_collection": collection,
+                                                  "build_and_package_info": package_info})
+        # onnxruntime.backend: the ONNX backend protocol (mlrt.backend, which imports onnx: when first used)
+        backend = _module("onnxruntime.backend", True, {}, lambda n: getattr(_backend(), _BACKEND_NAMES[n]))
+        backend.__all__ = sorted(_BACKEND_NAMES)
+        _installed.update({"onnxruntime": lowlevel, "onnxruntime.capi": capi, "onnxruntime.backend": backend,
+                           "onnxruntime.capi.build_and_package_info": package_info,
                            "onnxruntime.capi.onnxruntime_pybind11_state": state,
                            "onnxruntime.capi._pybind_state": state,
                            "onnxruntime.capi.onnxruntime_inference_collection": collection})
@@ -222,8 +239,24 @@ def install_as_onnxruntime(*, force: bool = False) -> types.ModuleType:
         for name in [n for n in sys.modules if n.startswith("onnxruntime.") and sys.modules[n] is not ours.get(n)]:
             del sys.modules[name]
     sys.modules.update(ours)
-    lowlevel.capi = ours["onnxruntime.capi"]
+    lowlevel.capi, lowlevel.backend = ours["onnxruntime.capi"], ours["onnxruntime.backend"]
     return lowlevel
+
+
+# onnxruntime.backend's names -> mlrt.backend's
+_BACKEND_NAMES = {"prepare": "prepare", "run": "run_model", "run_model": "run_model", "is_compatible": "is_compatible",
+                  "supports_device": "supports_device", "is_opset_supported": "is_opset_supported"}
+
+
+def _backend() -> types.ModuleType:
+    import importlib
+    return importlib.import_module("..backend", __package__)
+
+
+def _version_of(lowlevel: types.ModuleType, name: str) -> str:
+    if name != "__version__":
+        raise AttributeError(name)
+    return lowlevel.__version__
 
 
 __all__ = ["install_as_onnxruntime", "set_default_logger_severity", "set_default_logger_verbosity", "set_seed",

@@ -17,6 +17,7 @@ import enum
 import operator
 
 from .._errors import InvalidArgument, NotImplemented
+from ._enum import OrtEnum
 
 
 class OrtDeviceVendorId(enum.IntEnum):
@@ -32,38 +33,38 @@ class OrtDeviceVendorId(enum.IntEnum):
     INTEL = 0x8086
 
 
-class OrtMemType(enum.IntEnum):
+class OrtMemType(OrtEnum):
     CPU_INPUT = -2
     CPU_OUTPUT = -1
     CPU = -1  # (another name for CPU_OUTPUT, as in onnxruntime)
     DEFAULT = 0
 
 
-class OrtAllocatorType(enum.IntEnum):
+class OrtAllocatorType(OrtEnum):
     INVALID = -1
     ORT_DEVICE_ALLOCATOR = 0
     ORT_ARENA_ALLOCATOR = 1
 
 
-class OrtMemoryInfoDeviceType(enum.IntEnum):
+class OrtMemoryInfoDeviceType(OrtEnum):
     CPU = 0
     GPU = 1
     FPGA = 2
     NPU = 3
 
 
-class OrtDeviceMemoryType(enum.IntEnum):
+class OrtDeviceMemoryType(OrtEnum):
     DEFAULT = 0
     HOST_ACCESSIBLE = 5
 
 
-class OrtHardwareDeviceType(enum.IntEnum):
+class OrtHardwareDeviceType(OrtEnum):
     CPU = 0
     GPU = 1
     NPU = 2
 
 
-class OrtExecutionProviderDevicePolicy(enum.IntEnum):
+class OrtExecutionProviderDevicePolicy(OrtEnum):
     DEFAULT = 0
     PREFER_CPU = 1
     PREFER_NPU = 2
@@ -73,7 +74,7 @@ class OrtExecutionProviderDevicePolicy(enum.IntEnum):
     MIN_OVERALL_POWER = 6
 
 
-class ArenaExtendStrategy(enum.IntEnum):
+class ArenaExtendStrategy(OrtEnum):
     kNextPowerOfTwo = 0
     kSameAsRequested = 1
 

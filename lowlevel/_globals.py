@@ -21,12 +21,23 @@ package_name = "mlrt"  # (onnxruntime: "onnxruntime", "onnxruntime-gpu", ...)
 cuda_version = ""  # mlrt is built without CUDA, as onnxruntime's CPU package ("")
 
 
+ONNXRUNTIME_API = "1.32.0"  # the onnxruntime whose Python API mlrt.lowlevel implements (and is tested against)
+
+
+def api_version() -> str:
+    """onnxruntime's version whose API this is, with mlrt's own version as its PEP 440
+    local label: "1.32.0+mlrt.0.1.0".  Apps that compare onnxruntime.__version__ (as a
+    string, by packaging.version, or by its first numbers) see the API level they can
+    use; the label says what is really installed."""
+    from .._version import __version__
+    return f"{ONNXRUNTIME_API}+mlrt.{__version__.replace('+', '.').replace('-', '.')}"
+
+
 def __getattr__(name: str):
-    """`version`, mlrt's version (onnxruntime's module gives its own here), read when
-    first asked for (reading the installed metadata costs a fifth of importing mlrt.lowlevel)."""
-    if name == "version":
-        from .._version import __version__
-        return __version__
+    """`version` and `__version__` (api_version()), made when first asked for (reading the
+    installed metadata costs a fifth of importing mlrt.lowlevel)."""
+    if name in ("version", "__version__"):
+        return api_version()
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
@@ -38,9 +49,8 @@ def preload_dlls(cuda: bool = True, cudnn: bool = True, msvc: bool = True, direc
 def print_debug_info() -> None:
     """Print what helps to debug an install: mlrt's version and build, the platform,
     and the library search path."""
-    from .._version import __version__
     from ._compat import get_build_info
-    print(f"{package_name} version: {__version__}")
+    print(f"{package_name} version: {api_version()}")
     print("platform:", platform.platform())
     print(get_build_info())
     if platform.system() == "Linux":

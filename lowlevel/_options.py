@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import enum
 import threading
 from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .._errors import InvalidArgument, NotImplemented
+from .._errors import InvalidArgument, NotAvailable
+from ._enum import OrtEnum
 from . import _logging
 from ._ortvalue import OrtValue
 from ._session_extras import SessionOptionsMethods
@@ -17,7 +17,7 @@ if TYPE_CHECKING:  # (custom operators bring in the native library's glue: impor
     from ._custom_ops import CustomOp
 
 
-class GraphOptimizationLevel(enum.IntEnum):
+class GraphOptimizationLevel(OrtEnum):
     """How far sessions optimize the graph.  ORT_ENABLE_LAYOUT (onnxruntime's extended
     rewrites plus layout changes) runs what ORT_ENABLE_EXTENDED runs: mlrt has no layout
     passes (its kernels pick their own memory layout)."""
@@ -29,12 +29,12 @@ class GraphOptimizationLevel(enum.IntEnum):
     ORT_ENABLE_ALL = 99
 
 
-class ExecutionMode(enum.IntEnum):
+class ExecutionMode(OrtEnum):
     ORT_SEQUENTIAL = 0
     ORT_PARALLEL = 1
 
 
-class ExecutionOrder(enum.IntEnum):
+class ExecutionOrder(OrtEnum):
     DEFAULT = 0
     PRIORITY_BASED = 1
     MEMORY_EFFICIENT = 2
@@ -73,6 +73,7 @@ class SessionOptions(SessionOptionsMethods):  # (load cancellation, plugin EPs: 
         self.use_per_session_threads = True
         self._config: dict[str, str] = {}
         self._initializers: dict[str, np.ndarray] = {}
+        self._external_files: dict[str, tuple] = {}  # external data files in memory: name -> (buffer, length)
         self._dim_by_name: dict[str, int] = {}
         self._dim_by_denotation: dict[str, int] = {}
         self._custom_ops: dict[tuple[str, str], CustomOp] = {}
@@ -94,7 +95,8 @@ class SessionOptions(SessionOptionsMethods):  # (load cancellation, plugin EPs: 
 
     def get_session_config_entry(self, key: str) -> str:
         if key not in self._config:
-            raise InvalidArgument(f"session config entry '{key}' is not set")
+            raise NotAvailable(f"session config entry '{key}' is not set. SessionOptions does not have configuration "
+                               f"with key: {key}")
         return self._config[key]
 
     def add_initializer(self, name: str, ortvalue) -> None:
@@ -186,6 +188,7 @@ class RunOptions:
         self._flags: set = set()  # the terminate flags (int32_t * cdata) of runs in progress
         self.only_execute_path_to_fetches = False
         self._config: dict[str, str] = {}
+        self._adapters: list = []  # the LoraAdapters made active for runs with these options, in order
 
     def __setattr__(self, key, value):
         if key == "log_severity_level":
@@ -218,9 +221,15 @@ class RunOptions:
 
     def get_run_config_entry(self, key: str) -> str:
         if key not in self._config:
-            raise InvalidArgument(f"run config entry '{key}' is not set")
+            raise NotAvailable(f"run config entry '{key}' is not set. RunOptions does not have configuration with key: "
+                               f"{key}")
         return self._config[key]
 
     def add_active_adapter(self, adapter) -> None:
-        """Not supported: mlrt has no LoRA adapters (onnxruntime's LoraAdapter)."""
-        raise NotImplemented("add_active_adapter: LoRA adapters are not supported by mlrt")
+        """Runs with these options feed the parameters of `adapter` (a LoraAdapter) as the
+        model inputs of those names, over what the feed gives; where adapters added
+        earlier give a name too, theirs is used (lowlevel/_lora.py has the rules)."""
+        from ._lora import LoraAdapter
+        if not isinstance(adapter, LoraAdapter):
+            raise InvalidArgument(f"add_active_adapter: expected a LoraAdapter, got {type(adapter).__name__}")
+        self._adapters.append(adapter)

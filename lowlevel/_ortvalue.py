@@ -9,9 +9,13 @@ through their provider's memory methods (allocate, to_device, to_host, owns).
 
 from __future__ import annotations
 
+import ctypes
+import math
+import operator
+
 import numpy as np
 
-from .._errors import InvalidArgument, NotImplemented
+from .._errors import InvalidArgument, NotAvailable, NotImplemented
 from ..native.providers import _base as providers
 from ._sparse import SparseTensor
 
@@ -172,15 +176,15 @@ class OrtValue:
         return isinstance(self._value, SparseTensor)
 
     def as_sparse_tensor(self) -> SparseTensor:
-        """The SparseTensor this OrtValue holds (InvalidArgument for any other value)."""
+        """The SparseTensor this OrtValue holds (NotAvailable for any other value)."""
         if not isinstance(self._value, SparseTensor):
-            raise InvalidArgument("as_sparse_tensor: This OrtValue does not contain SparseTensor (it holds a "
-                                  f"{self.data_type() if self.is_tensor() else type(self._value).__name__})")
+            raise NotAvailable("as_sparse_tensor: This OrtValue does not contain SparseTensor (it holds a "
+                               f"{self.data_type() if self.is_tensor() else type(self._value).__name__})")
         return self._value
 
     def _dense_only(self, what: str) -> None:
         if isinstance(self._value, SparseTensor):
-            raise InvalidArgument(f"{what}: this OrtValue holds a sparse tensor; use as_sparse_tensor()")
+            raise NotAvailable(f"{what}: this OrtValue holds a sparse tensor; use as_sparse_tensor()")
 
     def has_value(self) -> bool:
         return self._value is not None
@@ -223,6 +227,32 @@ class OrtValue:
         return f"OrtValue({self.data_type()} {self.shape()} on {self.device_name()})"
 
 
+def _at_address(where: str, device_type, element_type, shape, buffer_ptr) -> np.ndarray:
+    """The host memory at `buffer_ptr` as an array of `element_type` and `shape` (no copy).
+    Only host addresses: a device's buffers are bound as OrtValues."""
+    if str(device_type).lower() != "cpu":
+        raise NotImplemented(f"{where}: a raw pointer into {device_type} memory; bind an OrtValue made on that device "
+                             "(bind_ortvalue_input / bind_ortvalue_output) instead")
+    dtype = _numpy_dtype(element_type, where)
+    if dtype.kind in "OUS":
+        raise InvalidArgument(f"{where}: strings cannot be bound by address; use bind_cpu_input")
+    try:
+        dims = tuple(operator.index(d) for d in shape)
+        address = operator.index(buffer_ptr)
+    except TypeError:
+        raise InvalidArgument(f"{where}: shape must be ints and buffer_ptr an int address, got {shape!r}, "
+                              f"{buffer_ptr!r}") from None
+    if any(d < 0 for d in dims):
+        raise InvalidArgument(f"{where}: shape {list(dims)} has a negative dimension")
+    count = math.prod(dims)
+    if address <= 0 and count:
+        raise InvalidArgument(f"{where}: buffer_ptr {address} is not an address")
+    if not count:
+        return np.empty(dims, dtype)
+    memory = (ctypes.c_char * (count * dtype.itemsize)).from_address(address)
+    return np.frombuffer(memory, dtype=dtype, count=count).reshape(dims)
+
+
 def _ortvalue(value, where: str) -> OrtValue:
     if not isinstance(value, OrtValue):
         raise InvalidArgument(f"{where}: expected an OrtValue, got {type(value).__name__}")
@@ -245,13 +275,20 @@ class IOBinding:
         self._inputs[name] = _ortvalue(ortvalue, f"input '{name}'")._value
 
     def bind_input(self, name, device_type, device_id, element_type, shape, buffer_ptr) -> None:
-        raise NotImplemented("bind_input with a raw buffer pointer is not supported; bind an OrtValue "
-                             "(bind_ortvalue_input) or a host array (bind_cpu_input)")
+        """Bind the `shape` tensor of `element_type` at host address `buffer_ptr` (an
+        OrtValue's data_ptr(), a numpy array's ctypes.data): read in place when the run
+        reads it, so that memory must hold it until then, as in onnxruntime."""
+        self._inputs[name] = _at_address(f"bind_input('{name}')", device_type, element_type, shape, buffer_ptr)
 
     def bind_output(self, name: str, device_type: str = "cpu", device_id: int = 0, element_type=None, shape=None,
                     buffer_ptr=None) -> None:
+        """Outputs stay on `device_type` ("cpu" or a provider's device, e.g. "opencl");
+        with `buffer_ptr`, the output (of that element_type and shape) is written to
+        that host address, which must stay valid until the run."""
         if buffer_ptr is not None:
-            raise NotImplemented("bind_output with a raw buffer pointer is not supported; bind an OrtValue")
+            self._outputs[name] = OrtValue(_at_address(f"bind_output('{name}')", device_type, element_type, shape,
+                                                       buffer_ptr))
+            return
         _provider(device_type)  # an unknown device is refused here
         self._outputs[name] = str(device_type).lower()
 

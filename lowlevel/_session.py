@@ -6,7 +6,6 @@ import logging
 import operator
 import os
 import time
-import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -18,9 +17,11 @@ from ..native import ops, optimizer, partitioner, profile, terminate
 from ..native.plan import memory
 from ..native.providers import _base as providers_base
 from . import _logging
+from . import _feeds
 from ._custom_ops import operator_classes
 from ._options import GraphOptimizationLevel, RunOptions, SessionOptions
 from ._ortvalue import IOBinding, OrtValue
+from ._providers import check_and_normalize_provider_args
 from ._session_extras import SessionMethods
 from ._sparse import SparseTensor
 
@@ -65,20 +66,6 @@ class ModelMetadata:
 
 def get_available_providers() -> list[str]:
     return list(providers_base.available())
-
-
-def _normalize_providers(providers, provider_options):
-    names, options = [], []
-    for i, p in enumerate(providers or ["CPUExecutionProvider"]):
-        if isinstance(p, tuple):
-            name, opts = p
-        else:
-            name, opts = p, (provider_options[i] if provider_options and i < len(provider_options) else {})
-        if not isinstance(name, str):
-            raise InvalidArgument(f"providers: entry {i} is {name!r}, not a provider name or a (name, options) tuple")
-        names.append(name)
-        options.append(dict(opts or {}))
-    return names, options
 
 
 def _check_runtime_opsets(graph) -> None:
@@ -163,12 +150,12 @@ class InferenceSession(SessionMethods):  # (run_async, memory infos, ...: _sessi
     def _make(self, providers, provider_options, started: int) -> None:
         """Providers, model, optimization and placement: the session's making, which
         set_providers repeats."""
-        names, options = _normalize_providers(providers, provider_options)
         known = providers_base.available()
+        # (a name not available here is warned of and left out, as onnxruntime does)
+        names, options = check_and_normalize_provider_args(providers or ["CPUExecutionProvider"], provider_options,
+                                                           list(known))
         for i in reversed(range(len(names))):
-            if names[i] not in known:  # as onnxruntime: a warning, and the providers there are
-                warnings.warn(f"Specified provider '{names[i]}' is not in available provider names. "
-                              f"Available providers: '{', '.join(known)}'", UserWarning, stacklevel=4)
+            if names[i] not in known:
                 del names[i], options[i]
         if "CPUExecutionProvider" not in names:
             names.append("CPUExecutionProvider")
@@ -180,7 +167,7 @@ class InferenceSession(SessionMethods):  # (run_async, memory infos, ...: _sessi
         self._options._check_load_canceled()  # (SessionOptions.set_load_cancellation_flag)
         loading = time.monotonic_ns()
         self._graph = graph_mod.load(self._source, self._dimension_overrides(), prepare=ops.prepare,
-                                     max_nodes=self._max_nodes)
+                                     max_nodes=self._max_nodes, files=self._options._external_files)
         if self._profiler is not None:
             self._profiler.event("Session", "model_loading_uri" if self._model_path else "model_loading_array",
                                  loading, time.monotonic_ns())
@@ -196,7 +183,8 @@ class InferenceSession(SessionMethods):  # (run_async, memory infos, ...: _sessi
         graph_inputs = {id(v) for v in self._graph.inputs}
         self._quick_checks = {v.name: _quick_check(v, id(v) in graph_inputs)
                               for v in self._graph.inputs + self._graph.overridable
-                              if v.kind == "tensor" and v.elem_type and v.shape is not None}
+                              if v.kind == "tensor" and v.elem_type and v.shape is not None
+                              and v.elem_type != _STRING}  # (strings: bytes elements are decoded)
 
         cpu = self._providers[-1]
         level = int(self._options.graph_optimization_level)
@@ -287,12 +275,8 @@ class InferenceSession(SessionMethods):  # (run_async, memory infos, ...: _sessi
         declared = {o.domain for o in m.opset_import}
         for domain in sorted({n.domain for n in nodes} - declared - {"ai.onnx"}):
             m.opset_import.append(onnx.helper.make_opsetid(domain, 1))  # e.g. com.microsoft for fused nodes
-        config = self._options._config
-        min_size = config.get(_portable.EXTERNAL_MIN_SIZE, "1024")
-        if not min_size.isdigit():
-            raise InvalidArgument(f"session config entry {_portable.EXTERNAL_MIN_SIZE} must be a whole number of "
-                                  f"bytes, got '{min_size}'")
-        _portable.save(m, path, config.get(_portable.EXTERNAL_FILE) or None, int(min_size))
+        external, min_size = _portable.external_options(self._options._config)
+        _portable.save(m, path, external, min_size, source_files=lambda: graph_mod.source_files(self._source))
 
     # -- introspection ------------------------------------------------------------------------
     def get_inputs(self) -> list[NodeArg]:
@@ -346,6 +330,7 @@ class InferenceSession(SessionMethods):  # (run_async, memory infos, ...: _sessi
         feeds = {}
         quick = self._quick_checks
         required = 0  # graph inputs (not overridable initializers) taken on the quick path
+        unknown = []
         for name, value in input_feed.items():
             check = quick.get(name)
             if check is not None and type(value) is np.ndarray and value.dtype == check[0]:
@@ -356,26 +341,32 @@ class InferenceSession(SessionMethods):  # (run_async, memory infos, ...: _sessi
                     continue
             vt = self._input_types.get(name)
             if vt is None:
-                expected = ", ".join(a.name for a in self._inputs)
-                raise InvalidArgument(f"input '{name}' is not an input of this model (inputs: {expected})")
-            feeds[name] = self._check_value(vt, value)
-        if required != len(self._inputs):
-            for a in self._inputs:
-                if a.name not in feeds:
-                    raise InvalidArgument(f"input '{a.name}' is missing ({a.type} with shape {a.shape})")
+                unknown.append(name)
+            else:
+                feeds[name] = self._check_value(vt, value)
+        if required != len(self._inputs) or unknown:
+            missing = [a for a in self._inputs if a.name not in feeds]
+            if missing or unknown:
+                raise _feeds.names_error(self._inputs, input_feed, missing, unknown)
         return feeds
 
     @staticmethod
     def _check_value(vt: graph_mod.ValueType, value) -> np.ndarray:
-        from onnx import TensorProto, helper
+        from onnx import helper
         if vt.kind == "sequence":
             if not isinstance(value, (list, tuple)):
                 raise InvalidArgument(f"input '{vt.name}': expected a sequence (list of arrays), got {type(value).__name__}")
-            return [np.asarray(v) for v in value]
+            elem = _feeds.element_type(vt.type_string)
+            return [_feeds.tensor(f"{vt.name}[{i}]", elem, f"tensor({_feeds.type_name(elem)})", v)
+                    for i, v in enumerate(value)]
         if vt.kind == "optional":
             if value is None:
                 return None
-            return [np.asarray(v) for v in value] if isinstance(value, (list, tuple)) else np.asarray(value)
+            elem = _feeds.element_type(vt.type_string)
+            if vt.type_string.startswith("optional(seq("):
+                return [_feeds.tensor(f"{vt.name}[{i}]", elem, f"tensor({_feeds.type_name(elem)})", v)
+                        for i, v in enumerate(value)]
+            return _feeds.tensor(vt.name, elem, f"tensor({_feeds.type_name(elem)})", value)
         if vt.kind == "map":
             if not isinstance(value, dict):
                 raise InvalidArgument(f"input '{vt.name}': expected a map (dict), got {type(value).__name__}")
@@ -386,31 +377,17 @@ class InferenceSession(SessionMethods):  # (run_async, memory infos, ...: _sessi
             value = value._value
         if isinstance(value, SparseTensor):
             value = value._dense()  # a sparse value fed to a dense input: its dense form
-        on_device = providers_base.owner_of(value) is not None
-        if on_device:
+        if providers_base.owner_of(value) is not None:
             arr = value  # stays on its device; dtype and shape are checked like an array's
-        elif hasattr(value, "numpy") and not isinstance(value, np.ndarray):
-            value = value.numpy()
-        if not on_device:
-            try:
-                arr = np.asarray(value)
-            except Exception as exc:
-                raise InvalidArgument(f"input '{vt.name}': cannot be read as an array ({exc})") from None
-        if vt.elem_type == TensorProto.STRING and arr.dtype.kind in "US":
-            arr = _strings(vt.name, arr)
-        if vt.elem_type:
-            want = np.dtype(helper.tensor_dtype_to_np_dtype(vt.elem_type))
-            if arr.dtype != want:
-                raise InvalidArgument(f"input '{vt.name}': expected {_type_string(vt)}, got an array of {arr.dtype} "
-                                      f"(convert with .astype(np.{want.name}))")
+            if vt.elem_type and arr.dtype != np.dtype(helper.tensor_dtype_to_np_dtype(vt.elem_type)):
+                raise InvalidArgument(f"input '{vt.name}': expected {_type_string(vt)}, got a device array of "
+                                      f"{arr.dtype}. Unexpected input data type.")
+        else:
+            if hasattr(value, "numpy") and not isinstance(value, np.ndarray):
+                value = value.numpy()
+            arr = _feeds.tensor(vt.name, vt.elem_type, _type_string(vt), value)
         if vt.shape is not None:
-            if len(arr.shape) != len(vt.shape):
-                raise InvalidArgument(f"input '{vt.name}': expected rank {len(vt.shape)} (shape {list(vt.shape)}), "
-                                      f"got shape {list(arr.shape)}")
-            for d, (want_dim, got) in enumerate(zip(vt.shape, arr.shape)):
-                if isinstance(want_dim, int) and want_dim > 0 and want_dim != got:
-                    raise InvalidArgument(f"input '{vt.name}': dimension {d} must be {want_dim}, got {got} "
-                                          f"(expected shape {list(vt.shape)}, got {list(arr.shape)})")
+            _feeds.shape(vt.name, vt.shape, arr)
         return arr
 
     def run(self, output_names, input_feed, run_options: RunOptions | None = None) -> list:
@@ -451,13 +428,16 @@ class InferenceSession(SessionMethods):  # (run_async, memory infos, ...: _sessi
         return OrtValue.ortvalue_from_shape_and_type(shape, element_type, device_type, device_id)
 
     def _run(self, output_names, input_feed, run_options=None, keep_on_device=()) -> list:
+        if run_options is not None and getattr(run_options, "_adapters", None):  # LoRA adapters' parameters fed
+            from ._lora import with_adapters
+            input_feed = with_adapters(self, input_feed, run_options._adapters)
         feeds = self._check_feeds(input_feed)
         if output_names:
             names = list(output_names)
             known = self._output_index
             for n in names:
                 if n not in known:
-                    raise InvalidArgument(f"'{n}' is not an output of this model (outputs: {', '.join(known)})")
+                    raise _feeds.output_error(n, known)
         else:
             names = self._output_names
         if self._plain and run_options is None and _idle() and _logging.debug_off(log):
@@ -527,6 +507,7 @@ class InferenceSession(SessionMethods):  # (run_async, memory infos, ...: _sessi
         iobinding._run(lambda names, feeds, on_device: self._run(names, feeds, run_options, on_device))
 
 
+_STRING = 8  # onnx.TensorProto.STRING
 _QUICK_KEPT = 4  # signatures with a QuickRun per session
 _QUICK_TRIES = 8  # signatures that run another way before a session stops asking
 
@@ -539,17 +520,6 @@ def _idle() -> bool:
 
 def _tag(logid: str) -> str:
     return f"[{logid}] " if logid else ""
-
-
-def _strings(name: str, arr: np.ndarray) -> np.ndarray:
-    """A numpy str ('<U6') or bytes ('S') array fed as tensor(string): an object array of
-    str, as onnxruntime takes them (bytes are UTF-8)."""
-    if arr.dtype.kind == "S":
-        try:
-            arr = np.char.decode(arr, "utf-8")
-        except UnicodeDecodeError as exc:
-            raise InvalidArgument(f"input '{name}': a bytes element is not UTF-8 ({exc})") from None
-    return arr.astype(object)
 
 
 def _use_initializers(graph, given: dict) -> None:

@@ -6,6 +6,7 @@ _options.py)."""
 
 from __future__ import annotations
 
+import operator
 import threading
 from typing import TYPE_CHECKING
 
@@ -32,10 +33,10 @@ class SessionMethods:
             raise InvalidArgument(f"input_feed must be a dict of name -> array, got {type(input_feed).__name__}")
         known = {a.name for a in self._inputs} | {a.name for a in self._overridable}
         unknown = [n for n in input_feed if n not in known]
-        missing = [a.name for a in self._inputs if a.name not in input_feed]
+        missing = [a for a in self._inputs if a.name not in input_feed]
         if unknown or missing:
-            raise InvalidArgument(f"run_async: input(s) {', '.join(unknown)} are not inputs of this model" if unknown
-                                  else f"run_async: required input(s) {', '.join(missing)} are missing from the feed")
+            from ._feeds import names_error
+            raise names_error(self._inputs, input_feed, missing, unknown)
         names = list(output_names) if output_names else [o.name for o in self._outputs]
 
         def work():
@@ -68,20 +69,29 @@ class SessionMethods:
         return [cpu_ep_device() for _ in self._inputs]
 
     def get_provider_graph_assignment_info(self) -> list[OrtEpAssignedSubgraph]:
-        """The nodes each provider runs, one OrtEpAssignedSubgraph per provider in order of
-        first use, when the session was made with the config entry
-        "session.record_ep_graph_assignment_info" = "1" (otherwise MlrtError, as
-        onnxruntime's Fail).  get_node_assignment() gives the same without the entry."""
+        """The subgraphs each provider runs, in run order, when the session was made with the
+        config entry "session.record_ep_graph_assignment_info" = "1" (otherwise MlrtError,
+        as onnxruntime's Fail).  As onnxruntime reports them: each node the CPU provider
+        runs is a subgraph of its own (a kernel per node), a device provider's run of
+        nodes is one subgraph, and each memcpy node the partitioner added is one.
+        get_node_assignment() gives the same nodes without the entry."""
         from ._device import OrtEpAssignedNode, OrtEpAssignedSubgraph
         if self._options._config.get(_RECORD_ASSIGNMENT) != "1":
             raise MlrtError(f"Session configuration entry '{_RECORD_ASSIGNMENT}' must be set to \"1\" to retrieve "
                             "EP graph assignment information.")
-        nodes = self._graph.nodes
-        groups: dict[str, list[OrtEpAssignedNode]] = {}
-        for i, (name, op_type, provider) in enumerate(self._runnable.assignment):
-            domain = getattr(nodes[i], "domain", "") if i < len(nodes) else ""
-            groups.setdefault(provider, []).append(OrtEpAssignedNode(name, op_type, domain or ""))
-        return [OrtEpAssignedSubgraph(ep, group) for ep, group in groups.items()]
+        nodes, assignment = self._graph.nodes, self._runnable.assignment
+
+        def node(i):  # (a node without a name is reported without one, as onnxruntime does)
+            return OrtEpAssignedNode(nodes[i].name or "", nodes[i].op_type, getattr(nodes[i], "domain", "") or "")
+
+        subgraphs = []
+        for piece in self._runnable.pieces:
+            provider = assignment[piece.nodes[0]][2]
+            groups = [[i] for i in piece.nodes] if provider == "CPUExecutionProvider" else [piece.nodes]
+            subgraphs += [OrtEpAssignedSubgraph(provider, [node(i) for i in group]) for group in groups]
+        subgraphs += [OrtEpAssignedSubgraph(provider, [OrtEpAssignedNode(name, op_type, "")])
+                      for name, op_type, provider in assignment[len(nodes):]]  # the memcpy nodes
+        return subgraphs
 
     def get_tuning_results(self) -> list:
         """[]: mlrt's kernels have no tuning results (onnxruntime gives [] on the CPU too)."""
@@ -107,7 +117,8 @@ _PLUGIN_EPS = ("mlrt's execution providers are built in (CPU, OpenCL) and chosen
 
 
 class SessionOptionsMethods:
-    """SessionOptions' load cancellation and plugin-provider methods: mixed into SessionOptions."""
+    """SessionOptions' load cancellation, external data files in memory and plugin-provider methods:
+    mixed into SessionOptions."""
 
     def set_load_cancellation_flag(self, value: bool) -> None:
         """True: a session being made with these options (now, or later) stops at its next
@@ -146,6 +157,49 @@ class SessionOptionsMethods:
         """Nothing to clear: mlrt takes no EPContext read function."""
 
     def add_external_initializers_from_files_in_memory(self, names, buffers, lengths) -> None:
-        raise NotImplemented("SessionOptions.add_external_initializers_from_files_in_memory: mlrt reads a model's "
-                             "external data from files next to it; give the weights with add_initializer or "
-                             "add_external_initializers (name -> array) instead")
+        """Give the contents of external data files in memory: a model's tensors whose
+        external data `location` is `names[i]` ("./" in front or not) are read from the
+        first `lengths[i]` bytes of `buffers[i]` (at their offset and length there)
+        instead of from a file, which lets a model given as bytes, or whose data files lie
+        elsewhere, be loaded.  Once any are given, every file the model names must be one
+        of them (as onnxruntime asks).  A buffer is any object with the buffer protocol
+        (bytes, bytearray, memoryview, a numpy array: its bytes in C order), held and
+        read when a session is made.  InvalidArgument, adding none, for sequences of
+        different lengths, a name given before, a buffer of fewer than `lengths[i]`
+        bytes, or the wrong types."""
+        from ..native.graph import memory_key
+        where = "add_external_initializers_from_files_in_memory"
+        if any(isinstance(seq, (str, bytes)) for seq in (names, buffers, lengths)):
+            raise InvalidArgument(f"{where}: names, buffers and lengths must be sequences (lists), one item per file")
+        try:
+            names, buffers, lengths = list(names), list(buffers), list(lengths)
+        except TypeError as exc:
+            raise InvalidArgument(f"{where}: names, buffers and lengths must be sequences: {exc}") from None
+        if not len(names) == len(buffers) == len(lengths):
+            raise InvalidArgument(f"{where}: {len(names)} name(s), {len(buffers)} buffer(s) and {len(lengths)} "
+                                  "length(s): give one of each per file")
+        added: dict = {}
+        for name, buffer, length in zip(names, buffers, lengths):
+            if isinstance(name, bytes):
+                name = name.decode("utf-8", "surrogateescape")
+            if not isinstance(name, str):
+                raise InvalidArgument(f"{where}: a file name must be a str, got {type(name).__name__}")
+            key = memory_key(name)
+            if key in self._external_files or key in added:
+                raise InvalidArgument(f"{where}: a file named '{key}' has been given already")
+            try:
+                size = operator.index(length)
+            except TypeError:
+                raise InvalidArgument(f"{where}: the length of '{name}' must be an int, got "
+                                      f"{type(length).__name__}") from None
+            try:
+                with memoryview(buffer) as view:
+                    nbytes = view.nbytes
+            except TypeError:
+                raise InvalidArgument(f"{where}: the buffer of '{name}' must be bytes-like (bytes, bytearray, "
+                                      f"memoryview, a numpy array), got {type(buffer).__name__}") from None
+            if not 0 <= size <= nbytes:
+                raise InvalidArgument(f"{where}: the length of '{name}' is {size}, but its buffer holds {nbytes} "
+                                      "bytes (the length must be 0 to that)")
+            added[key] = (buffer, size)
+        self._external_files.update(added)

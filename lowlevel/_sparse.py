@@ -10,14 +10,14 @@ are refused with NotImplemented when fed.  Device copies (to_cuda) are not suppo
 
 from __future__ import annotations
 
-import enum
 
 import numpy as np
 
-from .._errors import InvalidArgument, NotImplemented
+from .._errors import InvalidArgument, NotAvailable, NotImplemented
+from ._enum import OrtEnum
 
 
-class OrtSparseFormat(enum.IntEnum):
+class OrtSparseFormat(OrtEnum):
     ORT_SPARSE_UNDEFINED = 0
     ORT_SPARSE_COO = 1
     ORT_SPARSE_CSRC = 2
@@ -176,7 +176,7 @@ class SparseTensor:
         return self._values
 
     def _wrong_format(self, want: str):
-        return InvalidArgument(f"This sparse tensor does not contain {want} format (it is {self._format.name})")
+        return NotAvailable(f"This sparse tensor does not contain {want} format (it is {self._format.name})")
 
     def as_coo_view(self) -> SparseCooView:
         if self._format != OrtSparseFormat.ORT_SPARSE_COO:

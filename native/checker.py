@@ -1,7 +1,9 @@
 """onnx's checker and shape inference, run isolated from this process.
 
-`check_isolated(model, data)` answers (the checker's error or None, the value infos
-shape inference found); `check_and_infer` is the same work done in this process.
+`check_isolated(model, data)` answers (the checker's complaint that refuses the model
+or None, the value infos shape inference found, a complaint it overlooks or None: the
+checker is advice, see `check_and_infer`); `check_and_infer` is the same work done in
+this process.
 `data` is the model's serialized bytes where the caller has them (onnx's C++ side
 takes bytes): a large model is then not serialized again.
 
@@ -37,12 +39,61 @@ if TYPE_CHECKING:  # (imported where a model is checked: its callers have parsed
 log = logging.getLogger("mlrt")
 
 
-def check_and_infer(model: onnx.ModelProto, data: bytes | None = None) -> tuple[str | None, list]:
-    """Run onnx's checker and shape inference: (checker error or None, inferred value infos).
-    `data`, if given, is `model` serialized (onnx takes bytes; a ModelProto it serializes)."""
+def check_and_infer(model: onnx.ModelProto, data: bytes | None = None) -> tuple[str | None, list, str | None]:
+    """Run onnx's checker and shape inference: (the checker's complaint that refuses the
+    model or None, inferred value infos, a complaint that does not or None).  `data`, if
+    given, is `model` serialized (onnx takes bytes; a ModelProto it serializes).
+
+    The checker is advice: where it complains of what onnxruntime overlooks or mends at
+    load (see `_as_onnxruntime_takes_it`), the model is checked again as onnxruntime
+    takes it, and only a complaint that remains refuses it."""
     import onnx
     data = data if data is not None else model.SerializeToString()
-    checked = data
+    advice = None
+    try:
+        onnx.checker.check_model(_as_checked(model) or data)
+    except Exception as exc:
+        try:
+            taken = _as_onnxruntime_takes_it(model)
+        except Exception:  # (too malformed to be taken any other way: the complaint stands)
+            taken = None
+        if taken is None:
+            return _refusal(exc), [], None
+        try:
+            onnx.checker.check_model(_as_checked(taken) or taken.SerializeToString())
+        except Exception as again:
+            return _refusal(again), [], None
+        advice = _complaint(exc)
+        model, data = taken, taken.SerializeToString()  # (inferred as it runs: its nodes in order)
+    if b"Einsum" in data and _malformed_einsum(model.graph):
+        return None, [], advice  # onnx's Einsum inference loops forever on some (mlrt's Einsum refuses them)
+    try:
+        inferred = onnx.shape_inference.infer_shapes(_without_large_values(data), strict_mode=False)
+        return None, list(inferred.graph.value_info) + list(inferred.graph.output), advice
+    except Exception:
+        return None, [], advice  # shape inference is advisory; the planner computes exact shapes per run
+
+
+def _complaint(exc: Exception) -> str:
+    """The checker's complaint on one line (its context -- the node's name and op type --
+    comes on lines of its own)."""
+    return " ".join(str(exc).split()) or type(exc).__name__
+
+
+def _refusal(exc: Exception) -> str:
+    return f"the model fails the ONNX checker: {_complaint(exc)}"
+
+
+def _as_checked(model: onnx.ModelProto) -> bytes | None:
+    """The model the checker is given, serialized, where it differs from `model` (None
+    where it does not).  onnxruntime accepts outputs declared without a type or shape,
+    inputs and value infos of unknown rank (a tensor type without a shape), and
+    initializers of an IR < 4 model that are not also declared as graph inputs (as that
+    IR asks); the checker does not: it is given a copy without those outputs, the
+    shapeless ones as scalars (it checks no shapes against operators; mlrt's own graph
+    keeps the rank unknown), and those initializers declared as inputs of their type.
+    These pass without a word: exporters write them all the time."""
+    import onnx
 
     def declared_fully(o) -> bool:
         kind = o.type.WhichOneof("value")
@@ -56,36 +107,105 @@ def check_and_infer(model: onnx.ModelProto, data: bytes | None = None) -> tuple[
     if model.ir_version < 4:
         inputs = {vi.name for vi in g.input}
         undeclared = [t for t in g.initializer if t.name not in inputs]
-    if not all(declared_fully(o) for o in g.output) or any(shapeless(v) for v in list(g.input) + list(g.value_info)) \
-            or undeclared:
-        # onnxruntime accepts outputs declared without a type or shape, inputs and value
-        # infos of unknown rank (a tensor type without a shape), and initializers of an
-        # IR < 4 model that are not also declared as graph inputs (as that IR asks); the
-        # checker does not: it is given a copy without those outputs, the shapeless ones
-        # as scalars (it checks no shapes against operators; mlrt's own graph keeps the
-        # rank unknown), and those initializers declared as inputs of their type
-        copy = onnx.ModelProto()
-        copy.CopyFrom(model)
-        keep = [o for o in copy.graph.output if declared_fully(o)]
-        del copy.graph.output[:]
-        copy.graph.output.extend(keep)
-        for v in list(copy.graph.input) + list(copy.graph.value_info):
-            if shapeless(v):
-                v.type.tensor_type.shape.SetInParent()
-        copy.graph.input.extend(onnx.helper.make_tensor_value_info(t.name, t.data_type, list(t.dims))
-                                for t in undeclared)
-        checked = copy.SerializeToString()
+    if all(declared_fully(o) for o in g.output) and not any(shapeless(v) for v in list(g.input) + list(g.value_info)) \
+            and not undeclared:
+        return None
+    copy = onnx.ModelProto()
+    copy.CopyFrom(model)
+    keep = [o for o in copy.graph.output if declared_fully(o)]
+    del copy.graph.output[:]
+    copy.graph.output.extend(keep)
+    for v in list(copy.graph.input) + list(copy.graph.value_info):
+        if shapeless(v):
+            v.type.tensor_type.shape.SetInParent()
+    copy.graph.input.extend(onnx.helper.make_tensor_value_info(t.name, t.data_type, list(t.dims))
+                            for t in undeclared)
+    return copy.SerializeToString()
+
+
+def _as_onnxruntime_takes_it(model: onnx.ModelProto) -> onnx.ModelProto | None:
+    """A copy of a model the checker refuses, with what onnxruntime overlooks or mends
+    at load made right; None where there is nothing of that.  onnxruntime checks each
+    node as onnx's checker does (attributes, input counts, opset, subgraphs whole), and
+    the initializers that nodes read; it does not mind:
+
+    * the main graph's nodes out of order: it sorts them (so does mlrt's graph);
+    * no IR version (0), an empty graph name, duplicate keys in metadata_props (the
+      last one holds, as in mlrt's get_modelmeta);
+    * initializers with no name, or given twice with the same type and dims (the last
+      one holds, as in mlrt's graph), or that nothing reads (it drops them unread);
+    * model-local functions that no node calls.
+
+    What the copy still fails is the checker's word, and it refuses the model (as
+    onnxruntime refuses it, but in other words)."""
+    import onnx
+
+    from .graph import _toposort, node_reads, subgraphs  # (graph.py imports this module)
+    copy = onnx.ModelProto()
+    copy.CopyFrom(model)
+    g = copy.graph
+    changed = False
+    if not copy.ir_version:
+        try:
+            copy.ir_version = max(3, onnx.helper.find_min_ir_version_for(list(copy.opset_import), True))
+        except Exception:  # (an opset onnx does not know: the checker says so)
+            copy.ir_version = onnx.IR_VERSION
+        changed = True
+    if not g.name:
+        g.name = "main"
+        changed = True
+    last = {p.key: p.value for p in copy.metadata_props}
+    if len(last) < len(copy.metadata_props):
+        del copy.metadata_props[:]
+        onnx.helper.set_model_props(copy, last)
+        changed = True
+
+    known = {vi.name for vi in g.input} | {t.name for t in g.initializer}
     try:
-        onnx.checker.check_model(checked)
-    except Exception as exc:
-        return f"the model fails the ONNX checker: {str(exc).strip().splitlines()[0]}", []
-    if b"Einsum" in data and _malformed_einsum(model.graph):
-        return None, []  # onnx's Einsum inference loops forever on some (mlrt's Einsum refuses them)
-    try:
-        inferred = onnx.shape_inference.infer_shapes(_without_large_values(data), strict_mode=False)
-        return None, list(inferred.graph.value_info) + list(inferred.graph.output)
-    except Exception:
-        return None, []  # shape inference is advisory; the planner computes exact shapes per run
+        order = _toposort(list(g.node), known)
+    except InvalidModel:
+        order = None  # (a cycle, a value made twice or read unmade: mlrt's graph names it)
+    if order is not None and any(a is not b for a, b in zip(order, g.node)):
+        order = [onnx.NodeProto.FromString(n.SerializeToString()) for n in order]  # (out of the list they leave)
+        del g.node[:]
+        g.node.extend(order)
+        changed = True
+
+    read = {n for node in g.node for n in node_reads(node)} | {o.name for o in g.output} | {vi.name for vi in g.input}
+    by_name: dict = {}
+    for t in g.initializer:
+        by_name.setdefault(t.name, []).append(t)
+    keep = []
+    for name, tensors in by_name.items():
+        if not name or name not in read:
+            continue
+        if len({(t.data_type, tuple(t.dims)) for t in tensors}) == 1:
+            keep.append(tensors[-1])
+        else:
+            keep += tensors  # (onnxruntime refuses them too; mlrt's graph says how they differ)
+    if len(keep) < len(g.initializer):
+        kept = [onnx.TensorProto.FromString(t.SerializeToString()) for t in keep]
+        del g.initializer[:]
+        g.initializer.extend(kept)
+        changed = True
+
+    functions = {(f.domain, f.name, f.overload): f for f in copy.functions}
+    if len(functions) == len(copy.functions):  # (a function given twice onnxruntime refuses, called or not)
+        called, stack = {}, list(g.node)
+        while stack:
+            node = stack.pop()
+            key = (node.domain, node.op_type, node.overload)
+            if key in functions and key not in called:
+                called[key] = functions[key]
+                stack += functions[key].node
+            for sub in subgraphs(node):
+                stack += sub.node
+        if len(called) < len(functions):
+            kept = [onnx.FunctionProto.FromString(f.SerializeToString()) for f in called.values()]
+            del copy.functions[:]
+            copy.functions.extend(kept)
+            changed = True
+    return copy if changed else None
 
 
 _EINSUM_EQUATION = re.compile(rb"[A-Za-z,.\->\s]*")
@@ -124,7 +244,7 @@ def _answered(fd: int, seconds: float) -> bool:
             continue
 
 
-def _abandoned(pid: int) -> tuple[None, list]:
+def _abandoned(pid: int) -> tuple[None, list, None]:
     """A check that ran past its deadline: the child is killed and the model goes on
     without the checker's advice and inferred shapes (mlrt's planner needs neither)."""
     try:
@@ -132,7 +252,7 @@ def _abandoned(pid: int) -> tuple[None, list]:
     except ProcessLookupError:
         pass
     log.warning("onnx's checker and shape inference did not finish on this model; it is loaded without them")
-    return None, []
+    return None, [], None
 
 
 VALUES_KEPT = 1 << 20  # bytes: initializers above this go to shape inference without their values
@@ -159,7 +279,8 @@ def _without_large_values(data: bytes) -> bytes:
     return model.SerializeToString() if stripped else data
 
 
-def check_isolated(model: onnx.ModelProto, data: bytes | None = None, meanwhile=None) -> tuple[str | None, list]:
+def check_isolated(model: onnx.ModelProto, data: bytes | None = None,
+                   meanwhile=None) -> tuple[str | None, list, str | None]:
     """`check_and_infer` in a child process; InvalidModel if onnx crashes it.
     `meanwhile()`, if given, runs in this process while the child works (the caller's
     own reading of the model: the two take about as long, on two cores)."""
@@ -171,19 +292,19 @@ def check_isolated(model: onnx.ModelProto, data: bytes | None = None, meanwhile=
     return _checker.check(model, data, meanwhile)
 
 
-def _encode(err, infos) -> bytes:
-    return pickle.dumps((err, [vi.SerializeToString() for vi in infos]))
+def _encode(err, infos, advice) -> bytes:
+    return pickle.dumps((err, [vi.SerializeToString() for vi in infos], advice))
 
 
-def _decode(data: bytes) -> tuple[str | None, list]:
+def _decode(data: bytes) -> tuple[str | None, list, str | None]:
     import onnx
-    err, blobs = pickle.loads(data)
+    err, blobs, advice = pickle.loads(data)
     infos = []
     for blob in blobs:
         vi = onnx.ValueInfoProto()
         vi.ParseFromString(blob)
         infos.append(vi)
-    return err, infos
+    return err, infos, advice
 
 
 class _Checker:
@@ -246,7 +367,8 @@ class _Checker:
         self.pid = None
         return f"signal {os.WTERMSIG(status)}" if os.WIFSIGNALED(status) else f"exit {os.WEXITSTATUS(status)}"
 
-    def check(self, model: onnx.ModelProto, data: bytes | None = None, meanwhile=None) -> tuple[str | None, list]:
+    def check(self, model: onnx.ModelProto, data: bytes | None = None,
+              meanwhile=None) -> tuple[str | None, list, str | None]:
         data = data if data is not None else model.SerializeToString()
         if len(data) > self.LARGE:
             return self._check_forked(model, data, meanwhile)
@@ -274,7 +396,7 @@ class _Checker:
                            "malformed in a way onnx itself does not report")
 
     @staticmethod
-    def _check_forked(model: onnx.ModelProto, data: bytes, meanwhile=None) -> tuple[str | None, list]:
+    def _check_forked(model: onnx.ModelProto, data: bytes, meanwhile=None) -> tuple[str | None, list, str | None]:
         read_fd, write_fd = os.pipe()
         pid = os.fork()
         if pid == 0:

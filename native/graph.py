@@ -9,7 +9,9 @@ only from inside the model's own folder.
 from __future__ import annotations
 
 import functools
+import logging
 import os
+import re
 from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,6 +27,8 @@ if TYPE_CHECKING:  # onnx is imported where a model is read: importing it (with 
     import onnx    # costs several times what importing the rest of mlrt.lowlevel does
 
 DEFAULT_OPSET_FLOOR = 7
+
+log = logging.getLogger("mlrt")
 
 
 @dataclass
@@ -169,13 +173,16 @@ def _read_model(source) -> tuple[onnx.ModelProto, Path | None, bytes | None]:
         raise InvalidModel(f"{path} is not an ONNX model: {exc}") from None
 
 
-def _load_external(model: onnx.ModelProto, base: Path | None) -> bool:
+def _load_external(model: onnx.ModelProto, base: Path | None, files: dict | None = None) -> bool:
     """Read the tensors the model keeps in external files into it; True if there were any.
 
-    Each location must name a regular file inside the model's folder once every symlink
-    is resolved (no absolute path, no "..", no link leading out), and its offset and
-    length must lie inside that file and give exactly the tensor's bytes: all checked
-    before a byte is read.  InvalidModel naming the tensor otherwise."""
+    `files` (SessionOptions.add_external_initializers_from_files_in_memory: memory_key(name)
+    -> (buffer, length)) holds files' contents in memory; when there are any, every
+    location must be one of them, as onnxruntime asks, and none is read from disk.
+    Otherwise each location must name a regular file inside the model's folder once every
+    symlink is resolved (no absolute path, no "..", no link leading out).  Either way the
+    offset and length must lie inside the file and give exactly the tensor's bytes: all
+    checked before a byte is read.  InvalidModel naming the tensor and the file otherwise."""
     import onnx
     from onnx import external_data_helper
     if not _any_external(model.graph.initializer, model.graph.node) \
@@ -185,50 +192,136 @@ def _load_external(model: onnx.ModelProto, base: Path | None) -> bool:
                if external_data_helper.uses_external_data(t)]
     if not tensors:
         return False
-    if base is None:
-        raise InvalidModel("the model refers to external data files but was given as bytes; load it from its path")
-    for t in tensors:
-        target, offset, length = _external_span(t, base)
-        try:
-            with open(target, "rb") as f:
-                f.seek(offset)
-                data = f.read(length)
-        except OSError as exc:
-            raise InvalidModel(f"initializer '{t.name}': cannot read external data {target}: {exc}") from None
-        t.raw_data = data
-        del t.external_data[:]
-        t.data_location = onnx.TensorProto.DEFAULT
+    views: dict = {}  # memory_key (and (memory_key, "head")) -> the bytes of a file given in memory
+    try:
+        for t in tensors:
+            if files:
+                t.raw_data = _read_in_memory(t, files, views)
+            else:
+                target, offset, length = _external_span(t, base)
+                try:
+                    with open(target, "rb") as f:
+                        f.seek(offset)
+                        t.raw_data = f.read(length)
+                except OSError as exc:
+                    raise InvalidModel(f"initializer '{t.name}': cannot read external data {target}: {exc}") from None
+            del t.external_data[:]
+            t.data_location = onnx.TensorProto.DEFAULT
+    finally:
+        for view in reversed(views.values()):
+            view.release()
     return True
 
 
-def _external_span(t: onnx.TensorProto, base: Path) -> tuple[Path, int, int]:
-    """The file, offset and length of tensor t's external data, checked (see above)."""
-    import onnx
+def memory_key(name: str) -> str:
+    """A file name given in memory, or an external data location, as they are matched:
+    leading "./" dropped (so "./w.bin" is "w.bin"), nothing else changed, as onnxruntime
+    matches them."""
+    return re.sub(r"^(?:\./+)+", "", name)
+
+
+def _entries(t: onnx.TensorProto) -> tuple[str, int, int | None]:
+    """Location, offset and length (None: to the end) of tensor t's external data."""
     entries = {e.key: e.value for e in t.external_data}
-    where = f"initializer '{t.name}': external data"
     location = entries.get("location", "")
     try:
-        target = (base / location).resolve()
         offset = int(entries.get("offset") or 0)
         length = int(entries["length"]) if entries.get("length") not in (None, "") else None
+    except ValueError as exc:
+        raise InvalidModel(f"initializer '{t.name}': external data '{location}' is not usable: {exc}") from None
+    return location, offset, length
+
+
+def _read_in_memory(t: onnx.TensorProto, files: dict, views: dict) -> bytes:
+    """Tensor t's bytes from the file given in memory that its location names (see
+    _load_external); `views` keeps each file's bytes for the next tensors."""
+    location, offset, length = _entries(t)
+    key = memory_key(location)
+    if key not in files:
+        raise InvalidModel(f"initializer '{t.name}': its external data file '{location}' is not among the files given "
+                           f"in memory ({', '.join(repr(n) for n in files)}); when some are given, every file the "
+                           "model names must be (SessionOptions.add_external_initializers_from_files_in_memory)")
+    if key not in views:
+        buffer, size = files[key]
+        whole = views[key] = memory_bytes(buffer)  # (released by the caller, with the view of its first `size`)
+        if whole.nbytes < size:
+            raise InvalidArgument(f"the buffer given in memory for file '{key}' now holds {whole.nbytes} bytes, "
+                                  f"fewer than the {size} its length says")
+        views[key, "head"] = whole[:size]
+    view = views[key, "head"]
+    offset, length = _check_span(t, f"file '{location}' given in memory", offset, length, view.nbytes)
+    return view[offset:offset + length].tobytes()
+
+
+def memory_bytes(buffer) -> memoryview:
+    """The bytes of an object with the buffer protocol, in C order, as a flat view (no
+    copy where they lie in C order; a copy in that order where they do not)."""
+    view = memoryview(buffer)
+    if view.c_contiguous:
+        return view.cast("B")
+    data = view.tobytes()
+    view.release()
+    return memoryview(data)
+
+
+def _external_span(t: onnx.TensorProto, base: Path | None) -> tuple[Path, int, int]:
+    """The file, offset and length of tensor t's external data, checked (see above)."""
+    location, offset, length = _entries(t)
+    where = f"initializer '{t.name}': external data"
+    if base is None:
+        raise InvalidModel(f"{where} file '{location}' cannot be read: the model was given as bytes, so there is no "
+                           "folder to find it in; load the model from its path, or give the file's contents with "
+                           "SessionOptions.add_external_initializers_from_files_in_memory")
+    try:
+        target = (base / location).resolve()
     except (ValueError, OSError, RuntimeError) as exc:
         raise InvalidModel(f"{where} '{location}' is not usable: {exc}") from None
     if not location or base not in target.parents:
         raise InvalidModel(f"{where} '{location}' lies outside the model folder {base}")
+    if not target.exists():
+        raise NoSuchFile(f"{where} file {target} is missing (the model names '{location}', beside it)")
     if not target.is_file():
         raise InvalidModel(f"{where} file {target} is missing or not a regular file")
-    size = target.stat().st_size
+    offset, length = _check_span(t, f"file {target}", offset, length, target.stat().st_size)
+    return target, offset, length
+
+
+def _check_span(t: onnx.TensorProto, file: str, offset: int, length: int | None, size: int) -> tuple[int, int]:
+    """Offset and length of tensor t's bytes in `file` of `size` bytes: inside it and
+    exactly the tensor's size (InvalidModel otherwise); a length of None runs to the end."""
+    import onnx
+    where = f"initializer '{t.name}': external data"
     if offset < 0 or (length is not None and length < 0):
-        raise InvalidModel(f"{where}: negative offset {offset} or length {length}")
+        raise InvalidModel(f"{where} in {file}: negative offset {offset} or length {length}")
     if length is None:
-        length = size - offset
+        length = max(size - offset, 0)
     if offset + length > size:
-        raise InvalidModel(f"{where}: offset {offset} + length {length} runs past the end of {target} ({size} bytes)")
+        raise InvalidModel(f"{where}: offset {offset} + length {length} runs past the end of {file} ({size} bytes)")
     need = _tensor_nbytes(t)
     if need is not None and length != need:
-        raise InvalidModel(f"{where} has {length} bytes at offset {offset} of {target}; its "
+        raise InvalidModel(f"{where} has {length} bytes at offset {offset} of {file}; its "
                            f"{list(t.dims)} {onnx.TensorProto.DataType.Name(t.data_type).lower()} tensor needs {need}")
-    return target, offset, length
+    return offset, length
+
+
+def source_files(source) -> list[str]:
+    """The files on disk a model given as `source` is read from: a path's model file and
+    the external data files its tensors name (beside it); none for bytes or a ModelProto."""
+    if not isinstance(source, (str, os.PathLike)):
+        return []
+    import onnx
+    from onnx import external_data_helper
+    path = Path(os.fspath(source))
+    try:
+        model = onnx.load_model(str(path), load_external_data=False)
+    except Exception:  # (it loaded once; whatever it is now, it is no data file of ours)
+        return [str(path)]
+    found = {str(path)}
+    for t in external_data_helper._get_all_tensors(model):
+        location = next((e.value for e in t.external_data if e.key == "location"), "")
+        if external_data_helper.uses_external_data(t) and location and "\0" not in location:
+            found.add(str(path.parent / location))
+    return sorted(found)
 
 
 def _tensor_nbytes(t: onnx.TensorProto) -> int | None:
@@ -366,18 +459,20 @@ def check_node_count(model: onnx.ModelProto, limit: int) -> None:
                            f"(session config entry '{MAX_NODES_KEY}')")
 
 
-def load(source, dims: dict | None = None, prepare=None, max_nodes: int | None = MAX_NODES) -> Graph:
+def load(source, dims: dict | None = None, prepare=None, max_nodes: int | None = MAX_NODES,
+         files: dict | None = None) -> Graph:
     """Read, check and order a model from a path, bytes or ModelProto.  `dims` fixes
     free input dimensions first (see `fix_dimensions`); `prepare(graph)`, if given, runs
     on the graph while onnx's checker works (its errors are the caller's to meet later).
-    A model of more than `max_nodes` nodes (subgraphs included) is refused at once."""
+    A model of more than `max_nodes` nodes (subgraphs included) is refused at once.
+    `files` holds external data files given in memory (see _load_external)."""
     model, base, data = _read_model(source)
     if max_nodes is not None:
         check_node_count(model, max_nodes)
     changed = default_domain(model)
     if dims and any(dims.values()):
         changed |= fix_dimensions(model, **dims)
-    changed |= _load_external(model, base)
+    changed |= _load_external(model, base, files)
     held = shell(model, len(data) if data is not None else None)  # all the checker needs: no large weights
     built = {}
 
@@ -394,15 +489,17 @@ def load(source, dims: dict | None = None, prepare=None, max_nodes: int | None =
             except Exception:
                 pass  # (what failed here fails again where it is needed)
 
-    err, inferred = check_isolated(model if held is None else held.model,
-                                   None if changed or held is not None else data, meanwhile=build)
+    err, inferred, advice = check_isolated(model if held is None else held.model,
+                                           None if changed or held is not None else data, meanwhile=build)
     if held is not None and not built.get("held"):
         # (a weight the checker did not see may be what is wrong: its word on the whole model)
-        err, inferred = check_isolated(model, None if changed else data)
-    if err is not None:
-        raise InvalidModel(err)
+        err, inferred, advice = check_isolated(model, None if changed else data)
+    if err is not None:  # (mlrt's own word, where it has one, names what is wrong and where)
+        raise built["error"] if isinstance(built.get("error"), InvalidModel) else InvalidModel(err)
     if "error" in built:
         raise built["error"]
+    if advice is not None:
+        log.warning("the model fails the ONNX checker (%s); loaded all the same, as onnxruntime loads it", advice)
     graph = built["graph"]
     types = _InferredTypes(graph.value_types)
     for vi in inferred:
@@ -435,7 +532,9 @@ class _InferredTypes(dict):
 def default_domain(model: onnx.ModelProto) -> bool:
     """Spell the default domain one way, "", in the opset imports and every node
     (subgraphs included): ONNX allows "ai.onnx" too (onnxruntime takes both, onnx's
-    checker only ""), and nothing past loading has to know.  True if it changed the model."""
+    checker only ""), and nothing past loading has to know.  And import the domains
+    nodes use that the model does not (`_import_used_domains`).  True if it changed
+    the model."""
     imports = {}
     for o in model.opset_import:
         domain = "" if o.domain == "ai.onnx" else o.domain
@@ -446,12 +545,15 @@ def default_domain(model: onnx.ModelProto) -> bool:
         del model.opset_import[:]
         model.opset_import.extend(onnx.helper.make_opsetid(d, v) for d, v in imports.items())
 
+    used = set()  # the domains of the graph's nodes
+
     def respell(nodes) -> bool:
         found = False
         for n in nodes:
             if n.domain == "ai.onnx":
                 n.domain = ""
                 found = True
+            used.add(n.domain)
             for sub in subgraphs(n):
                 found |= respell(sub.node)
         return found
@@ -462,6 +564,50 @@ def default_domain(model: onnx.ModelProto) -> bool:
             if n.domain == "ai.onnx":
                 n.domain = ""
                 changed = True
+    return _import_used_domains(model, used) or changed
+
+
+@functools.cache
+def _newest_opsets() -> dict:
+    """domain -> the newest opset version onnx or mlrt's operators know of it."""
+    import onnx
+
+    from .ops import registry
+    newest = {"": onnx.defs.onnx_opset_version(), "ai.onnx.ml": onnx.defs.onnx_ml_opset_version()}
+    for s in onnx.defs.get_all_schemas_with_history():
+        newest[s.domain] = max(newest.get(s.domain, 0), s.since_version)
+    for (domain, _), versions in registry().items():
+        newest.setdefault(domain, max(since for since, _ in versions))
+    return newest
+
+
+def _import_used_domains(model: onnx.ModelProto, used: set) -> bool:
+    """Import each operator domain nodes use (`used`) but the model does not import, at
+    the newest version known (a session's custom operators: version 1), as onnxruntime
+    does: onnx's checker refuses such a model, onnxruntime runs it.  An import no node
+    uses whose version is out of range (onnx takes 32 bits) is dropped.  A model that
+    imports nothing is left to be refused, and a domain nobody knows stays unimported
+    (the checker names it).  True if it changed the model."""
+    if not len(model.opset_import):
+        return False
+    changed = False
+    for o in list(model.opset_import):
+        if o.domain not in used and not -(1 << 31) <= o.version < 1 << 31:
+            model.opset_import.remove(o)
+            changed = True
+    missing = used - {o.domain for o in model.opset_import}
+    if not missing:
+        return changed
+    import onnx
+
+    from .ops import _custom
+    known = dict(_newest_opsets())
+    known.update({domain: 1 for domain, _ in (_custom.get() or {}) if domain not in known})
+    for domain in sorted(missing & set(known)):
+        model.opset_import.append(onnx.helper.make_opsetid(domain, known[domain]))
+        log.warning("nodes of domain '%s' run at its opset %d: the model does not import that domain "
+                    "(onnxruntime takes its newest version too)", domain or "ai.onnx", known[domain])
+        changed = True
     return changed
 
 
@@ -499,6 +645,11 @@ def fix_dimensions(model: onnx.ModelProto, by_name: dict | None = None, by_denot
 
 def from_model(model: onnx.ModelProto, infer: bool = True) -> Graph:
     """A Graph from an already checked model (`infer`: run onnx shape inference here)."""
+    if not model.HasField("graph"):
+        raise InvalidModel("the model has no graph")
+    for vi in model.graph.input:  # (a Loop or Scan body's may have none: their types are the node's)
+        if vi.type.WhichOneof("value") is None:
+            raise InvalidModel(f"graph input '{vi.name}' has no type")
     default_domain(model)
     opsets = {o.domain: o.version for o in model.opset_import}
     graph = from_graph_proto(model.graph, opsets, ir_version=model.ir_version)
@@ -547,23 +698,62 @@ def _array_of(t: onnx.TensorProto) -> np.ndarray:
     return np.frombuffer(raw, dtype).astype(np.dtype(dtype).newbyteorder("="), copy=True).reshape(tuple(t.dims))
 
 
+def _unreadable(t: onnx.TensorProto, exc: Exception) -> str:
+    """Why initializer t cannot be read, in its own terms where they say more than onnx's."""
+    import onnx
+    try:
+        kind = f"its {list(t.dims)} {_elem_name(t.data_type)} tensor"
+        need = _tensor_nbytes(t) if t.data_type else None
+    except InvalidModel:  # (an element type ONNX does not have)
+        return str(exc)
+    if t.HasField("raw_data") and need is not None and len(t.raw_data) != need:
+        return f"its raw data has {len(t.raw_data)} bytes, where {kind} needs {need}"
+    try:
+        field = onnx.helper.tensor_dtype_to_field(t.data_type)
+    except Exception:
+        return str(exc)
+    held = [fd.name for fd, _ in t.ListFields() if fd.name.endswith("_data") and fd.name != field]
+    if held and not len(getattr(t, field)):
+        return f"its values are in {held[0]}, where {kind} keeps them in {field}"
+    return str(exc)
+
+
 def from_graph_proto(g: onnx.GraphProto, opsets: dict, outer: tuple[str, ...] = (), ir_version: int = 8) -> Graph:
     """A Graph from a GraphProto; `outer` names values of enclosing graphs it may read."""
-    try:
-        inits = {t.name: _array_of(t) for t in g.initializer}
-    except Exception as exc:
-        raise InvalidModel(f"an initializer cannot be read: {exc}") from None
+    inits, unreadable, kinds = {}, {}, {}
+    for t in g.initializer:  # (the last of a name holds, as in onnxruntime; one of no name nothing can read)
+        kind = (t.data_type, tuple(t.dims))
+        if kinds.setdefault(t.name, kind) != kind:
+            raise InvalidModel(f"initializer '{t.name}' is given twice, of different types or dims "
+                               f"({_elem_name(kinds[t.name][0])} {list(kinds[t.name][1])} and "
+                               f"{_elem_name(kind[0])} {list(kind[1])})")
+        try:
+            inits[t.name] = _array_of(t)
+            unreadable.pop(t.name, None)
+        except Exception as exc:
+            unreadable[t.name] = _unreadable(t, exc)
+            inits.pop(t.name, None)
+    inits.pop("", None)
+    unreadable.pop("", None)
     for t in g.sparse_initializer:
         raise InvalidModel(f"sparse initializer '{t.values.name}' is not supported")
     declared = [value_type(vi) for vi in g.input]
+    if len({v.name for v in declared}) < len(declared):
+        twice = next(v.name for i, v in enumerate(declared) if v.name in {u.name for u in declared[:i]})
+        raise InvalidModel(f"graph input '{twice}' is declared twice")
     inputs = [v for v in declared if v.name not in inits]
     # Before IR version 4 every initializer had to be listed as an input; such models
     # treat them as constants (as onnxruntime does).  From IR 4 they can be overridden.
     overridable = [v for v in declared if v.name in inits] if ir_version >= 4 else []
-    known = {v.name for v in declared} | set(inits) | set(outer)
+    known = {v.name for v in declared} | set(inits) | set(unreadable) | set(outer)
     graph = Graph([], inits, inputs, overridable, [], dict(opsets))
     graph.nodes = _toposort(list(g.node), known, graph.reads)
     graph.outputs = [value_type(vi) for vi in g.output]
+    if unreadable:  # (one nothing reads onnxruntime drops unread: so does mlrt)
+        wanted = graph.names_read() | {v.name for v in declared}
+        name = next((n for n in unreadable if n in wanted), None)
+        if name is not None:
+            raise InvalidModel(f"initializer '{name}' cannot be read: {unreadable[name]}")
     produced = {o for n in graph.nodes for o in n.output} | known
     bad = next((n for n in produced if not isinstance(n, str)), None)
     if bad is None:

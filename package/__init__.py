@@ -7,12 +7,12 @@
     mlrt.distribution  finding and loading a bundled or system-installed runtime
 """
 
-from ._errors import (DeviceError, InvalidArgument, InvalidModel, MlrtError, NoSuchFeature, NoSuchFile,
+from ._errors import (DeviceError, InvalidArgument, InvalidModel, MlrtError, NotAvailable, NoSuchFeature, NoSuchFile,
                       NotImplemented, ResourceExhausted, RuntimeLoadError)
 from ._lazy import lazy as _lazy
 
 __all__ = ["__version__", "MlrtError", "InvalidModel", "NoSuchFile", "InvalidArgument", "NoSuchFeature",
-           "NotImplemented", "RuntimeLoadError", "DeviceError", "ResourceExhausted"]
+           "NotAvailable", "NotImplemented", "RuntimeLoadError", "DeviceError", "ResourceExhausted"]
 
 
 # __version__ is read from the installed metadata when first asked for: importlib.metadata

@@ -4,7 +4,9 @@
     ├── InvalidModel              the model file or graph is malformed or inconsistent
     │   └── NoSuchFile            the model path does not exist (also a FileNotFoundError)
     ├── InvalidArgument           a wrong input name, shape, dtype or option value
-    │   └── NoSuchFeature         a feature (input or output) name the model does not have (also a KeyError)
+    │   ├── NoSuchFeature         a feature (input or output) name the model does not have (also a KeyError)
+    │   └── NotAvailable          what was asked for is not there: a config entry never set, a view of a format
+    │                             a sparse tensor is not in (also a RuntimeError, as onnxruntime raises for these)
     ├── NotImplemented            an operator (op, domain, opset) no provider asked can run
     ├── RuntimeLoadError          the native runtime is missing, broken or incompatible
     ├── DeviceError               an execution device failed
@@ -43,6 +45,13 @@ class NoSuchFeature(InvalidArgument, KeyError):
     __str__ = BaseException.__str__  # (the message as it is: KeyError's would quote it)
 
 
+class NotAvailable(InvalidArgument, RuntimeError):
+    """What was asked for is not there: a session or run configuration entry never set, a
+    view of a format a sparse tensor is not in, a dense array of a sparse value.  Also a
+    RuntimeError, the class onnxruntime raises for these, so `except RuntimeError`
+    written for onnxruntime catches it."""
+
+
 class NotImplemented(MlrtError, builtins.NotImplementedError):  # noqa: A001 - the DESIGN name
     """No provider asked for can run an operator at this opset and type."""
 
@@ -59,5 +68,6 @@ class ResourceExhausted(MlrtError, MemoryError):
     """An allocation exceeded a limit or the memory available."""
 
 
-__all__ = ["MlrtError", "InvalidModel", "NoSuchFile", "InvalidArgument", "NoSuchFeature", "NotImplemented",
+__all__ = ["MlrtError", "InvalidModel", "NoSuchFile", "InvalidArgument", "NoSuchFeature", "NotAvailable",
+           "NotImplemented",
            "RuntimeLoadError", "DeviceError", "ResourceExhausted"]

@@ -36,6 +36,22 @@ class MlrtBackend(Backend):
         return Device(device).type == DeviceType.CPU
 
     @classmethod
+    def is_opset_supported(cls, model) -> tuple[bool, str]:
+        """(True, "") when the runtime in use has every opset the model imports (of the
+        domains it lists), else (False, what is missing), as onnxruntime's backend answers."""
+        from . import distribution
+        if not isinstance(model, onnx.ModelProto):
+            model = onnx.load_model_from_string(model) if isinstance(model, bytes) else onnx.load(model)
+        spans = distribution.current_runtime().opsets or {}
+        for opset in model.opset_import:
+            domain = opset.domain or "ai.onnx"
+            span = spans.get(domain)
+            if span is not None and not span.get("min", 1) <= opset.version <= span["max"]:
+                return False, (f"the model imports {domain} opset {opset.version}; this runtime has "
+                               f"{span.get('min', 1)}-{span['max']}")
+        return True, ""
+
+    @classmethod
     def prepare(cls, model, device: str = "CPU", **kwargs) -> MlrtBackendRep:
         if not cls.supports_device(device):
             raise ValueError(f"mlrt backend: device {device} is not supported")
@@ -68,5 +84,9 @@ prepare = MlrtBackend.prepare
 run_model = MlrtBackend.run_model
 run_node = MlrtBackend.run_node
 supports_device = MlrtBackend.supports_device
+is_compatible = MlrtBackend.is_compatible
+is_opset_supported = MlrtBackend.is_opset_supported
+run = run_model  # (onnxruntime.backend's name for it)
 
-__all__ = ["MlrtBackend", "MlrtBackendRep", "prepare", "run_model", "run_node", "supports_device"]
+__all__ = ["MlrtBackend", "MlrtBackendRep", "prepare", "run_model", "run", "run_node", "supports_device",
+           "is_compatible", "is_opset_supported"]

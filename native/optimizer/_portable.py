@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 
 import numpy as np
 from onnx import helper
@@ -94,7 +95,23 @@ def portable(nodes, opset: int, dtype_of=None) -> tuple[list, dict[str, np.ndarr
 
 EXTERNAL_FILE = "session.optimized_model_external_initializers_file_name"
 EXTERNAL_MIN_SIZE = "session.optimized_model_external_initializers_min_size_in_bytes"
+DEFAULT_MIN_SIZE = 1024
+ALIGN_FROM, ALIGNMENT = 1 << 20, 4096  # tensors of 1 MiB or more start at a multiple of 4 KiB (for mmap)
 _PROTOBUF_LIMIT = (1 << 31) - (16 << 20)  # bytes of initializers past which a model cannot be one file
+
+
+def external_options(config: dict) -> tuple[str | None, int]:
+    """The external data file name and size threshold the session config entries ask for
+    (None: keep the weights in the model).  As onnxruntime, the threshold is read only
+    with a file name, and must then be a plain whole number (InvalidArgument otherwise)."""
+    from ..._errors import InvalidArgument
+    name = config.get(EXTERNAL_FILE) or None
+    if name is None:
+        return None, DEFAULT_MIN_SIZE
+    text = config.get(EXTERNAL_MIN_SIZE, str(DEFAULT_MIN_SIZE))
+    if not re.fullmatch(r"[0-9]+", text):
+        raise InvalidArgument(f"session config entry {EXTERNAL_MIN_SIZE} must be a whole number of bytes, got '{text}'")
+    return name, int(text)
 
 
 def declare_inputs(model, inputs: list[str], overridable: list[str]) -> None:
@@ -117,31 +134,108 @@ def declare_inputs(model, inputs: list[str], overridable: list[str]) -> None:
     g.input.extend(keep + extra)
 
 
-def save(model, path: str, external: str | None = None, min_size: int = 1024) -> str | None:
-    """Write `model` to `path`; with `external` (a file name in the model's folder), the
-    initializers of `min_size` bytes or more go to that file.  Returns the external data
-    file's path where one was written, else None.  A model whose initializers would pass
-    protobuf's 2 GB limit gets one anyway (`path` + ".data")."""
+def save(model, path: str, external: str | None = None, min_size: int = DEFAULT_MIN_SIZE,
+         source_files=None) -> str | None:
+    """Write `model` to `path`; with `external` (a file name relative to the model's
+    folder, inside it), every initializer of `min_size` bytes or more, in subgraphs too,
+    goes to that file as onnxruntime writes it (strings and empty tensors stay in).
+    Returns the external data file's path where one was written, else None.  A model
+    whose initializers would pass protobuf's 2 GB limit gets one anyway (`path` +
+    ".data").  An existing data file is replaced, unless it is one of `source_files()`
+    (where given: the files the model being saved was read from), which are never
+    written over (InvalidArgument)."""
     import onnx
     from ..._errors import InvalidArgument
-    folder = os.path.dirname(os.path.abspath(path))
     if not external and sum(t.ByteSize() for t in model.graph.initializer) > _PROTOBUF_LIMIT:
         external = os.path.basename(path) + ".data"
     if not external:
         onnx.save(model, path)
         return None
+    data_path, location = _data_file(path, external)
+    if os.path.lexists(data_path) and source_files is not None and \
+            os.path.realpath(data_path) in {os.path.realpath(f) for f in source_files()}:
+        raise InvalidArgument(f"external data file {data_path} is a file the model being optimized was read from: "
+                              f"writing there would destroy it; choose another name in {EXTERNAL_FILE}")
+    if os.path.lexists(data_path):
+        os.remove(data_path)  # (a link is replaced, not written through)
+    out = []
+
+    def write(offset: int, raw: bytes) -> None:  # (the file is made when the first tensor goes there)
+        if not out:
+            out.append(open(data_path, "xb"))
+        out[0].write(b"\0" * (offset - out[0].tell()))
+        out[0].write(raw)
+
+    try:
+        _externalize(model, location, min_size, write)
+    except BaseException:
+        if out:
+            out[0].close()
+            os.remove(data_path)
+        raise
+    if out:
+        out[0].close()
+    onnx.save(model, path)
+    return data_path if out else None
+
+
+def _data_file(path: str, external: str) -> tuple[str, str]:
+    """The external data file's path and its location as the model writes it: relative
+    to the model's folder and inside it (a subfolder must exist), never the model
+    itself.  InvalidArgument otherwise: onnxruntime writes "../" locations that no
+    runtime will read back, and fails on absolute ones."""
+    from ..._errors import InvalidArgument
+    folder = os.path.dirname(os.path.abspath(path))
     data_path = os.path.normpath(os.path.join(folder, external))
-    if os.path.isabs(external) or os.path.dirname(data_path) != folder or data_path == os.path.abspath(path):
-        raise InvalidArgument(f"external data file '{external}' must be a file name beside the model {path} "
+    where = f"external data file '{external}' (session config entry {EXTERNAL_FILE})"
+    if os.path.isabs(external) or not data_path.startswith(folder + os.sep) or data_path == os.path.abspath(path) \
+            or "\0" in external:
+        raise InvalidArgument(f"{where} must be a file name beside the model {path}, or in a folder under it "
                               "(models read external data from their own folder only)")
-    if os.path.exists(data_path):
-        os.remove(data_path)  # (onnx appends to an existing file)
-    onnx.save_model(model, path, save_as_external_data=True, all_tensors_to_one_file=True, location=external,
-                    size_threshold=min_size)
-    if not os.path.exists(data_path):
-        return None
-    try:  # (onnx makes the data file readable by its owner only; whoever may read the model may read its weights)
-        os.chmod(data_path, os.stat(path).st_mode & 0o777)
-    except OSError:
-        pass
-    return data_path
+    parent = os.path.dirname(data_path)
+    if not os.path.isdir(parent):
+        raise InvalidArgument(f"{where}: there is no folder {parent} to write it in")
+    real, real_parent = os.path.realpath(folder), os.path.realpath(parent)
+    if real_parent != real and not real_parent.startswith(real + os.sep):
+        raise InvalidArgument(f"{where}: folder {parent} is a link that leads out of the model's folder {folder}")
+    if os.path.isdir(data_path):
+        raise InvalidArgument(f"{where}: {data_path} is a folder")
+    return data_path, os.path.relpath(data_path, folder).replace(os.sep, "/")
+
+
+def _externalize(model, location: str, min_size: int, write) -> None:
+    """Make the initializers of `min_size` bytes or more (not strings, not empty) refer to
+    `location`, laid out one after the other as onnxruntime lays them out (a subgraph's
+    before the graph holding it; ALIGN_FROM bytes or more aligned), each handed to
+    `write(offset, bytes)` in order."""
+    from onnx import TensorProto, numpy_helper
+    end = 0
+
+    def visit(graph):
+        nonlocal end
+        for node in graph.node:
+            for a in node.attribute:
+                for sub in ([a.g] if a.HasField("g") else []) + list(a.graphs):
+                    visit(sub)
+        for t in graph.initializer:
+            if t.data_type == TensorProto.STRING or t.data_location == TensorProto.EXTERNAL:
+                continue
+            try:  # (typed fields, as a subgraph may hold them, in raw form)
+                raw = t.raw_data if t.HasField("raw_data") else numpy_helper.from_array(numpy_helper.to_array(t)).raw_data
+            except Exception:  # noqa: BLE001 - a type onnx cannot convert stays in the model
+                continue
+            size = len(raw)
+            if not size or size < min_size:
+                continue
+            offset = -(-end // ALIGNMENT) * ALIGNMENT if size >= ALIGN_FROM else end
+            write(offset, raw)
+            end = offset + size
+            for field in ("raw_data", "float_data", "int32_data", "int64_data", "double_data", "uint64_data"):
+                t.ClearField(field)
+            del t.external_data[:]
+            for key, value in (("location", location), ("offset", offset), ("length", size)):
+                entry = t.external_data.add()
+                entry.key, entry.value = key, str(value)
+            t.data_location = TensorProto.EXTERNAL
+
+    visit(model.graph)

@@ -250,7 +250,7 @@ def test_run_config_entries():
     with pytest.raises(RuntimeError):
         ref.get_run_config_entry("nope")
     assert ml.InferenceSession(add_model()).run(None, {"x": X}, ro)[0].shape == (2, 3)
-    with pytest.raises(mlrt.NotImplemented, match="LoRA"):
+    with pytest.raises(mlrt.InvalidArgument, match="expected a LoraAdapter"):  # (LoRA: test_lora.py)
         ro.add_active_adapter(object())
 
 

@@ -106,7 +106,8 @@ def test_refuses_a_real_onnxruntime_already_imported():
         assert sys.modules["onnxruntime"] is real  # left as it was
         assert ml.install_as_onnxruntime(force=True) is ml
         assert sys.modules["onnxruntime"] is ml
-        ours = (ml, ml.capi, ml.capi.onnxruntime_pybind11_state, ml.capi.onnxruntime_inference_collection)
+        ours = (ml, ml.capi, ml.capi.onnxruntime_pybind11_state, ml.capi.onnxruntime_inference_collection,
+                ml.capi.build_and_package_info, ml.backend)
         assert all(m in ours for m in ort_modules().values())
 
 

@@ -231,7 +231,7 @@ def test_a_check_that_never_returns_is_abandoned(monkeypatch):
     monkeypatch.setattr(os, "fork", lambda: forked.append(fork()) or forked[-1])
     for check in (checker._Checker().check, checker._Checker._check_forked):
         start = time.monotonic()
-        assert check(m, data) == (None, [])
+        assert check(m, data) == (None, [], None)
         assert time.monotonic() - start < 30
     assert len(forked) == 2
     for pid in forked:  # killed and reaped
