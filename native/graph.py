@@ -501,10 +501,48 @@ def load(source, dims: dict | None = None, prepare=None, max_nodes: int | None =
     if advice is not None:
         log.warning("the model fails the ONNX checker (%s); loaded all the same, as onnxruntime loads it", advice)
     graph = built["graph"]
+    if calls_local_functions(model):  # (the checker has passed the functions: now they are safe to expand)
+        graph = _inlined(model, prepare)
     types = _InferredTypes(graph.value_types)
     for vi in inferred:
         dict.__setitem__(types, vi.name, vi)
     graph.value_types = types
+    return graph
+
+
+def calls_local_functions(model: onnx.ModelProto) -> bool:
+    """Whether a node (in the graph or a subgraph) calls one of the model's own functions."""
+    if not len(model.functions):
+        return False
+    local = {(f.domain, f.name) for f in model.functions}
+
+    def calls(g) -> bool:
+        for node in g.node:
+            if (node.domain, node.op_type) in local:
+                return True
+            for a in node.attribute:
+                if any(calls(sub) for sub in list(a.graphs) + ([a.g] if a.HasField("g") else [])):
+                    return True
+        return False
+
+    return calls(model.graph)
+
+
+def _inlined(model: onnx.ModelProto, prepare) -> Graph:
+    """The graph of `model` with its model-local functions expanded in place (the way
+    exporters such as torch.onnx.export(dynamo=True) write modules), as onnxruntime runs them."""
+    import onnx.inliner
+    try:
+        expanded = onnx.inliner.inline_local_functions(model)
+    except Exception as exc:
+        raise InvalidModel(f"the model's local functions cannot be expanded: {str(exc).strip().splitlines()[0]}") \
+            from None
+    graph = from_model(expanded, infer=False)
+    if prepare is not None:
+        try:
+            prepare(graph)
+        except Exception:
+            pass  # (what failed here fails again where it is needed)
     return graph
 
 
@@ -698,6 +736,44 @@ def _array_of(t: onnx.TensorProto) -> np.ndarray:
     return np.frombuffer(raw, dtype).astype(np.dtype(dtype).newbyteorder("="), copy=True).reshape(tuple(t.dims))
 
 
+_SPARSE_DENSE_LIMIT = 1 << 32  # bytes a sparse initializer's dense form may take
+
+
+def _dense_of(t: onnx.SparseTensorProto) -> np.ndarray:
+    """A sparse initializer's dense array: its values at its indices (linear, [NNZ], or
+    one row of coordinates per value, [NNZ, rank]) in a tensor of its dims, zeros elsewhere."""
+    from onnx import numpy_helper
+    name = t.values.name
+    try:
+        values, indices = _array_of(t.values), numpy_helper.to_array(t.indices)
+    except Exception as exc:
+        raise InvalidModel(f"sparse initializer '{name}' cannot be read ({exc})") from None
+    dims = tuple(int(d) for d in t.dims)
+    if any(d < 0 for d in dims) or values.ndim != 1 or indices.dtype.kind not in "iu":
+        raise InvalidModel(f"sparse initializer '{name}': dims {list(dims)}, values of shape {list(values.shape)} "
+                           f"and indices of {indices.dtype} are not a sparse tensor (ONNX wants [NNZ] values and "
+                           "int64 indices)")
+    count = int(np.prod(dims, dtype=np.float64))
+    if count * values.dtype.itemsize > _SPARSE_DENSE_LIMIT:
+        raise InvalidModel(f"sparse initializer '{name}': its dense form {list(dims)} would take more than "
+                           f"{_SPARSE_DENSE_LIMIT >> 30} GiB")
+    nnz = values.shape[0]
+    if indices.shape == (nnz,):
+        flat = indices.astype(np.int64)
+    elif indices.shape == (nnz, len(dims)):
+        if nnz and ((indices < 0) | (indices >= np.array(dims))).any():
+            raise InvalidModel(f"sparse initializer '{name}': an index is outside its dims {list(dims)}")
+        flat = np.ravel_multi_index(indices.T, dims).astype(np.int64) if nnz else np.zeros(0, np.int64)
+    else:
+        raise InvalidModel(f"sparse initializer '{name}': indices of shape {list(indices.shape)} for {nnz} values "
+                           f"(ONNX wants [{nnz}] or [{nnz}, {len(dims)}])")
+    if nnz and (flat.min() < 0 or flat.max() >= count):
+        raise InvalidModel(f"sparse initializer '{name}': an index is outside its dims {list(dims)}")
+    dense = np.full(count, "", object) if values.dtype == object else np.zeros(count, values.dtype)
+    dense[flat] = values
+    return dense.reshape(dims)
+
+
 def _unreadable(t: onnx.TensorProto, exc: Exception) -> str:
     """Why initializer t cannot be read, in its own terms where they say more than onnx's."""
     import onnx
@@ -735,8 +811,11 @@ def from_graph_proto(g: onnx.GraphProto, opsets: dict, outer: tuple[str, ...] = 
             inits.pop(t.name, None)
     inits.pop("", None)
     unreadable.pop("", None)
-    for t in g.sparse_initializer:
-        raise InvalidModel(f"sparse initializer '{t.values.name}' is not supported")
+    for t in g.sparse_initializer:  # (held dense, as onnxruntime holds them)
+        try:
+            inits[t.values.name] = _dense_of(t)
+        except InvalidModel as exc:
+            unreadable[t.values.name] = str(exc)
     declared = [value_type(vi) for vi in g.input]
     if len({v.name for v in declared}) < len(declared):
         twice = next(v.name for i, v in enumerate(declared) if v.name in {u.name for u in declared[:i]})
