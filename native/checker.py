@@ -18,6 +18,7 @@ child forked for it alone.  Where there is no fork, the work runs in this proces
 
 from __future__ import annotations
 
+import atexit
 import ctypes
 import gc
 import logging
@@ -351,11 +352,25 @@ class _Checker:
             try:
                 _in_child()
                 os.close(to_child), os.close(from_child)
-                self._serve(os.fdopen(from_parent, "rb"), os.fdopen(to_parent, "wb"))
+                with os.fdopen(from_parent, "rb") as rx, os.fdopen(to_parent, "wb") as tx:
+                    self._serve(rx, tx)
             finally:
                 os._exit(0)
         os.close(from_parent), os.close(to_parent)
         self.pid, self.tx, self.rx = pid, os.fdopen(to_child, "wb"), os.fdopen(from_child, "rb")
+        if not self._closes_at_exit:
+            atexit.register(self._close_at_exit)  # (the child reads the end of its pipe and leaves)
+            self._closes_at_exit = True
+
+    _closes_at_exit = False
+
+    def _close_at_exit(self) -> None:
+        if self.pid is not None:
+            for f in (self.tx, self.rx):
+                try:
+                    f.close()
+                except OSError:
+                    pass
 
     def _stop(self) -> str:
         for f in (self.tx, self.rx):
