@@ -57,11 +57,20 @@ def _names(names) -> str:
     return ", ".join(f"'{n}'" for n in names)
 
 
+def sequence(name: str, type_string: str, value) -> list:
+    """A sequence input's elements: tensors of its declared element type, as `tensor`
+    takes them; maps (seq(map(...))) as dicts."""
+    elem = element_type(type_string)
+    if not re.fullmatch(r"seq\(tensor\(\w+\)\)", type_string or ""):
+        return [dict(v) if isinstance(v, dict) else np.asarray(v) for v in value]
+    return [tensor(f"{name}[{i}]", elem, f"tensor({type_name(elem)})", v) for i, v in enumerate(value)]
+
+
 def element_type(type_string: str) -> int:
-    """The ONNX element type of the tensors in onnxruntime's spelling of a sequence or
-    optional type ("seq(tensor(float))" -> FLOAT), 0 when it names none."""
+    """The ONNX element type of the tensors in onnxruntime's spelling of a tensor, sequence
+    or optional type ("seq(tensor(float))" -> FLOAT), 0 when it names none."""
     from onnx import TensorProto
-    m = re.search(r"tensor\((\w+)\)\)*$", type_string or "")
+    m = re.fullmatch(r"(?:\w+\()*tensor\((\w+)\)\)*", type_string or "")
     try:
         return TensorProto.DataType.Value(m.group(1).upper()) if m else 0
     except ValueError:

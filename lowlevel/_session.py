@@ -356,16 +356,14 @@ class InferenceSession(SessionMethods):  # (run_async, memory infos, ...: _sessi
         if vt.kind == "sequence":
             if not isinstance(value, (list, tuple)):
                 raise InvalidArgument(f"input '{vt.name}': expected a sequence (list of arrays), got {type(value).__name__}")
-            elem = _feeds.element_type(vt.type_string)
-            return [_feeds.tensor(f"{vt.name}[{i}]", elem, f"tensor({_feeds.type_name(elem)})", v)
-                    for i, v in enumerate(value)]
+            return _feeds.sequence(vt.name, vt.type_string, value)
         if vt.kind == "optional":
             if value is None:
                 return None
-            elem = _feeds.element_type(vt.type_string)
-            if vt.type_string.startswith("optional(seq("):
-                return [_feeds.tensor(f"{vt.name}[{i}]", elem, f"tensor({_feeds.type_name(elem)})", v)
-                        for i, v in enumerate(value)]
+            inner = vt.type_string[len("optional("):-1]
+            if inner.startswith("seq("):
+                return _feeds.sequence(vt.name, inner, value)
+            elem = _feeds.element_type(inner)
             return _feeds.tensor(vt.name, elem, f"tensor({_feeds.type_name(elem)})", value)
         if vt.kind == "map":
             if not isinstance(value, dict):

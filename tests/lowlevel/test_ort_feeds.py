@@ -281,3 +281,26 @@ def test_sequence_feeds_take_the_declared_element_type():
         theirs.run(None, {"s": [np.array([1, 2])]})
     with pytest.raises(ml.InvalidArgument, match=r"input 's\[0\]': expected tensor\(float\)"):
         ours.run(None, {"s": [np.array([1, 2])]})
+
+
+def test_optional_feeds_as_onnxruntime():
+    optional = helper.make_optional_type_proto(helper.make_tensor_type_proto(T.FLOAT, [2]))
+    g = helper.make_graph([helper.make_node("OptionalHasElement", ["o"], ["y"])], "g",
+                          [helper.make_value_info("o", optional)], [helper.make_tensor_value_info("y", T.BOOL, [])])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 18)])
+    m.ir_version = 8
+    ours, theirs = ml.InferenceSession(m.SerializeToString()), ort.InferenceSession(
+        m.SerializeToString(), providers=["CPUExecutionProvider"])
+    for feed in (np.zeros(2, np.float32), None, [1.0, 2.0]):
+        assert ours.run(None, {"o": feed})[0] == theirs.run(None, {"o": feed})[0]
+
+
+def test_sequence_of_maps_fed_as_dicts():
+    """seq(map(...)) elements stay dicts (mlrt runs this model; onnxruntime refuses SequenceLength on maps)."""
+    maps = helper.make_sequence_type_proto(helper.make_map_type_proto(T.STRING, helper.make_tensor_type_proto(
+        T.FLOAT, None)))
+    g = helper.make_graph([helper.make_node("SequenceLength", ["s"], ["n"])], "g", [helper.make_value_info("s", maps)],
+                          [helper.make_tensor_value_info("n", T.INT64, [])])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    assert ml.InferenceSession(m.SerializeToString()).run(None, {"s": [{"a": 1.0}, {"b": 2.0}]})[0] == 2
