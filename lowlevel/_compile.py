@@ -91,7 +91,7 @@ class ModelCompiler:
             raise MlrtError(f"compile_to_file: {path} exists already (ERROR_IF_OUTPUT_FILE_EXISTS). Failed to generate "
                             f"EP context model since the file '\"{path}\"' exists already. Please remove the EP "
                             "context model if you want to re-generate it.")
-        self._compile(path)
+        self._compile(path, self._external)
 
     def compile_to_bytes(self) -> bytes:
         """The compiled model, serialized (its initializers all inside it)."""
@@ -122,7 +122,8 @@ class ModelCompiler:
             raise InvalidArgument(f"set_ep_context_binary_information: {os.fspath(output_directory)} is not a folder. "
                                   "output_dir is not a valid directory.")
 
-    def _compile(self, path: str, external: str | None = "same") -> None:
+    def _compile(self, path: str, external: str | None) -> None:
+        """Write the model to `path`, initializers of the threshold's size or more in `external`."""
         from ._session import InferenceSession
         if self._flags & OrtCompileApiFlags.ERROR_IF_NO_NODES_COMPILED:
             raise MlrtError("ModelCompiler: mlrt's execution providers compile no nodes into EPContext nodes "
@@ -134,7 +135,6 @@ class ModelCompiler:
         options.graph_optimization_level = self._level
         options.optimized_model_filepath = path
         from ..native.optimizer import _portable
-        external = self._external if external == "same" else external
         options._config.pop(_portable.EXTERNAL_FILE, None)
         if external:
             options._config[_portable.EXTERNAL_FILE] = external
