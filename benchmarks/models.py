@@ -179,6 +179,49 @@ def recurrent(kind: str = "LSTM", seq: int = 64, features: int = 64, hidden: int
     return m, {"x": np.random.default_rng(0).standard_normal((seq, 1, features)).astype(np.float32)}
 
 
+def torch_rnn(kind: str = "LSTM", bidirectional: bool = False, batch: int = 1, seq: int = 32, features: int = 64,
+              hidden: int = 128, layers: int = 2, lengths: bool = False):
+    """An nn.LSTM / nn.GRU stack as torch.onnx exports it (layout 0): inputs x [seq, batch,
+    features] and h0 (and c0 for LSTM) [layers * dirs, batch, hidden], with `lengths` an
+    int64 `lengths` [batch] input Cast to int32 sequence_lens (batch 8: lengths from seq
+    down to seq / 2); per layer a Slice of h0 / c0 and one node with W, R and B given,
+    Squeeze (forward) or Transpose + Reshape (bidirectional) of Y into the next layer;
+    outputs y [seq, batch, dirs * hidden] and the final states Concat-ed over the layers."""
+    g = Graph(11)
+    dirs, gates = (2 if bidirectional else 1), (4 if kind == "LSTM" else 3)
+    i64 = lambda *v: g.const(np.array(v, np.int64), "i")  # noqa: E731
+    x, f, states = "x", features, {"h0": [], "c0": []}
+    lens = g.op("Cast", ["lengths"], to=T.INT32) if lengths else ""
+    for layer in range(layers):
+        w = g.weight(dirs, gates * hidden, f, scale=1 / hidden ** 0.5)
+        r = g.weight(dirs, gates * hidden, hidden, scale=1 / hidden ** 0.5)
+        b = g.const((g.rng.uniform(-1, 1, (dirs, 2 * gates * hidden)) / hidden ** 0.5).astype(np.float32), "b")
+        init = [g.op("Slice", [s, i64(layer * dirs), i64((layer + 1) * dirs), i64(0)])
+                for s in (("h0", "c0") if kind == "LSTM" else ("h0",))]
+        outs = g.op(kind, [x, w, r, b, lens, *init], n_out=3 if kind == "LSTM" else 2, hidden_size=hidden,
+                    direction="bidirectional" if bidirectional else "forward")
+        for name, v in zip(("h0", "c0"), outs[1:]):
+            states[name].append(v)
+        if bidirectional:
+            x = g.op("Reshape", [g.op("Transpose", [outs[0]], perm=[0, 2, 1, 3]), i64(0, 0, -1)])
+        else:
+            x = g.op("Squeeze", [outs[0], i64(1)])
+        f = dirs * hidden
+    finals = [g.op("Concat", v, axis=0) for v in states.values() if v]
+    inputs = [_tensor("x", [seq, batch, features])]
+    rng = np.random.default_rng(0)
+    feeds = {"x": rng.standard_normal((seq, batch, features)).astype(np.float32)}
+    for name in ("h0", "c0")[:len(finals)]:
+        inputs.append(_tensor(name, [layers * dirs, batch, hidden]))
+        feeds[name] = (rng.standard_normal((layers * dirs, batch, hidden)) * 0.1).astype(np.float32)
+    if lengths:
+        inputs.append(_tensor("lengths", [batch], T.INT64))
+        feeds["lengths"] = np.linspace(seq, seq // 2, batch).astype(np.int64)
+    m = g.model(inputs, [_tensor(x, [seq, batch, dirs * hidden])]
+                + [_tensor(v, [layers * dirs, batch, hidden]) for v in finals])
+    return m, feeds
+
+
 def crnn(width: int = 320):
     """A CNN + BiLSTM text recognizer (CRNN): conv stages over a 32-pixel line, the
     height pooled away, a bidirectional LSTM over the columns, a per-column classifier."""
@@ -228,6 +271,109 @@ def streaming_vad(chunk: int = 512, hidden: int = 64):
     rng = np.random.default_rng(0)
     return m, {"audio": rng.standard_normal((1, chunk)).astype(np.float32), "sr": np.array(16000, np.int64),
                "h0": np.zeros((1, 1, hidden), np.float32), "c0": np.zeros((1, 1, hidden), np.float32)}
+
+
+def silero_vad_like(wrapped: bool = True, batch: int = 1, samples: int = 512):
+    """Silero-VAD-shaped (v5): inputs `input` [batch, samples], `sr` (int64 scalar) and
+    `state` [2, batch, 128] (LSTM h and c, carried between calls), outputs `output`
+    [batch, 1] and `stateN`.  Wrapped, the whole network sits in an If on sr == 16000
+    (the else branch a smaller 8 kHz variant), as the exported model has it; unwrapped
+    (`wrapped=False`), the 16 kHz network alone, with no `sr` input.  Each network is a
+    reflect Pad and a Conv whose fixed kernel is a windowed DFT (the STFT), magnitude
+    by Mul/Add/Sqrt, four Conv1d+Relu encoder layers (two with stride 2), an LSTM cell
+    of MatMul + Sigmoid/Tanh gates on the last frame, a Conv1d + Sigmoid decoder and a
+    ReduceMean -- batch and sequence sizes read through Shape -> Gather -> Unsqueeze ->
+    Concat / Slice, as torch exports them, so the dims stay symbolic; wrapped, the
+    input's batch and sample counts are read once before the If and used by both
+    branches (a branch reading enclosing values as shapes), small constants are
+    Constant nodes (about 70 nodes a branch)."""
+    def dims(g: Graph) -> tuple[str, str]:
+        """batch and samples as [1] int64 tensors, read from the input's shape"""
+        shape = g.op("Shape", ["input"])
+        return tuple(g.op("Unsqueeze", [g.op("Gather", [shape, constant(g, np.array(k, np.int64))], axis=0),
+                                        constant(g, np.array([0], np.int64))]) for k in (0, 1))
+
+    def constant(g: Graph, value) -> str:  # small constants as Constant nodes, as torch writes them
+        return g.op("Constant", [], value=numpy_helper.from_array(value))
+
+    def network(g: Graph, n_fft: int, hop: int, widths, b: str, n: str) -> tuple[str, str]:
+        i64 = lambda *v: constant(g, np.array(v, np.int64))  # noqa: E731
+        scalar = lambda v: constant(g, np.array(v, np.int64))  # noqa: E731
+        x = g.op("Reshape", ["input", g.op("Concat", [b, i64(1), n], axis=0)])               # [B, 1, N]
+        pad = n_fft // 4
+        x = g.op("Pad", [x, i64(0, 0, 0, 0, 0, pad)], mode="reflect")                        # [B, 1, N + pad]
+        f = n_fft // 2 + 1
+        k, t = np.arange(f)[:, None], np.arange(n_fft)[None, :]
+        window = (0.5 - 0.5 * np.cos(2 * np.pi * np.arange(n_fft) / n_fft))[None, :]
+        basis = np.concatenate([np.cos(2 * np.pi * k * t / n_fft) * window,
+                                -np.sin(2 * np.pi * k * t / n_fft) * window])[:, None, :].astype(np.float32)
+        spec = g.op("Conv", [x, g.const(basis, "stft")], kernel_shape=[n_fft], strides=[hop])  # [B, 2F, T]
+        re_ = g.op("Slice", [spec, i64(0), i64(f), i64(1)])
+        im = g.op("Slice", [spec, i64(f), i64(2 * f), i64(1)])
+        x = g.op("Sqrt", [g.op("Add", [g.op("Mul", [re_, re_]), g.op("Mul", [im, im])])])    # [B, F, T]
+        c = f
+        for co, stride in widths:
+            w = g.weight(co, c, 3, scale=(1.0 / (3 * c)) ** 0.5)
+            bias = g.const((g.rng.standard_normal(co) * 0.01).astype(np.float32), "b")
+            x = g.op("Relu", [g.op("Conv", [x, w, bias], kernel_shape=[3], strides=[stride], pads=[1, 1])])
+            c = co
+        steps = g.op("Gather", [g.op("Shape", [x]), i64(2)], axis=0)                      # T'
+        last = g.op("Slice", [x, g.op("Sub", [steps, i64(1)]), steps, i64(2)])             # [B, 128, 1]
+        hidden = 128
+        b2 = g.op("Gather", [g.op("Shape", [last]), i64(0)], axis=0)
+        feat = g.op("Reshape", [last, g.op("Concat", [b2, i64(hidden)], axis=0)])          # [B, 128]
+        h = g.op("Gather", ["state", scalar(0)], axis=0)                                   # [B, 128]
+        cell = g.op("Gather", ["state", scalar(1)], axis=0)
+        gates = g.op("Add", [g.op("Add", [g.op("MatMul", [feat, g.weight(hidden, 4 * hidden, scale=0.1)]),
+                                           g.op("MatMul", [h, g.weight(hidden, 4 * hidden, scale=0.1)])]),
+                             g.const((g.rng.standard_normal(4 * hidden) * 0.01).astype(np.float32), "b")])
+        gi, gf, gg, go = g.op("Split", [gates, i64(hidden, hidden, hidden, hidden)], n_out=4, axis=1)
+        cell = g.op("Add", [g.op("Mul", [g.op("Sigmoid", [gf]), cell]),
+                            g.op("Mul", [g.op("Sigmoid", [gi]), g.op("Tanh", [gg])])])
+        h = g.op("Mul", [g.op("Sigmoid", [go]), g.op("Tanh", [cell])])
+        state = g.op("Concat", [g.op("Unsqueeze", [h, i64(0)]), g.op("Unsqueeze", [cell, i64(0)])], axis=0)
+        y = g.op("Unsqueeze", [g.op("Relu", [h]), i64(2)])                                  # [B, 128, 1]
+        y = g.op("Sigmoid", [g.op("Conv", [y, g.weight(1, hidden, 1, scale=0.1), g.const(np.zeros(1, np.float32))],
+                                  kernel_shape=[1])])
+        y = g.op("ReduceMean", [y], axes=[2], keepdims=0)                                   # [B, 1]
+        return y, state
+
+    class Prefixed(Graph):
+        def __init__(self, seed, prefix):
+            super().__init__(seed)
+            self.prefix = prefix
+
+        def name(self, base):
+            return self.prefix + super().name(base)
+
+    big = (256, 128, ((128, 1), (64, 2), (64, 2), (128, 1)))
+    small = (128, 64, ((128, 1), (64, 2), (128, 1)))
+    rng = np.random.default_rng(0)
+    feeds = {"input": (rng.standard_normal((batch, samples)) * 0.1).astype(np.float32),
+             "state": np.zeros((2, batch, 128), np.float32)}
+    ins = [_tensor("input", ["batch", "samples"]), _tensor("state", [2, "batch", 128])]
+    outs = [_tensor("output", ["batch", 1]), _tensor("stateN", [2, "batch", 128])]
+    if not wrapped:
+        g = Prefixed(11, "")
+        y, state = network(g, *big, *dims(g))
+        g.nodes += [helper.make_node("Identity", [y], ["output"]), helper.make_node("Identity", [state], ["stateN"])]
+        return g.model(ins, outs), feeds
+    top = Prefixed(13, "top_")
+    batch_dim, samples_dim = dims(top)  # read once before the If, as exporters hoist what both branches use
+    branches = []
+    for seed, prefix, spec in ((11, "", big), (12, "else_", small)):
+        g = Prefixed(seed, prefix)
+        y, state = network(g, *spec, batch_dim, samples_dim)
+        g.nodes += [helper.make_node("Identity", [y], [prefix + "out"]),
+                    helper.make_node("Identity", [state], [prefix + "state_out"])]
+        branches.append(helper.make_graph(g.nodes, prefix + "branch", [], [
+            _tensor(prefix + "out", None), _tensor(prefix + "state_out", None)], g.inits))
+    g = top
+    is16k = g.op("Equal", ["sr", g.const(np.array(16000, np.int64))])
+    g.nodes.append(helper.make_node("If", [is16k], ["output", "stateN"], name="If_sr",
+                                    then_branch=branches[0], else_branch=branches[1]))
+    feeds["sr"] = np.array(16000, np.int64)
+    return g.model(ins[:1] + [_tensor("sr", [], T.INT64)] + ins[1:], outs), feeds
 
 
 def bert_encoder(seq: int = 128, hidden: int = 256, heads: int = 4, layers: int = 4, vocab: int = 30522):
@@ -298,6 +444,65 @@ def sklearn_models():
     return out
 
 
+def sklearn_string_models():
+    """{name: (model, feeds)} for scikit-learn pipelines over a table with string columns,
+    converted by skl2onnx with one input per column ([N, 1] float or string), batch 1:
+    a ColumnTransformer (SimpleImputer + StandardScaler on the numbers, OneHotEncoder on
+    the strings, an OrdinalEncoder -- skl2onnx's LabelEncoder -- for the linear SVM) in
+    front of LogisticRegression, LinearSVC, SVC (RBF) without and with probabilities
+    (string class labels); zipmap off; {} without scikit-learn, pandas or skl2onnx."""
+    try:
+        import pandas as pd
+        from skl2onnx import to_onnx
+        from skl2onnx.common.data_types import FloatTensorType, StringTensorType
+        from sklearn.compose import ColumnTransformer
+        from sklearn.impute import SimpleImputer
+        from sklearn.linear_model import LogisticRegression
+        from sklearn.pipeline import Pipeline, make_pipeline
+        from sklearn.preprocessing import OneHotEncoder, OrdinalEncoder, StandardScaler
+        from sklearn.svm import SVC, LinearSVC
+    except ImportError:
+        return {}
+    import warnings
+    rng = np.random.default_rng(0)
+    n, numeric = 400, [f"n{i}" for i in range(6)]
+    cats = {"color": ["red", "green", "blue", "black", "white"], "city": ["paris", "tokyo", "lima", "oslo", "cairo",
+            "perth", "quito", "delhi"], "plan": ["free", "basic", "pro"]}
+    table = pd.DataFrame(rng.standard_normal((n, len(numeric))).astype(np.float32), columns=numeric)
+    table = table.mask(rng.random(table.shape) < 0.05)  # missing values for the imputer
+    for k, v in cats.items():
+        table[k] = rng.choice(v, n)
+    y = ((table["n0"].fillna(0) + (table["color"] == "red") - (table["plan"] == "free")) > 0.2).astype(np.int64)
+    labels = np.where(y, "churn", "stay")
+
+    def pipeline(clf, ordinal=False):
+        numbers = make_pipeline(SimpleImputer(), StandardScaler())
+        parts = [("num", numbers, numeric), ("cat", OneHotEncoder(handle_unknown="ignore"), list(cats)[:2])]
+        parts.append(("ord", OrdinalEncoder(), ["plan"]) if ordinal else ("plan", OneHotEncoder(), ["plan"]))
+        return Pipeline([("pre", ColumnTransformer(parts)), ("clf", clf)])
+
+    estimators = {"sk_str_logistic": (pipeline(LogisticRegression(max_iter=500)), y),
+                  "sk_str_linearsvc": (pipeline(LinearSVC(), ordinal=True), y),
+                  "sk_str_svc_rbf": (pipeline(SVC()), y),
+                  "sk_str_svc_rbf_proba": (pipeline(SVC(probability=True, random_state=0)), labels)}
+    types = [(c, FloatTensorType([None, 1])) for c in numeric] + [(c, StringTensorType([None, 1])) for c in cats]
+    row = table.iloc[:1]
+    feeds = {c: row[c].to_numpy(np.float32).reshape(1, 1) for c in numeric}
+    feeds["n1"] = np.array([[np.nan]], np.float32)  # one missing value, imputed
+    feeds.update({c: row[c].to_numpy(object).reshape(1, 1) for c in cats})
+    out = {}
+    for name, (est, target) in estimators.items():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # SVC(probability=True) is deprecated from 1.9
+            est.fit(table, target)
+            clf = est.steps[-1][1]
+            # (a LinearSVC in a Pipeline needs an option of its own named, or skl2onnx asks it for zipmap)
+            options = {id(clf): {"raw_scores": False} if isinstance(clf, LinearSVC) else {"zipmap": False}}
+            out[name] = (to_onnx(est, initial_types=types, options=options,
+                                 target_opset={"": 17, "ai.onnx.ml": 3}), dict(feeds))
+    return out
+
+
 # -- fetched: PP-OCRv4 ----------------------------------------------------------------------------------
 def ppocr(part: str):
     """PP-OCRv4 detection ("det", a 640x640 page) or recognition ("rec", one 48x320
@@ -343,6 +548,15 @@ def suite(groups=None) -> dict[str, dict[str, object]]:
         "ocr": {"ppocr_v4_det": lambda: ppocr("det"), "ppocr_v4_rec": lambda: ppocr("rec"),
                 "crnn_lstm": crnn},
         "sequence": {"lstm_2layer": lambda: recurrent("LSTM"), "gru_2layer": lambda: recurrent("GRU"),
+                     "lstm_torch_b1": lambda: torch_rnn("LSTM"),
+                     "lstm_torch_bidi_lens_b1": lambda: torch_rnn("LSTM", True, lengths=True),
+                     "lstm_torch_bidi_lens_b8": lambda: torch_rnn("LSTM", True, batch=8, lengths=True),
+                     "lstm_torch_s8_h64_b1": lambda: torch_rnn("LSTM", seq=8, features=32, hidden=64),
+                     "lstm_torch_h256_b8": lambda: torch_rnn("LSTM", batch=8, seq=64, features=128, hidden=256,
+                                                             layers=1),
+                     "gru_torch_b1": lambda: torch_rnn("GRU", seq=16, features=32, hidden=64),
+                     "gru_torch_bidi_lens_b8": lambda: torch_rnn("GRU", True, batch=8, lengths=True),
+                     "gru_torch_h256_b1": lambda: torch_rnn("GRU", seq=64, features=128, hidden=256, layers=1),
                      "vad_if_lstm": streaming_vad},
         "transformer": {"bert_encoder_seq128": bert_encoder},
         "sklearn": "sklearn",
@@ -353,7 +567,7 @@ def suite(groups=None) -> dict[str, dict[str, object]]:
         if groups and group not in groups:
             continue
         if models == "sklearn":
-            built = sklearn_models()
+            built = {**sklearn_models(), **sklearn_string_models()}
             models = {name: (lambda v=v: v) for name, v in built.items()}
         out[group] = models
     return out

@@ -13,8 +13,9 @@ Every provider plans the same way; it supplies only how a step is recorded and r
 The CPU provider's side:
 
     native.py   NativeStep and NativePlan: the steps as one C plan (mlrt_plan_run)
-    cpu.py      CPUPartition: plans from the cache, node-by-node runs where shapes
-                depend on data, host operators and the bodies of If/Loop/Scan
+    cpu.py      CPUPartition: plans from the cache (an If decided at planning time
+                planned as its branch), node-by-node runs where shapes depend on
+                data, host operators and the bodies of If/Loop/Scan
 
 The OpenCL provider's side is native/opencl/_plan.py (StepBuilder, OpenCLPlan, OpenCLPartition).
 """

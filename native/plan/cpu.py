@@ -8,6 +8,16 @@ partition in a single C call (native.py).  A graph whose shapes depend on data c
 at run time runs node by node instead ("eager"), each node still one C kernel call;
 host operators (sequences, maps, strings, If/Loop/Scan) run here too, with their bodies
 as partitions of their own.
+
+Control flow at native speed: an If whose condition is known when the plan is made (it
+follows from constants and shapes, or from small integer inputs that the signature
+then holds by content, as a sample rate) is walked as its chosen branch's nodes, so the
+plan holds the branch and no If runs.  A body (a branch decided at run time, a Loop or
+Scan body) is a partition of its own, planned per signature like any other; the values
+of enclosing graphs that its shapes are computed from (a batch size read before the If)
+are part of that signature by content, so its Shape -> Gather -> Concat chains fold.
+Contents that change from run to run (an enclosing Loop's counter) stop being planned
+for after MAX_VALUE_PLANS of them.
 """
 
 from __future__ import annotations
@@ -16,13 +26,19 @@ import threading
 import time
 
 import numpy as np
+import onnx
+from onnx import helper
 
 from ..._errors import InvalidModel
 from .. import graph as graph_mod
 from .. import profile, terminate
 from .._lib import ThreadPool
 from ..graph import Graph
-from ..ops import Op, make_op
+from ..ops import Info, Op, make_op
+from ..ops.if_op import If
+from ..ops.shape import Shape
+from ..ops.size import Size
+from . import memory
 from .cache import PlanCache, signature
 from .eager import computes_halves_in_float, kernel_index, run_eager
 from .loop import run_native as run_native_loop
@@ -44,10 +60,24 @@ class CPUPartition:
         self.input_names = ([v.name for v in graph.inputs] + [v.name for v in graph.overridable]
                             + list(graph.outer))
         self._subprograms: dict = {}
+        self._renamed: dict = {}  # (id(body), names, tag) -> (the renamed copy, body): _renamed_subprogram
         self.output_names = [v.name for v in graph.outputs]
         self.plans = PlanCache()
         self._lock = threading.Lock()
+        # values of enclosing graphs whose content the plan needs (a batch size read before
+        # an If, used in a branch's Reshape): part of the signature, so shapes still fold
+        # (and the inputs an If's condition is computed from: the plan then holds the branch)
+        self._by_value = frozenset(read_as_values(self.ops) & set(graph.outer)
+                                   | read_as_values(self.ops, conditions_only=True) & set(self.input_names))
+        self._plannable = all(isinstance(op, If) for op in self.ops if op.host)
+        self._value_keys: set = set()  # the contents planned for so far (MAX_VALUE_PLANS at most)
         self._prefix, self._rest = self._split_at_host_ops()
+        # what a node-by-node run walks: (op, input names, output names), read from the
+        # protobuf nodes once here rather than at every run
+        self._steps_all = [(op, tuple(op.node.input), tuple(op.node.output)) for op in self.ops]
+        self._steps_rest = [(op, tuple(op.node.input), tuple(op.node.output)) for op in self._rest]
+        self._quick_runs: tuple = ()  # QuickRuns of the signatures run last, for run_kept
+        self._quick_misses = 0
 
     def _split_at_host_ops(self):
         """With host operators in the graph, the nodes that depend on none of them (a
@@ -84,10 +114,12 @@ class CPUPartition:
             raise Dynamic(f"{op.where}: strings move as element numbers, node by node")
         return NativeStep(op, ins, outs, launch, kernel_index(op, launch, ins))
 
-    def _make_plan(self, feeds):
-        infos = known_infos(self.graph.initializers, {n: feeds[n] for n in self.input_names if n in feeds})
+    def _make_plan(self, feeds, by_value=frozenset()):
+        if by_value and not self._values_plannable(feeds, by_value):
+            by_value = frozenset()  # (a plan by shapes alone is right for any content)
+        infos = known_infos(self.graph.initializers, {n: feeds[n] for n in self.input_names if n in feeds}, by_value)
         try:
-            steps = walk(self.ops, infos, self._record, self.pool)
+            steps = self._walk(self.ops, infos)
         except Dynamic:
             return _DYNAMIC
         used = {n for s in steps for n in s.op.node.input} | set(self.output_names)
@@ -100,13 +132,83 @@ class CPUPartition:
         plan.fixed_outputs = {n: infos[n].value for n in self.output_names if n not in outputs_from_steps}
         return plan
 
+    def _walk(self, ops, infos, taken=None) -> list:
+        """The walk (walk.py) of `ops`, where each If whose condition is known at planning
+        time (a constant, or computed from values planned by content) is walked as its
+        chosen branch's nodes, so the branch runs inside this plan.  Any other host
+        operator, or an If decided only at run time: Dynamic.  `taken`: the names of
+        the plan's values so far, which a branch walked into it must not name again."""
+        if not self._has_host_ops:
+            return walk(ops, infos, self._record, self.pool)
+        if taken is None:
+            taken = set(infos) | {o for op in ops for o in op.node.output if o}
+        steps, start = [], 0
+        for k, op in enumerate(ops):
+            if op.host:
+                steps += walk(ops[start:k], infos, self._record, self.pool)
+                steps += self._walk_branch(op, infos, taken)
+                start = k + 1
+        return steps + walk(ops[start:], infos, self._record, self.pool)
+
+    def _walk_branch(self, op, infos, taken) -> list:
+        node = op.node
+        cond = infos.get(node.input[0]) if isinstance(op, If) and node.input and node.input[0] else None
+        if cond is None or cond.value is None or cond.value.size != 1:
+            raise Dynamic(f"{op.where} runs on the host: what it does is known only at run time")
+        body = op.a.then_branch if bool(cond.value.reshape(-1)[0]) else op.a.else_branch
+        sub = self.subprogram(body)
+        if len(sub.output_names) != len(node.output) or any(n not in infos for n in sub.graph.outer):
+            raise Dynamic(f"{op.where}: run on the host, which says what is wrong")
+        made = set(sub.graph.initializers) | {o for n in sub.graph.nodes for o in n.output if o}
+        if made & taken:  # a branch's own value named as one of the plan's: walked under another name
+            sub = self._renamed_subprogram(body, made & taken, f"@{op.name}")
+            made = set(sub.graph.initializers) | {o for n in sub.graph.nodes for o in n.output if o}
+            if made & taken:  # (one name for two values in one plan: their bytes would be one)
+                raise Dynamic(f"{op.where}: its branch names a value as the enclosing graph does")
+        taken |= made
+        infos.update((n, Info.of(v)) for n, v in sub.graph.initializers.items())
+        steps = sub._walk(sub.ops, infos, taken)
+        passes = [make_op(helper.make_node("Identity", [src], [dst], name=f"{op.name}/{dst}"), self.graph)
+                  for src, dst in zip(sub.output_names, node.output) if dst]  # the If's outputs
+        return steps + walk(passes, infos, self._record, self.pool)
+
     def _plan_for(self, feeds):
-        if self._has_host_ops:
-            return _DYNAMIC
-        key = signature(feeds, self.input_names)
+        return self._planned(feeds)[0]
+
+    def _planned(self, feeds):
+        """(the plan for these feeds or _DYNAMIC, the names whose content its signature holds)"""
+        if not self._plannable:
+            return _DYNAMIC, frozenset()
+        by_value = self._by_value
+        key = signature(feeds, self.input_names, by_value)
         if key is None:
-            return _DYNAMIC
-        return self.plans.get(key, self._make_plan, feeds)
+            return _DYNAMIC, by_value
+        return self.plans.get(key, self._make_plan, feeds, by_value), by_value
+
+    def _values_plannable(self, feeds, by_value) -> bool:
+        """Whether a plan for these contents of the `by_value` values is worth making: they
+        are small integer or bool tensors, and not yet MAX_VALUE_PLANS different ones
+        (contents that change from run to run, such as an enclosing Loop's counter, run
+        as if no content were known: node by node where shapes need it).  When they are
+        not, the partition stops planning by content."""
+        values = []
+        for name in sorted(by_value):
+            v = feeds.get(name)
+            if v is None:
+                continue
+            if type(v) is not np.ndarray or v.dtype.kind not in "iub" or v.size > MAX_VALUE_ELEMENTS:
+                self._by_value = frozenset()
+                return False
+            values.append((name, v.dtype.str, v.shape, v.tobytes()))
+        values = tuple(values)
+        with self._lock:
+            if values in self._value_keys:
+                return True
+            if len(self._value_keys) >= MAX_VALUE_PLANS:
+                self._by_value = frozenset()
+                return False
+            self._value_keys.add(values)
+        return True
 
     # -- running ---------------------------------------------------------------------------
     def run(self, feeds: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
@@ -121,28 +223,46 @@ class CPUPartition:
 
     def quick_run(self, feeds: dict, output_names):
         """The plan's QuickRun (native.py) for these feeds, or None where they run another way."""
-        if self._has_host_ops:
-            return None
-        plan = self._plan_for(feeds)
+        plan, by_value = self._planned(feeds)
         if plan is _DYNAMIC or plan.fixed_outputs:
             return None
-        return plan.quick_run(feeds, output_names)
+        contents = {n: feeds[n] for n in by_value if n in feeds}  # (a QuickRun checks them: the plan holds them)
+        return plan.quick_run(feeds, output_names, contents)
+
+    def run_kept(self, feeds: dict) -> dict:
+        """run(), through a QuickRun (native.py) kept for each of the last signatures fed
+        where there is one: the prefix before host operators and the bodies they run go
+        this way, once or more per run of the enclosing graph."""
+        plain = terminate.current() is None and profile.active() is None and memory.idle()
+        if plain and self._quick_runs:
+            for quick in self._quick_runs:
+                outs = quick.run(feeds)
+                if outs is not None:
+                    return dict(zip(self.output_names, outs))
+        results = self.run(feeds)
+        if plain and self._quick_misses < _QUICK_TRIES:
+            quick = self.quick_run(feeds, self.output_names)
+            if quick is None:
+                self._quick_misses += 1
+            else:
+                self._quick_runs = (quick,) + self._quick_runs[:_QUICK_KEPT - 1]
+        return results
 
     def _run_eager(self, feeds):
         values = dict(self.graph.initializers)
         values.update(feeds)
-        if self._prefix is not None and not any(
-                not isinstance(feeds[n], np.ndarray) for n in self._prefix.input_names if n in feeds):
-            values.update(self._prefix.run({n: feeds[n] for n in self._prefix.input_names if n in feeds}))
-            ops = self._rest
+        prefix = self._prefix
+        if prefix is not None and all(isinstance(feeds[n], np.ndarray) for n in prefix.input_names if n in feeds):
+            values.update(prefix.run_kept({n: feeds[n] for n in prefix.input_names if n in feeds}))
+            steps = self._steps_rest
         else:
-            ops = self.ops
+            steps = self._steps_all
         profiler = profile.active()
         flag = terminate.current()
-        for op in ops:
+        for op, inputs, outputs in steps:
             if flag is not None and flag[0]:
                 terminate.check()
-            arrays = [values[n] if n else None for n in op.node.input]
+            arrays = [values[n] if n else None for n in inputs]
             start = time.monotonic_ns() if profiler is not None else 0
             if op.host or (type(op).run_host is not Op.run_host and _needs_host(op, arrays)):
                 outs = op.run_host(arrays, _HostRuntime(self, values))
@@ -150,7 +270,7 @@ class CPUPartition:
                 outs = run_eager(op, arrays, self.pool)
             if profiler is not None:
                 profiler.node(op.node.name, op.op_type, start, time.monotonic_ns(), arrays, outs)
-            for name, v in zip(op.node.output, outs):
+            for name, v in zip(outputs, outs):
                 if name:
                     values[name] = v
         fed = {id(v) for v in feeds.values()}
@@ -159,8 +279,7 @@ class CPUPartition:
     # -- subgraphs (bodies of If / Loop / Scan) ----------------------------------------------
     def subprogram(self, body) -> "CPUPartition":
         key = id(body)
-        with self._lock:
-            sub = self._subprograms.get(key)
+        sub = self._subprograms.get(key)  # (a dict read is atomic: only changes take the lock)
         if sub is None:
             visible = tuple(self._visible_names())
             sub = CPUPartition(graph_mod.from_graph_proto(body, self.graph.opsets, visible), self.pool)
@@ -168,10 +287,64 @@ class CPUPartition:
                 self._subprograms[key] = sub
         return sub
 
+    def _renamed_subprogram(self, body, names, tag: str) -> "CPUPartition":
+        """subprogram() of a copy of `body` whose own values in `names` are named with
+        `tag` after them (made once, kept with the copy)."""
+        key = (id(body), frozenset(names), tag)
+        kept = self._renamed.get(key)
+        if kept is None:
+            copy = onnx.GraphProto()
+            copy.CopyFrom(body)
+            _rename(copy, {n: n + tag for n in names})
+            with self._lock:
+                kept = self._renamed.setdefault(key, (copy, body))  # (body: alive while its id is a key)
+        return self.subprogram(kept[0])
+
     def _visible_names(self):
         names = set(self.input_names) | set(self.graph.initializers) | set(self.graph.outer)
         names |= {o for n in self.graph.nodes for o in n.output if o}
         return names
+
+
+_QUICK_KEPT = 4  # QuickRuns kept per partition (run_kept)
+_QUICK_TRIES = 8  # signatures without one before a partition stops asking
+MAX_VALUE_PLANS = 8  # different contents of the values a partition plans by content
+MAX_VALUE_ELEMENTS = 64  # the largest of them: shapes, sizes, axes
+
+
+def read_as_values(ops, conditions_only: bool = False) -> set[str]:
+    """Names whose content planning needs: the value inputs of the ops (a shape, pads,
+    axes, a size, an If's condition; with `conditions_only`, only If conditions) and
+    every value they are computed from, except through Shape and Size, which read only
+    their input's shape."""
+    needed: set[str] = set()
+    for op in reversed(ops):
+        node = op.node
+        if isinstance(op, (Shape, Size)):
+            continue
+        if not op.host and any(o in needed for o in node.output if o):
+            needed.update(n for n in node.input if n)
+        elif not conditions_only or isinstance(op, If):
+            needed.update(node.input[i] for i in op.value_inputs if i < len(node.input) and node.input[i])
+    return needed
+
+
+def _rename(g, mapping: dict) -> None:
+    """Rename values of graph `g` in place by `mapping`: where it makes them, reads them
+    and gives them out, and where the bodies nested in it read them (unless they make
+    a value of that name themselves)."""
+    for t in g.initializer:
+        t.name = mapping.get(t.name, t.name)
+    for v in list(g.output) + list(g.value_info):
+        v.name = mapping.get(v.name, v.name)
+    for node in g.node:
+        node.input[:] = [mapping.get(n, n) for n in node.input]
+        node.output[:] = [mapping.get(n, n) for n in node.output]
+        for sub in graph_mod.subgraphs(node):
+            own = {v.name for v in sub.input} | {t.name for t in sub.initializer} | {o for n in sub.node for o in n.output}
+            inner = {k: v for k, v in mapping.items() if k not in own}
+            if inner:
+                _rename(sub, inner)
 
 
 def _needs_host(op: Op, arrays) -> bool:
@@ -225,5 +398,5 @@ class _HostRuntime:
         sub = self.program.subprogram(body)
         feeds = {v.name: x for v, x in zip(sub.graph.inputs, inputs)}
         feeds.update(self._outer_feeds(sub))
-        results = sub.run(feeds)
+        results = sub.run_kept(feeds)
         return [results[n] for n in sub.output_names]

@@ -204,15 +204,17 @@ class NativePlan:
         if arena is not None:
             self._arenas.append(arena)
 
-    def quick_run(self, feeds: dict, output_names) -> "QuickRun | None":
-        """A QuickRun of this plan for feeds of exactly these names, dtypes and shapes,
-        giving `output_names`; None where the plan does not write every one of them."""
+    def quick_run(self, feeds: dict, output_names, contents=None) -> "QuickRun | None":
+        """A QuickRun of this plan for feeds of exactly these names, dtypes and shapes (and
+        the content of the arrays in `contents`, {name: array}, for a plan made for
+        theirs), giving `output_names`; None where the plan does not write every one of them."""
         written = {name for name, _, _ in self._outputs}
         if set(feeds) != set(self.input_names) or not all(n in written for n in output_names):
             return None
         if any(type(feeds[n]) is not np.ndarray for n in self.input_names):
             return None
-        return QuickRun(self, [(n, feeds[n].dtype, feeds[n].shape) for n in self.input_names], output_names)
+        return QuickRun(self, [(n, feeds[n].dtype, feeds[n].shape) for n in self.input_names], output_names,
+                        {n: v.tobytes() for n, v in (contents or {}).items()})
 
 
 class QuickRun:
@@ -223,9 +225,10 @@ class QuickRun:
     the sizes the plan checked.  run() does nothing and answers None where the feeds
     are not exactly those: other names, or an array of another type, shape or layout."""
 
-    def __init__(self, plan: NativePlan, signature: list, output_names):
+    def __init__(self, plan: NativePlan, signature: list, output_names, contents=None):
         self.plan = plan
         self._inputs = signature  # (name, dtype, shape), in the plan's external order
+        self._contents = list((contents or {}).items())  # (name, bytes): inputs the plan was made for the content of
         self._outputs = [(shape, dtype) for _, shape, dtype in plan._outputs]
         order = {name: k for k, (name, _, _) in enumerate(plan._outputs)}
         self._order = [order[n] for n in output_names]
@@ -245,7 +248,7 @@ class QuickRun:
             a = feeds.get(name)
             if type(a) is not np.ndarray or a.dtype != dtype or a.shape != shape:
                 return False
-        return True
+        return all(feeds[name].tobytes() == b for name, b in self._contents)
 
     def _pointers(self):
         ext = self.plan._ffi.new(self.plan._pointers, max(self.plan.n_external, 1))
@@ -269,6 +272,9 @@ class QuickRun:
                     return None
                 ext[i] = from_buffer(a)
                 i += 1
+            for name, b in self._contents:
+                if feeds[name].tobytes() != b:
+                    return None
             i = self._first_output
             outs = []
             for shape, dtype in self._outputs:

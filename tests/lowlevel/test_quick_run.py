@@ -107,8 +107,9 @@ def test_threads_share_a_quick_run():
 
 
 def test_a_graph_that_runs_otherwise_stops_asking():
-    """An If runs on the host, not as one plan: no QuickRun, and after a few runs the
-    session stops looking for one."""
+    """An If whose branches are constants: its plan (one per condition) computes nothing
+    and hands back constants, so there is no QuickRun, and after a few runs the session
+    stops looking for one."""
     branch = lambda v: helper.make_graph(  # noqa: E731
         [helper.make_node("Constant", [], ["c"], value=numpy_helper.from_array(np.array([v], np.float32)))],
         "b", [], [helper.make_tensor_value_info("c", T.FLOAT, [1])])
