@@ -82,3 +82,37 @@ def expected_cast(x, expected: np.ndarray) -> np.ndarray:
     out = np.empty_like(expected)
     out.view(f"u{out.dtype.itemsize}")[...] = float_to_int(x, expected.dtype)
     return out
+
+
+def requantize(acc, a_scale, b_scale, y_scale, y_zero_point, dtype) -> np.ndarray:
+    """mlrt's requantization (QLinearConv, QLinearMatMul; docs/undefined.md), as onnxruntime
+    computes it: multiplier = (a_scale * b_scale) / y_scale in float32, v = float32(acc) *
+    multiplier in float32, clamped to y's range less the zero point (NaN: the low end),
+    rounded half to even, the zero point added.  Scales broadcast against acc."""
+    info = np.iinfo(dtype)
+    with np.errstate(all="ignore"):
+        mult = (np.asarray(a_scale, np.float32) * np.asarray(b_scale, np.float32)).astype(np.float32)
+        mult = (mult / np.asarray(y_scale, np.float32)).astype(np.float32)
+        v = (np.asarray(acc, np.int32).astype(np.float32) * mult).astype(np.float32)
+        zp = int(np.asarray(y_zero_point).reshape(-1)[0])
+        v = np.where(np.isnan(v), np.float32(info.min - zp), v)
+        v = np.clip(v, np.float32(info.min - zp), np.float32(info.max - zp))
+        return (np.rint(v).astype(np.int64) + zp).astype(dtype)
+
+
+def dynamic_quantize(x) -> tuple[np.ndarray, np.float32, np.uint8]:
+    """mlrt's DynamicQuantizeLinear (docs/undefined.md): the spec's float32 steps, NaN
+    elements outside the range (and quantized to 0), scale 1 for an empty range."""
+    x = np.asarray(x, np.float32)
+    finite = x[~np.isnan(x)]
+    lo = np.float32(min(0.0, float(finite.min()))) if finite.size else np.float32(0)
+    hi = np.float32(max(0.0, float(finite.max()))) if finite.size else np.float32(0)
+    with np.errstate(all="ignore"):
+        scale = np.float32(1) if hi == lo else np.float32((hi - lo) / np.float32(255))
+        izp = np.float32(np.float32(0) - lo / scale)
+        zp = np.float32(255) if not izp < 255 else izp  # (NaN: 255, as min(255, NaN) in C++)
+        zp = np.rint(zp if zp > 0 else np.float32(0))
+        q = (x / scale).astype(np.float32)
+        q = np.where(np.isnan(q), np.float32(-zp), q)
+        y = np.clip(np.rint(np.clip(q, -zp, np.float32(255) - zp)) + zp, 0, 255).astype(np.uint8)
+    return y, np.float32(scale), np.uint8(zp)

@@ -10,7 +10,9 @@
  *          scales, t[x] = round(f(x_s * (x - x_zp)) / y_s) + y_zp
  *   GlobalAveragePool: y = round((sum(x) - x_zp * n) * (x_s / (y_s * n))) + y_zp
  *
- * A and B of Add / Mul come as views of the output's shape (broadcast strides 0). */
+ * A and B of Add / Mul come as views of the output's shape (broadcast strides 0); rows
+ * where both run contiguously take 16 elements at a time on AVX-512 (the same float
+ * operations, fused multiply-adds where the scalar code has them). */
 #include <math.h>
 #include <stdlib.h>
 
@@ -69,6 +71,63 @@ typedef struct msq_binary_job {
     bool mul;
 } msq_binary_job;
 
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define MSQ_X86 1
+
+/* Elements [0, n) of contiguous rows a, b into y, as binary_range computes them. */
+__attribute__((target("avx512f,avx512bw,avx512vl,fma"))) static void binary_row_avx512(const msq_binary_job *j,
+                                                                                        const void *a, const void *b,
+                                                                                        void *y, int64_t n) {
+    bool s8 = j->t == MLRT_INT8;
+    __m512 ra = _mm512_set1_ps(j->ra), rb = _mm512_set1_ps(j->rb), fixed = _mm512_set1_ps(j->fixed);
+    __m512 zc = _mm512_set1_ps((float)j->zc), lo = _mm512_set1_ps(s8 ? -128.0f : 0.0f), hi = _mm512_set1_ps(s8 ? 127.0f : 255.0f);
+    __m512i za = _mm512_set1_epi32(j->za), zb = _mm512_set1_epi32(j->zb);
+    for (int64_t i = 0; i < n; i += 16) {
+        __mmask16 k = n - i >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (n - i)) - 1);
+        __m128i a8 = _mm_maskz_loadu_epi8(k, (const int8_t *)a + i), b8 = _mm_maskz_loadu_epi8(k, (const int8_t *)b + i);
+        __m512i ai = s8 ? _mm512_cvtepi8_epi32(a8) : _mm512_cvtepu8_epi32(a8);
+        __m512i bi = s8 ? _mm512_cvtepi8_epi32(b8) : _mm512_cvtepu8_epi32(b8);
+        __m512 v;
+        if (j->mul)
+            v = _mm512_add_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_mullo_epi32(_mm512_sub_epi32(ai, za),
+                                                                                  _mm512_sub_epi32(bi, zb))), ra), zc);
+        else
+            v = _mm512_fmadd_ps(_mm512_cvtepi32_ps(bi), rb, _mm512_fmadd_ps(_mm512_cvtepi32_ps(ai), ra, fixed));
+        v = _mm512_roundscale_ps(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+        v = _mm512_min_ps(_mm512_max_ps(v, lo), hi); /* (NaN: max's second operand, the low end) */
+        __m512i q = _mm512_cvtps_epi32(v);
+        if (s8) _mm_mask_storeu_epi8((int8_t *)y + i, k, _mm512_cvtsepi32_epi8(q));
+        else _mm_mask_storeu_epi8((uint8_t *)y + i, k, _mm512_cvtusepi32_epi8(q));
+    }
+}
+#endif
+
+static bool msq_avx512(void) {
+#ifdef MSQ_X86
+    return __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("fma");
+#else
+    return false;
+#endif
+}
+
+/* Elements [begin, end) of the flat job (rows of one element each otherwise). */
+static void binary_flat(void *arg, int64_t begin, int64_t end) {
+    const msq_binary_job *j = arg;
+#ifdef MSQ_X86
+    if (msq_avx512()) {
+        binary_row_avx512(j, (const char *)j->a + begin, (const char *)j->b + begin, (char *)j->y + begin, end - begin);
+        return;
+    }
+#endif
+    for (int64_t i = begin; i < end; ++i) {
+        int32_t a = msq_load(j->a, i, j->t), b = msq_load(j->b, i, j->t);
+        if (j->mul) a -= j->za, b -= j->zb;
+        float v = j->mul ? (float)(a * b) * j->ra + (float)j->zc : fmaf((float)b, j->rb, fmaf((float)a, j->ra, j->fixed));
+        msq_store(j->y, i, j->t, msq_quantize(v, 0, j->t));
+    }
+}
+
 static void binary_range(void *arg, int64_t begin, int64_t end) {
     const msq_binary_job *j = arg;
     int64_t n = j->rows.row_len, off[3];
@@ -102,6 +161,10 @@ static int msq_binary(const mlrt_context *ctx, const char *op, bool mul, const m
     if (status) return status;
     if (mul) j.ra = sa * sb / sc;
     else j.ra = sa / sc, j.rb = sb / sc, j.fixed = (float)j.zc - (j.ra * (float)j.za + j.rb * (float)j.zb);
+    if (mlrt_is_contiguous(A) && mlrt_is_contiguous(B)) {
+        mlrt_parallel_for(ctx, mlrt_numel(Y), MSQ_GRAIN, binary_flat, &j);
+        return MLRT_OK;
+    }
     const mlrt_tensor *ops[3] = {A, B, Y};
     mlrt_rows_init(&j.rows, Y, ops, 3);
     int64_t grain = j.rows.row_len >= MSQ_GRAIN ? 1 : MSQ_GRAIN / (j.rows.row_len + 1) + 1;

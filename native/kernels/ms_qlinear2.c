@@ -4,7 +4,8 @@
  *
  *   QGemm:        acc = (A - a_zp) @ (B - b_zp) + C in int32 (the MatMulInteger kernel of the
  *                 table, then C), s[n] = alpha * a_s * b_s[n] (/ y_s) in float;
- *                 y = saturate(round(float(acc) * s) + y_zp), or float y = float(acc) * s
+ *                 y = saturate(round(float(acc) * s) + y_zp) as src/qgemm.h requantizes,
+ *                 or float y = float(acc) * s; B' may come packed once (params.packed_b)
  *   QLinearSoftmax: t[i] = float(exp((i - 255 + shift) * x_s)) in double, shift = max(0,
  *                 log(FLT_MAX / D) - 5) / x_s; per row e_k = t[255 + x_k - max(x)],
  *                 y_k = saturate(round(e_k * (1 / sum(e) * floor(1 / y_s)) + y_zp)), the float
@@ -23,6 +24,8 @@
 #include "ms_qlinear2.h"
 #include "nditer.h"
 #include "pool.h"
+#include "qgemm.h"
+#include "qlinear.h"
 
 #define MSQ2_GRAIN 16384
 #define MS "com.microsoft"
@@ -85,9 +88,10 @@ static void qgemm_rows(void *arg, int64_t begin, int64_t end) {
                 int32_t c = ((const int32_t *)j->C->data)[m * j->C->strides[0] + n * j->C->strides[1]];
                 a = (int32_t)((uint32_t)a + (uint32_t)c); /* wraps, as the int32 accumulation */
             }
-            float v = (float)a * j->scale[j->per_column ? n : 0];
-            if (j->yt == MLRT_FLOAT) ((float *)j->y)[i] = v;
-            else q2_store(j->y, i, j->yt, q2_saturate(v, j->yz, j->yt));
+            float s = j->scale[j->per_column ? n : 0];
+            if (j->yt == MLRT_FLOAT) ((float *)j->y)[i] = (float)a * s;
+            else q2_store(j->y, i, j->yt, mlrt_requantize(a, s, j->yz, j->yt == MLRT_INT8 ? -128 : 0,
+                                                          j->yt == MLRT_INT8 ? 127 : 255));
         }
 }
 
@@ -97,6 +101,10 @@ static int k_qgemm(const mlrt_context *ctx, const mlrt_tensor *in, int32_t n_in,
                    const void *params, size_t params_size) {
     MLRT_PARAMS(mlrt_qgemm_params, p, params, params_size);
     const char *op = "QGemm";
+    int64_t pk = p->packed_b; /* the node's inputs come before it */
+    MLRT_CHECK(pk == 0 || (pk >= 5 && pk == n_in - 1), "%s: packed B at input %lld of %d", op, (long long)pk, n_in);
+    const mlrt_tensor *packed = pk ? &in[pk] : NULL;
+    n_in = pk ? (int32_t)pk : n_in;
     MLRT_CHECK(n_in >= 5 && n_in <= 9 && n_out == 1, "%s: expects 5 to 9 inputs and 1 output", op);
     const mlrt_tensor *A = &in[0], *B = &in[3], *Az = q2_optional(in, n_in, 2), *Bz = q2_optional(in, n_in, 5);
     const mlrt_tensor *C = q2_optional(in, n_in, 6), *Ys = q2_optional(in, n_in, 7), *Yz = q2_optional(in, n_in, 8);
@@ -138,11 +146,13 @@ static int k_qgemm(const mlrt_context *ctx, const mlrt_tensor *in, int32_t n_in,
         scale[n] = (float)p->alpha * a_s * ((const float *)Bs->data)[n];
         if (Ys) scale[n] /= y_s;
     }
-    mlrt_tensor mm_in[4] = {*A, *B}, acc = {.dtype = MLRT_INT32, .rank = 2, .shape = {M, N}, .strides = {N, 1},
+    mlrt_tensor mm_in[5] = {*A, *B}, acc = {.dtype = MLRT_INT32, .rank = 2, .shape = {M, N}, .strides = {N, 1},
                                            .data = buf};
     mm_in[2] = Az ? *Az : (mlrt_tensor){.dtype = MLRT_UNDEFINED};
     mm_in[3] = Bz ? *Bz : (mlrt_tensor){.dtype = MLRT_UNDEFINED};
-    int status = mlrt_kernel_get(k)->run(ctx, mm_in, 4, &acc, 1, NULL, 0);
+    mlrt_qmatmul_params mp = {packed ? 4 : 0};
+    if (packed) mm_in[4] = *packed;
+    int status = mlrt_kernel_get(k)->run(ctx, mm_in, packed ? 5 : 4, &acc, 1, &mp, sizeof mp);
     if (status == MLRT_OK) {
         qgemm_job j = {(int32_t *)buf, C, Y->data, Y->dtype, yz, N, scale, n_bs > 1};
         mlrt_parallel_for(ctx, M, N >= MSQ2_GRAIN ? 1 : MSQ2_GRAIN / (N + 1) + 1, qgemm_rows, &j);

@@ -9,6 +9,7 @@
  * views (transA / transB already applied as strides), C as a view of (M, N) */
 typedef struct mlrt_qgemm_params {
     double alpha;
+    int64_t packed_b; /* the input holding B' packed by mlrt_qmatmul_pack_b (qlinear.h; 0: none) */
 } mlrt_qgemm_params;
 
 /* QLinearSoftmax: X seen as (outer, D, inner), the softmax running over D */

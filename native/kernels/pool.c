@@ -104,6 +104,122 @@ static int64_t taps_in(int64_t o, int64_t s, int64_t pb, int64_t d, int64_t k, i
         }                                                                                                  \
     }
 
+/* Column stride 2 of the 8-bit MaxPool below on AVX-512 BW: 32 outputs per step, R's
+ * bytes 2 ow + kw taken as the low (kw even) or high (kw odd) byte of 16-bit lanes; int8
+ * compared as uint8 with the top bit flipped.  False where the CPU has no AVX-512 BW / VL. */
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+__attribute__((target("avx512f,avx512bw,avx512vl"))) static void max8_stride2_avx512(const void *R, void *y, int64_t OW,
+                                                                             int64_t KW, bool s8) {
+    const uint8_t *r = R;
+    __m512i f = _mm512_set1_epi16(s8 ? 0x8080 : 0), lo = _mm512_set1_epi16(0x00FF);
+    for (int64_t ow = 0; ow < OW; ow += 32) {
+        int64_t n = OW - ow < 32 ? OW - ow : 32;
+        __m512i m = _mm512_setzero_si512();
+        for (int64_t kw = 0; kw < KW; ++kw) { /* (R holds (OW - 1) * 2 + KW bytes and 64 more) */
+            __m512i v = _mm512_xor_si512(_mm512_loadu_si512((const void *)(r + 2 * ow + (kw & ~(int64_t)1))), f);
+            m = _mm512_max_epu16(m, kw & 1 ? _mm512_srli_epi16(v, 8) : _mm512_and_si512(v, lo));
+        }
+        __m256i b = _mm256_xor_si256(_mm512_cvtepi16_epi8(m), _mm512_castsi512_si256(f));
+        _mm256_mask_storeu_epi8((uint8_t *)y + ow, n >= 32 ? ~(__mmask32)0 : (((__mmask32)1 << n) - 1), b);
+    }
+}
+#endif
+
+/* dst[i] = max(dst[i], src[i]) for i < n, 8-bit; false where the CPU has no AVX-512 BW. */
+#if defined(__x86_64__) && defined(__GNUC__)
+__attribute__((target("avx512f,avx512bw"))) static void max8_into_avx512(void *dst, const void *src, int64_t n,
+                                                                          bool s8) {
+    uint8_t *d = dst;
+    const uint8_t *x = src;
+    for (int64_t i = 0; i < n; i += 64) {
+        __mmask64 k = n - i >= 64 ? ~(__mmask64)0 : (((__mmask64)1 << (n - i)) - 1);
+        __m512i a = _mm512_maskz_loadu_epi8(k, d + i), b = _mm512_maskz_loadu_epi8(k, x + i);
+        _mm512_mask_storeu_epi8(d + i, k, s8 ? _mm512_max_epi8(a, b) : _mm512_max_epu8(a, b));
+    }
+}
+#endif
+
+static bool max8_into(void *dst, const void *src, int64_t n, bool s8) {
+#if defined(__x86_64__) && defined(__GNUC__)
+    if (__builtin_cpu_supports("avx512bw")) {
+        max8_into_avx512(dst, src, n, s8);
+        return true;
+    }
+#endif
+    (void)dst, (void)src, (void)n, (void)s8;
+    return false;
+}
+
+static bool max8_stride2(const void *R, void *y, int64_t OW, int64_t KW, bool s8) {
+#if defined(__x86_64__) && defined(__GNUC__)
+    if (__builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl")) {
+        max8_stride2_avx512(R, y, OW, KW, s8);
+        return true;
+    }
+#endif
+    (void)R, (void)y, (void)OW, (void)KW, (void)s8;
+    return false;
+}
+
+/* 8-bit MaxPool of one plane, 2-D, unit dilations (a quantized model's): rows, then
+ * columns.  The window rows inside the input are maxed into row R (R[c] is input column
+ * c - pads_begin; the padding holds the type's lowest value, which no tap loses to, so it
+ * counts for nothing), then each output takes the max of its KW entries of R, tap by tap
+ * over the whole output row: both passes vectorize.  A window wholly in the padding gives
+ * 0, as the sweep's. */
+#define DEFINE_MAX8(T, NAME, LOWEST)                                                                      \
+    __attribute__((target_clones("default", "arch=x86-64-v3", "arch=x86-64-v4")))                      \
+    static void max_plane_##NAME(const pool_job *j, const T *x, T *y, T *R) {                          \
+        int64_t H = j->in[0], Wd = j->in[1], OH = j->out[0], OW = j->out[1], KH = j->k[0], KW = j->k[1]; \
+        int64_t sh = j->s[0], sw = j->s[1], ph = j->pb[0], pw = j->pb[1];                               \
+        int64_t PW = (OW - 1) * sw + KW, c0 = pw < PW ? pw : PW, c1 = pw + Wd < PW ? pw + Wd : PW;      \
+        bool empty_cols = false; /* a window wholly in the padding */                                  \
+        for (int64_t ow = 0; ow < OW; ++ow) empty_cols |= j->valid_w[ow] == 0;                         \
+        for (int64_t oh = 0; oh < OH; ++oh) {                                                          \
+            T *yr = y + oh * OW;                                                                       \
+            bool any = false;                                                                          \
+            for (int64_t kh = 0; kh < KH; ++kh) {                                                      \
+                int64_t ih = oh * sh - ph + kh;                                                        \
+                if (ih < 0 || ih >= H) continue;                                                       \
+                const T *xr = x + ih * Wd - pw;                                                        \
+                if (!any) {                                                                            \
+                    for (int64_t c = 0; c < c0; ++c) R[c] = LOWEST;                                    \
+                    for (int64_t c = c0; c < c1; ++c) R[c] = xr[c];                                    \
+                    for (int64_t c = c1 > c0 ? c1 : c0; c < PW; ++c) R[c] = LOWEST;                    \
+                    any = true;                                                                        \
+                } else if (!max8_into(R + c0, xr + c0, c1 - c0, LOWEST < 0)) {                         \
+                    for (int64_t c = c0; c < c1; ++c) R[c] = xr[c] > R[c] ? xr[c] : R[c];               \
+                }                                                                                      \
+            }                                                                                          \
+            if (!any) {                                                                                \
+                for (int64_t ow = 0; ow < OW; ++ow) yr[ow] = 0;                                        \
+                continue;                                                                              \
+            }                                                                                          \
+            if (sw == 1) {                                                                             \
+                for (int64_t ow = 0; ow < OW; ++ow) yr[ow] = R[ow];                                    \
+                for (int64_t kw = 1; kw < KW; ++kw)                                                    \
+                    for (int64_t ow = 0; ow < OW; ++ow) yr[ow] = R[ow + kw] > yr[ow] ? R[ow + kw] : yr[ow]; \
+            } else if (sw == 2 && max8_stride2(R, yr, OW, KW, LOWEST < 0)) {                          \
+            } else if (sw == 2) {                                                                      \
+                for (int64_t ow = 0; ow < OW; ++ow) yr[ow] = R[2 * ow];                                \
+                for (int64_t kw = 1; kw < KW; ++kw)                                                    \
+                    for (int64_t ow = 0; ow < OW; ++ow)                                                \
+                        yr[ow] = R[2 * ow + kw] > yr[ow] ? R[2 * ow + kw] : yr[ow];                    \
+            } else {                                                                                   \
+                for (int64_t ow = 0; ow < OW; ++ow) {                                                  \
+                    T m = R[ow * sw];                                                                  \
+                    for (int64_t kw = 1; kw < KW; ++kw) m = R[ow * sw + kw] > m ? R[ow * sw + kw] : m;  \
+                    yr[ow] = m;                                                                        \
+                }                                                                                      \
+            }                                                                                          \
+            for (int64_t ow = 0; empty_cols && ow < OW; ++ow)                                          \
+                if (j->valid_w[ow] == 0) yr[ow] = 0;                                                   \
+        }                                                                                              \
+    }
+DEFINE_MAX8(int8_t, i8, INT8_MIN)
+DEFINE_MAX8(uint8_t, u8, 0)
+
 #define NO_ABS(v) (v)
 DEFINE_SWEEP(float, f32, -INFINITY, 1, fabsf)
 DEFINE_SWEEP(double, f64, -INFINITY, 1, fabs)
@@ -423,6 +539,10 @@ static void pool_planes(void *arg, int64_t begin, int64_t end) {
         int64_t stride2 = 4 * (j->out[1] + (j->k[1] + 1) / 2); /* max_stride2_f32's V, E and O */
         P = mlrt_scratch((size_t)(floats > stride2 ? floats : stride2) * sizeof(float));
     }
+    void *R8 = NULL; /* the 8-bit MaxPool's row of window maxima */
+    if (sweep && (j->dtype == MLRT_INT8 || j->dtype == MLRT_UINT8) && j->kind == POOL_MAX && j->d[0] == 1 &&
+        j->d[1] == 1)
+        R8 = mlrt_scratch((size_t)((j->out[1] - 1) * j->s[1] + j->k[1] + 128));
     for (int64_t plane = begin; plane < end; ++plane) {
         if (!sweep) {
             window_plane(j, plane);
@@ -438,8 +558,14 @@ static void pool_planes(void *arg, int64_t begin, int64_t end) {
             else sweep_plane_f32(j, (const float *)x, (float *)y);
             break;
         case MLRT_DOUBLE: sweep_plane_f64(j, (const double *)x, (double *)y); break;
-        case MLRT_INT8: sweep_plane_i8(j, (const int8_t *)x, (int8_t *)y); break;
-        case MLRT_UINT8: sweep_plane_u8(j, (const uint8_t *)x, (uint8_t *)y); break;
+        case MLRT_INT8:
+            if (R8) max_plane_i8(j, (const int8_t *)x, (int8_t *)y, R8);
+            else sweep_plane_i8(j, (const int8_t *)x, (int8_t *)y);
+            break;
+        case MLRT_UINT8:
+            if (R8) max_plane_u8(j, (const uint8_t *)x, (uint8_t *)y, R8);
+            else sweep_plane_u8(j, (const uint8_t *)x, (uint8_t *)y);
+            break;
         }
     }
 }

@@ -1,87 +1,34 @@
-/* qlinear.c -- MatMulInteger, QLinearMatMul, ConvInteger, QLinearConv.
+/* qlinear.c -- MatMulInteger and QLinearMatMul on the integer product (src/qgemm.h);
+ * ConvInteger and QLinearConv are in qlinear_conv.c and qlinear_depthwise.c.
  *
- * The 8-bit operands, less their zero points, are widened to float and multiplied by
- * the BLAS core (MatMul) or the float Conv kernel (looked up in the kernel table, so
- * the im2col / depthwise / pointwise paths are shared).  Every product of two 8-bit
- * differences is at most 255 * 255, so a sum of up to 256 of them is an integer below
- * 2^24 and float arithmetic is exact: the reduction is cut into chunks of at most 256
- * terms (K columns of a product, input channels of a convolution) whose exact float
- * results are added into an int32 accumulator, wrapping like numpy's int32 sums
- * ("accumulation may overflow if and only if in 32 bits").  A convolution window
- * larger than 256 taps runs in double instead (exact up to 2^36 terms).
+ * Per batch, C (M x N) = (A - a_zp) @ (B - b_zp) in int32 (wrapping, as "accumulation may
+ * overflow if and only if in 32 bits"): A is the product's L (packed per call, as int8),
+ * B its R (by panels of 64 columns, as uint8: packed once by mlrt_qmatmul_pack_b when the
+ * plan has a constant B, passed as one more input named by params.packed_b, else here
+ * per call), the zero points and the requantization in the product's finish.  QLinearMatMul requantizes as qgemm.h says:
+ * multiplier = (float)(a_scale * b_scale) / y_scale in float32 (float16 / bfloat16 scales
+ * converted to float32 first), y = saturate(round_half_even(float(acc) * multiplier) + y_zp).
  *
- * The QLinear ops then requantize: y = saturate(round(acc * (a_scale * b_scale /
- * y_scale) + y_zero_point)), the multiplier rounded in the scales' type at each step
- * and the rest in double, as in onnx.reference, rounding half to even.
- *
- * MatMul operands come as views broadcast to a common batch shape (numpy.matmul);
- * zero points and scales as views of their operand's shape: per tensor (all strides
- * 0), per row of a / per column of b. */
-#include <math.h>
+ * Operands come as views broadcast to a common batch shape (numpy.matmul); zero points
+ * and scales as views of their operand's shape: per tensor, per row of a, per column
+ * of b.  Zero points per row of a and per column of b at once, or scales per row and per
+ * column at once, take a second, element-by-element pass after the product. */
+#include <stdatomic.h>
 #include <stdlib.h>
 
-#include "conv.h"
 #include "gemm.h"
-#include "internal.h"
-#define ql_load mlrt_load_as_double
+#include "qgemm.h"
+#include "qlinear.h"
 
-#define QL_GRAIN 16384
-#define QL_EXACT_TERMS 256 /* 256 * 255 * 255 < 2^24 */
-
-static inline int32_t ql_load8(const void *p, int64_t i, int32_t t) {
-    return t == MLRT_INT8 ? ((const int8_t *)p)[i] : ((const uint8_t *)p)[i];
-}
-
-/* v rounded to the floating type t (as numpy computes in it), back as a double */
-static inline double ql_round(double v, int32_t t) {
-    switch (t) {
-    case MLRT_FLOAT: return (float)v;
-    case MLRT_FLOAT16: return mlrt_f16_to_f32(mlrt_f64_to_f16(v));
-    case MLRT_BFLOAT16: return mlrt_bf16_to_f32(mlrt_f32_to_bf16((float)v));
-    default: return v;
-    }
-}
-
-/* acc += v (an exact integer in float or double), wrapping in 32 bits */
-static inline int32_t ql_add(int32_t acc, double v) { return (int32_t)((uint32_t)acc + (uint32_t)(int64_t)v); }
+#define NR MLRT_QGEMM_NR
+#define MR MLRT_QGEMM_MR
 
 static bool ql_is_8bit(int32_t t) { return t == MLRT_INT8 || t == MLRT_UINT8; }
 static bool ql_is_scale(int32_t t) { return t == MLRT_FLOAT || t == MLRT_FLOAT16 || t == MLRT_BFLOAT16; }
 
-static inline void ql_store(void *y, int64_t i, int32_t t, double v) {
-    double r = nearbyint(v);
-    if (t == MLRT_UINT8) ((uint8_t *)y)[i] = r != r || r <= 0 ? 0 : r >= 255 ? 255 : (uint8_t)r;
-    else ((int8_t *)y)[i] = r != r || r <= -128 ? -128 : r >= 127 ? 127 : (int8_t)r;
+static inline int32_t ql_load8(const void *p, int64_t i, int32_t t) {
+    return t == MLRT_INT8 ? ((const int8_t *)p)[i] : ((const uint8_t *)p)[i];
 }
-
-typedef struct ql_fold_job {
-    const void *src; /* float or double partial results */
-    bool f64;
-    int32_t *acc;
-    bool first;
-} ql_fold_job;
-
-static void fold_range(void *arg, int64_t begin, int64_t end) {
-    const ql_fold_job *j = arg;
-    for (int64_t i = begin; i < end; ++i) {
-        double v = j->f64 ? ((const double *)j->src)[i] : ((const float *)j->src)[i];
-        j->acc[i] = ql_add(j->first ? 0 : j->acc[i], v);
-    }
-}
-
-static void ql_fold(const mlrt_context *ctx, const void *src, bool f64, int32_t *acc, int64_t n, bool first) {
-    ql_fold_job j = {src, f64, acc, first};
-    mlrt_parallel_for(ctx, n, QL_GRAIN, fold_range, &j);
-}
-
-/* -- integer matrix products ------------------------------------------------------------------- */
-
-typedef struct qmm_job {
-    const mlrt_tensor *A, *Az, *B, *Bz;
-    int32_t R;
-    int64_t M, N, K, batch;
-    float *a, *b; /* widened A (batch, M, K) and B (1 or batch, K, N) */
-} qmm_job;
 
 static inline int64_t batch_offset(const mlrt_tensor *t, int32_t R, int64_t b) {
     int64_t off = 0;
@@ -92,42 +39,120 @@ static inline int64_t batch_offset(const mlrt_tensor *t, int32_t R, int64_t b) {
     return off;
 }
 
-/* rows (b, i) of a widened operand: X[b, i, :] - Z[b, i, :] */
-static void widen_rows(const mlrt_tensor *X, const mlrt_tensor *Z, int32_t R, int64_t rows_per_batch, int64_t cols,
-                       float *dst, int64_t begin, int64_t end) {
-    int64_t sr = X->strides[R - 2], sc = X->strides[R - 1];
-    for (int64_t r = begin; r < end; ++r) {
-        int64_t b = r / rows_per_batch, i = r % rows_per_batch;
-        int64_t ox = batch_offset(X, R, b) + i * sr;
-        float *out = dst + r * cols;
-        for (int64_t k = 0; k < cols; ++k) out[k] = (float)ql_load8(X->data, ox + k * sc, X->dtype);
-        if (Z) {
-            int64_t oz = batch_offset(Z, R, b) + i * Z->strides[R - 2], zc = Z->strides[R - 1];
-            for (int64_t k = 0; k < cols; ++k) out[k] -= (float)ql_load8(Z->data, oz + k * zc, Z->dtype);
-        }
-    }
-}
-
-static void widen_a(void *arg, int64_t begin, int64_t end) {
-    const qmm_job *j = arg;
-    widen_rows(j->A, j->Az, j->R, j->M, j->K, j->a, begin, end);
-}
-
-static void widen_b(void *arg, int64_t begin, int64_t end) {
-    const qmm_job *j = arg;
-    widen_rows(j->B, j->Bz, j->R, j->K, j->N, j->b, begin, end);
-}
-
 static bool batch_shared(const mlrt_tensor *t, int32_t R) {
     for (int32_t d = 0; d < R - 2; ++d)
         if (t->shape[d] != 1 && t->strides[d] != 0) return false;
     return true;
 }
 
-/* Check the views and set acc (batch, M, N) = (A - Az) @ (B - Bz), wrapping in int32. */
-static int qmm_accumulate(const mlrt_context *ctx, const char *op, const mlrt_tensor *A, const mlrt_tensor *Az,
-                          const mlrt_tensor *B, const mlrt_tensor *Bz, const mlrt_tensor *Y, int32_t *acc,
-                          int64_t *dims) {
+typedef struct qmm_job {
+    const mlrt_tensor *A, *B;
+    int32_t R;
+    int64_t batch, M, N, K, K4, n_panels, nb; /* nb: batches of B packed (1 when shared) */
+    int8_t *La;      /* batch x l_size(M, K) */
+    int32_t *rowsum; /* batch x M */
+    uint8_t *Rb;     /* nb x n_panels x K4 * NR * 4 */
+    int32_t *colsum; /* nb x N */
+    /* the finish, per batch: row arrays (M), column arrays (N), multipliers */
+    int32_t *row_add, *row_mul, *col_add, *col_mul;
+    float *scale;
+    int64_t scale_len;             /* per batch: 1, M or N */
+    mlrt_qgemm_out fin;            /* its template (scale mode, zp, type) */
+    void *c;                       /* batch x M x N */
+    int64_t n_mc, mc_rows;
+    atomic_int failed;
+} qmm_job;
+
+static void pack_a(void *arg, int64_t begin, int64_t end) {
+    qmm_job *j = arg;
+    const mlrt_tensor *A = j->A;
+    for (int64_t b = begin; b < end; ++b)
+        mlrt_qgemm_pack_l((const uint8_t *)A->data + batch_offset(A, j->R, b), j->M, j->K, A->strides[j->R - 2],
+                          A->strides[j->R - 1], A->dtype == MLRT_UINT8, j->La + b * mlrt_qgemm_l_size(j->M, j->K),
+                          j->rowsum + b * j->M);
+}
+
+/* task t = b * n_panels + panel */
+static void pack_b(void *arg, int64_t begin, int64_t end) {
+    qmm_job *j = arg;
+    const mlrt_tensor *B = j->B;
+    int64_t sk = B->strides[j->R - 2], sn = B->strides[j->R - 1], K = j->K;
+    uint8_t *tmp = NULL;
+    if (sn != 1 && !(tmp = mlrt_scratch((size_t)(K * NR + 1)))) {
+        atomic_store(&j->failed, 1);
+        return;
+    }
+    for (int64_t t = begin; t < end; ++t) {
+        int64_t b = t / j->n_panels, panel = t % j->n_panels, n0 = panel * NR;
+        int64_t n = j->N - n0 < NR ? j->N - n0 : NR;
+        const uint8_t *src = (const uint8_t *)B->data + batch_offset(B, j->R, b) + n0 * sn;
+        uint8_t *dst = j->Rb + t * j->K4 * NR * 4;
+        int32_t *cs = j->colsum + b * j->N + n0;
+        if (sn != 1) { /* a strided view: its columns gathered first */
+            for (int64_t k = 0; k < K; ++k)
+                for (int64_t i = 0; i < n; ++i) tmp[k * NR + i] = src[k * sk + i * sn];
+            src = tmp, sk = NR;
+        }
+        mlrt_qgemm_pack_r_rows(src, sk, K, n, B->dtype == MLRT_INT8, dst, cs);
+        sk = B->strides[j->R - 2];
+    }
+}
+
+/* task t = (b * n_panels + panel) * n_mc + chunk */
+static void product_tasks(void *arg, int64_t begin, int64_t end) {
+    const qmm_job *j = arg;
+    size_t esz = j->fin.out_type == MLRT_INT32 ? 4 : 1;
+    for (int64_t t = begin; t < end; ++t) {
+        int64_t mc = t % j->n_mc, r = t / j->n_mc, panel = r % j->n_panels, b = r / j->n_panels;
+        int64_t n0 = panel * NR, n = j->N - n0 < NR ? j->N - n0 : NR, m0 = mc * j->mc_rows;
+        int64_t mrows = j->M - m0 < j->mc_rows ? j->M - m0 : j->mc_rows, bb = j->nb == 1 ? 0 : b;
+        if (mrows <= 0) continue;
+        mlrt_qgemm_out o = j->fin;
+        o.row_add = j->row_add ? j->row_add + b * j->M + m0 : NULL;
+        o.col_add = j->col_add ? j->col_add + b * j->N + n0 : NULL;
+        o.row_mul = j->row_mul ? j->row_mul + b * j->M + m0 : NULL;
+        o.col_mul = j->col_mul ? j->col_mul + b * j->N + n0 : NULL;
+        if (o.scale) o.scale = j->scale + b * j->scale_len + (o.scale_mode == MLRT_QSCALE_ROW ? m0 :
+                                                              o.scale_mode == MLRT_QSCALE_COL ? n0 : 0);
+        o.c = (char *)j->c + (size_t)((b * j->M + m0) * j->N + n0) * esz;
+        o.ldc = j->N;
+        mlrt_qgemm_panel(j->La + b * mlrt_qgemm_l_size(j->M, j->K) + (m0 / MR) * j->K4 * MR * 4, mrows, j->K4,
+                         j->Rb + (bb * j->n_panels + panel) * j->K4 * NR * 4, n, &o);
+    }
+}
+
+static int64_t packed_b_size(int64_t K, int64_t N) { return 4 * N + (N + NR - 1) / NR * ((K + 3) / 4) * NR * 4; }
+
+int mlrt_qmatmul_pack_b(int64_t K, int64_t N, int32_t b_type, const void *b, int64_t stride_k, int64_t stride_n,
+                        int64_t capacity, int64_t *size, void *packed) {
+    MLRT_CHECK(size && K >= 0 && N >= 0 && ql_is_8bit(b_type), "mlrt_qmatmul_pack_b: bad arguments");
+    *size = packed_b_size(K, N);
+    if (!packed || capacity < *size) return MLRT_OK;
+    MLRT_CHECK(b || K * N == 0, "mlrt_qmatmul_pack_b: no B");
+    mlrt_tensor B = {.dtype = b_type, .rank = 2, .shape = {K, N}, .strides = {stride_k, stride_n}, .data = (void *)b};
+    qmm_job j = {.B = &B, .R = 2, .K = K, .N = N, .K4 = (K + 3) / 4, .n_panels = (N + NR - 1) / NR, .nb = 1,
+                 .colsum = packed, .Rb = (uint8_t *)packed + 4 * N};
+    atomic_init(&j.failed, 0);
+    pack_b(&j, 0, j.n_panels);
+    if (atomic_load(&j.failed)) return mlrt_fail(MLRT_ERR_OUT_OF_MEMORY, "mlrt_qmatmul_pack_b: no scratch buffer");
+    return MLRT_OK;
+}
+
+/* What a QLinearMatMul adds to the product: its multipliers by row / column / element. */
+typedef struct qmm_scales {
+    const mlrt_tensor *As, *Bs;
+    float y_scale;
+    int32_t zp, lo, hi, out_type;
+} qmm_scales;
+
+static float scale_at(const mlrt_tensor *s, int32_t R, int64_t b, int32_t along, int64_t i) {
+    return (float)mlrt_load_as_double(s->data, batch_offset(s, R, b) + i * s->strides[along], s->dtype);
+}
+
+/* Check the views; y (batch, M, N) = (A - Az) @ (B - Bz), int32 (sc NULL) or requantized. */
+static int qmm_run(const mlrt_context *ctx, const char *op, const mlrt_tensor *A, const mlrt_tensor *Az,
+                   const mlrt_tensor *B, const mlrt_tensor *Bz, const mlrt_tensor *packed, mlrt_tensor *Y,
+                   const qmm_scales *sc) {
     int32_t R = A->rank;
     MLRT_CHECK(R >= 2 && B->rank == R, "%s: A and B must be views of equal rank >= 2", op);
     MLRT_CHECK(ql_is_8bit(A->dtype) && ql_is_8bit(B->dtype), "%s: A and B must be int8 or uint8", op);
@@ -136,97 +161,143 @@ static int qmm_accumulate(const mlrt_context *ctx, const char *op, const mlrt_te
     MLRT_CHECK(!Bz || (Bz->dtype == B->dtype && mlrt_same_shape(Bz, B)),
                "%s: B's zero point must be a view of B's type and shape", op);
     MLRT_CHECK(mlrt_is_contiguous(Y), "%s: needs a contiguous output", op);
-    int64_t M = A->shape[R - 2], K = A->shape[R - 1], N = B->shape[R - 1], batch = 1;
-    MLRT_CHECK(B->shape[R - 2] == K, "%s: inner dimensions differ (%lld vs %lld)", op, (long long)K,
+    qmm_job j = {.A = A, .B = B, .R = R, .M = A->shape[R - 2], .K = A->shape[R - 1], .N = B->shape[R - 1], .batch = 1,
+                 .c = Y->data};
+    atomic_init(&j.failed, 0);
+    MLRT_CHECK(B->shape[R - 2] == j.K, "%s: inner dimensions differ (%lld vs %lld)", op, (long long)j.K,
                (long long)B->shape[R - 2]);
     for (int32_t d = 0; d < R - 2; ++d) {
         MLRT_CHECK(A->shape[d] == B->shape[d], "%s: batch dimensions of the views differ", op);
-        batch *= A->shape[d];
+        j.batch *= A->shape[d];
     }
+    int64_t M = j.M, N = j.N, K = j.K, batch = j.batch;
     MLRT_CHECK(mlrt_numel(Y) == batch * M * N, "%s: the output has %lld elements, expected %lld", op,
                (long long)mlrt_numel(Y), (long long)(batch * M * N));
-    dims[0] = batch, dims[1] = M, dims[2] = N;
-    int64_t n_acc = batch * M * N;
-    if (n_acc == 0) return MLRT_OK;
-    bool b_shared = batch_shared(B, R) && (!Bz || batch_shared(Bz, R));
-    int64_t nb = b_shared ? 1 : batch;
-    size_t na = (size_t)(batch * M * K), nbk = (size_t)(nb * K * N);
-    float *buf = malloc((na + nbk + (size_t)n_acc) * sizeof(float) + 1);
-    if (!buf) return mlrt_fail(MLRT_ERR_OUT_OF_MEMORY, "%s: cannot allocate %zu bytes of work space", op,
-                               (na + nbk + (size_t)n_acc) * sizeof(float));
-    qmm_job j = {A, Az, B, Bz, R, M, N, K, batch, buf, buf + na};
-    float *part = buf + na + nbk;
-    int64_t grain_a = K >= QL_GRAIN ? 1 : QL_GRAIN / (K + 1) + 1, grain_b = N >= QL_GRAIN ? 1 : QL_GRAIN / (N + 1) + 1;
-    mlrt_parallel_for(ctx, batch * M, grain_a, widen_a, &j);
-    mlrt_parallel_for(ctx, nb * K, grain_b, widen_b, &j);
-    int status = MLRT_OK;
-    if (K == 0) memset(acc, 0, (size_t)n_acc * sizeof(int32_t));
-    for (int64_t k0 = 0; k0 < K && status == MLRT_OK; k0 += QL_EXACT_TERMS) {
-        int64_t kc = K - k0 < QL_EXACT_TERMS ? K - k0 : QL_EXACT_TERMS;
-        if (b_shared)
-            status = mlrt_sgemm(ctx, false, false, batch * M, N, kc, 1.0f, j.a + k0, K, j.b + k0 * N, N, 0.0f, part, N);
-        for (int64_t b = 0; !b_shared && b < batch && status == MLRT_OK; ++b)
-            status = mlrt_sgemm(ctx, false, false, M, N, kc, 1.0f, j.a + b * M * K + k0, K, j.b + (b * K + k0) * N, N,
-                                0.0f, part + b * M * N, N);
-        if (status == MLRT_OK) ql_fold(ctx, part, false, acc, n_acc, k0 == 0);
+    if (batch * M * N == 0) return MLRT_OK;
+    bool az_rows = Az && Az->strides[R - 2] != 0 && M > 1, bz_cols = Bz && Bz->strides[R - 1] != 0 && N > 1;
+    bool as_rows = sc && sc->As->strides[R - 2] != 0 && M > 1, bs_cols = sc && sc->Bs->strides[R - 1] != 0 && N > 1;
+    bool second = (az_rows && bz_cols) || (as_rows && bs_cols); /* an element-by-element pass after */
+    j.K4 = (K + 3) / 4, j.n_panels = (N + NR - 1) / NR;
+    j.nb = batch_shared(B, R) ? 1 : batch;
+    if (packed)
+        MLRT_CHECK(j.nb == 1 && packed->dtype == MLRT_UINT8 && mlrt_is_contiguous(packed) &&
+                       mlrt_numel(packed) == packed_b_size(K, N),
+                   "%s: the packed B does not fit B", op);
+    j.scale_len = bs_cols ? N : as_rows ? M : 1;
+    size_t la = (size_t)(batch * mlrt_qgemm_l_size(M, K)), rb = packed ? 0 : (size_t)(j.nb * j.n_panels * j.K4 * NR * 4);
+    size_t ints = (size_t)(batch * M + j.nb * N + 2 * batch * (M + N)), floats = sc ? (size_t)(batch * j.scale_len) : 0;
+    size_t accs = second && sc ? (size_t)(batch * M * N) : 0;
+    char *buf = malloc(la + rb + (ints + floats + accs) * 4 + 64);
+    if (!buf) return mlrt_fail(MLRT_ERR_OUT_OF_MEMORY, "%s: cannot allocate the work space", op);
+    int32_t *ip = (int32_t *)buf;
+    j.rowsum = ip, ip += batch * M;
+    j.colsum = ip, ip += j.nb * N;
+    int32_t *ra = ip, *rm = ip + batch * M, *ca = rm + batch * M, *cm = ca + batch * N;
+    ip = cm + batch * N;
+    j.scale = (float *)ip;
+    int32_t *acc = (int32_t *)(j.scale + floats);
+    j.La = (int8_t *)(acc + accs);
+    j.Rb = (uint8_t *)j.La + la;
+    mlrt_parallel_for(ctx, batch, 1, pack_a, &j);
+    if (packed) j.colsum = packed->data, j.Rb = (uint8_t *)packed->data + 4 * N;
+    else mlrt_parallel_for(ctx, j.nb * j.n_panels, 1, pack_b, &j);
+    if (atomic_load(&j.failed)) {
+        free(buf);
+        return mlrt_fail(MLRT_ERR_OUT_OF_MEMORY, "%s: cannot allocate a scratch buffer", op);
+    }
+    /* the finish: v = acc - bz' (rowsum - K az') - az' colsum (canonical zero points) */
+    int32_t a_shift = A->dtype == MLRT_UINT8 ? -128 : 0, b_shift = B->dtype == MLRT_INT8 ? 128 : 0;
+    for (int64_t b = 0; b < batch; ++b) {
+        int64_t oa = Az ? batch_offset(Az, R, b) : 0, ob = Bz ? batch_offset(Bz, R, b) : 0, bb = j.nb == 1 ? 0 : b;
+        for (int64_t m = 0; m < M; ++m) {
+            int32_t az = (Az ? ql_load8(Az->data, oa + m * Az->strides[R - 2], Az->dtype) : 0) + a_shift;
+            uint32_t rA = (uint32_t)j.rowsum[b * M + m] - (uint32_t)K * (uint32_t)az;
+            int32_t bz0 = (Bz ? ql_load8(Bz->data, ob, Bz->dtype) : 0) + b_shift;
+            ra[b * M + m] = bz_cols ? 0 : (int32_t)(0u - (uint32_t)bz0 * rA);
+            rm[b * M + m] = bz_cols ? (int32_t)rA : (int32_t)(0u - (uint32_t)az); /* (az: used when !bz_cols) */
+        }
+        int32_t az0 = (Az ? ql_load8(Az->data, oa, Az->dtype) : 0) + a_shift;
+        for (int64_t n = 0; n < N; ++n) {
+            int32_t bz = (Bz ? ql_load8(Bz->data, ob + n * Bz->strides[R - 1], Bz->dtype) : 0) + b_shift;
+            uint32_t cs = (uint32_t)j.colsum[bb * N + n];
+            ca[b * N + n] = az_rows ? 0 : (int32_t)(0u - (uint32_t)az0 * cs);
+            cm[b * N + n] = bz_cols ? (int32_t)(0u - (uint32_t)bz) : (int32_t)cs;
+        }
+    }
+    j.row_add = bz_cols ? NULL : ra, j.col_add = az_rows ? NULL : ca;
+    j.row_mul = bz_cols || az_rows ? rm : NULL, j.col_mul = j.row_mul ? cm : NULL;
+    j.fin.out_type = MLRT_INT32;
+    if (sc && !second) {
+        j.fin = (mlrt_qgemm_out){.scale = j.scale, .scale_mode = bs_cols ? MLRT_QSCALE_COL : as_rows ? MLRT_QSCALE_ROW
+                                                                                            : MLRT_QSCALE_ONE,
+                                 .zp = sc->zp, .lo = sc->lo, .hi = sc->hi, .out_type = sc->out_type};
+        for (int64_t b = 0; b < batch; ++b)
+            for (int64_t i = 0; i < j.scale_len; ++i)
+                j.scale[b * j.scale_len + i] = mlrt_requant_multiplier(
+                    scale_at(sc->As, R, b, R - 2, bs_cols ? 0 : i), scale_at(sc->Bs, R, b, R - 1, bs_cols ? i : 0),
+                    sc->y_scale);
+    }
+    if (second && sc) j.c = acc;
+    int64_t mpanels = (M + MR - 1) / MR, outer = batch * j.n_panels, want = 4 * (int64_t)mlrt_ctx_threads(ctx);
+    j.n_mc = outer >= want ? 1 : (want + outer - 1) / outer;
+    j.n_mc = j.n_mc > mpanels ? mpanels : j.n_mc < 1 ? 1 : j.n_mc;
+    j.mc_rows = (mpanels + j.n_mc - 1) / j.n_mc * MR;
+    j.n_mc = (M + j.mc_rows - 1) / j.mc_rows;
+    mlrt_parallel_for(ctx, outer * j.n_mc, 1, product_tasks, &j);
+    if (second) { /* the term the product could not take, - az'[m] * colsum[n], then any scales */
+        int32_t *v = sc ? acc : Y->data;
+        for (int64_t b = 0; b < batch; ++b) {
+            int64_t oa = Az ? batch_offset(Az, R, b) : 0, bb = j.nb == 1 ? 0 : b;
+            for (int64_t m = 0; m < M; ++m) {
+                int32_t az = (Az ? ql_load8(Az->data, oa + m * Az->strides[R - 2], Az->dtype) : 0) + a_shift;
+                for (int64_t n = 0; n < N; ++n) {
+                    int64_t i = (b * M + m) * N + n;
+                    if (az_rows && bz_cols) v[i] = (int32_t)((uint32_t)v[i] - (uint32_t)az * (uint32_t)j.colsum[bb * N + n]);
+                    if (!sc) continue;
+                    float mult = mlrt_requant_multiplier(scale_at(sc->As, R, b, R - 2, m),
+                                                         scale_at(sc->Bs, R, b, R - 1, n), sc->y_scale);
+                    int32_t q = mlrt_requantize(v[i], mult, sc->zp, sc->lo, sc->hi);
+                    if (sc->out_type == MLRT_UINT8) ((uint8_t *)Y->data)[i] = (uint8_t)q;
+                    else ((int8_t *)Y->data)[i] = (int8_t)q;
+                }
+            }
+        }
     }
     free(buf);
-    return status;
+    return MLRT_OK;
 }
 
-typedef struct ql_out_job {
-    const int32_t *acc;
-    void *y;
-    int32_t yt;
-    int64_t M, N;
-    const double *row_scale, *col_scale; /* (batch, M), (batch, N) when not per tensor */
-    int32_t st;                          /* the scales' type */
-    double y_scale, y_zp, mult;          /* mult when both scales are per tensor */
-    bool per_tensor;
-} ql_out_job;
-
-static void store_requantized_mm(void *arg, int64_t begin, int64_t end) {
-    const ql_out_job *j = arg;
-    for (int64_t i = begin; i < end; ++i) {
-        double mult = j->mult;
-        if (!j->per_tensor) {
-            int64_t n = i % j->N, bm = i / j->N, b = bm / j->M;
-            mult = ql_round(ql_round(j->row_scale[bm] * j->col_scale[b * j->N + n], j->st) / j->y_scale, j->st);
-        }
-        ql_store(j->y, i, j->yt, (double)j->acc[i] * mult + j->y_zp);
-    }
+/* The packed B named by params (NULL params: none), and the node's inputs before it. */
+static int packed_input(const char *op, const void *params, size_t params_size, const mlrt_tensor *in, int32_t *n_in,
+                        int32_t lo, const mlrt_tensor **packed) {
+    *packed = NULL;
+    if (!params) return MLRT_OK;
+    MLRT_PARAMS(mlrt_qmatmul_params, p, params, params_size);
+    MLRT_CHECK(p->packed_b == 0 || (p->packed_b >= lo && p->packed_b == *n_in - 1), "%s: packed B at input %lld of %d",
+               op, (long long)p->packed_b, *n_in);
+    if (p->packed_b) *packed = &in[p->packed_b], *n_in = (int32_t)p->packed_b;
+    return MLRT_OK;
 }
 
-/* inputs: A, B, a_zero_point (optional), b_zero_point (optional); output: Y (int32) */
+/* inputs: A, B, a_zero_point (optional), b_zero_point (optional) [, packed B]; output: Y (int32) */
 static int k_matmulinteger(const mlrt_context *ctx, const mlrt_tensor *in, int32_t n_in, mlrt_tensor *out,
                            int32_t n_out, const void *params, size_t params_size) {
+    const mlrt_tensor *packed;
+    int status = packed_input("MatMulInteger", params, params_size, in, &n_in, 2, &packed);
+    if (status) return status;
     MLRT_CHECK(n_in >= 2 && n_in <= 4 && n_out == 1, "MatMulInteger: expects 2 to 4 inputs and 1 output");
     const mlrt_tensor *az = n_in > 2 && mlrt_present(&in[2]) ? &in[2] : NULL;
     const mlrt_tensor *bz = n_in > 3 && mlrt_present(&in[3]) ? &in[3] : NULL;
     MLRT_CHECK(out[0].dtype == MLRT_INT32, "MatMulInteger: the output must be int32");
-    int64_t dims[3];
-    return qmm_accumulate(ctx, "MatMulInteger", &in[0], az, &in[1], bz, &out[0], out[0].data, dims);
+    return qmm_run(ctx, "MatMulInteger", &in[0], az, &in[1], bz, packed, &out[0], NULL);
 }
 
-/* Values of a per-row (or per-column) scale view for every (batch, i): the view has its
- * operand's shape; `along` is the dimension it varies on (R-2 rows of a, R-1 columns of b). */
-static void gather_scales(const mlrt_tensor *s, int32_t R, int32_t along, int64_t batch, double *dst) {
-    int64_t n = s->shape[along];
-    for (int64_t b = 0; b < batch; ++b) {
-        int64_t off = batch_offset(s, R, b);
-        for (int64_t i = 0; i < n; ++i) dst[b * n + i] = ql_load(s->data, off + i * s->strides[along], s->dtype);
-    }
-}
-
-static bool all_zero_strides(const mlrt_tensor *t) {
-    for (int32_t d = 0; d < t->rank; ++d)
-        if (t->shape[d] != 1 && t->strides[d] != 0) return false;
-    return true;
-}
-
-/* inputs: a, a_scale, a_zero_point, b, b_scale, b_zero_point, y_scale, y_zero_point; output: y */
+/* inputs: a, a_scale, a_zero_point, b, b_scale, b_zero_point, y_scale, y_zero_point [, packed B]; output: y */
 static int k_qlinearmatmul(const mlrt_context *ctx, const mlrt_tensor *in, int32_t n_in, mlrt_tensor *out,
                            int32_t n_out, const void *params, size_t params_size) {
+    const mlrt_tensor *packed;
+    int status = packed_input("QLinearMatMul", params, params_size, in, &n_in, 8, &packed);
+    if (status) return status;
     MLRT_CHECK(n_in == 8 && n_out == 1, "QLinearMatMul: expects 8 inputs and 1 output");
     const mlrt_tensor *A = &in[0], *As = &in[1], *B = &in[3], *Bs = &in[4], *Ys = &in[6];
     const mlrt_tensor *Az = mlrt_present(&in[2]) ? &in[2] : NULL, *Bz = mlrt_present(&in[5]) ? &in[5] : NULL;
@@ -240,216 +311,12 @@ static int k_qlinearmatmul(const mlrt_context *ctx, const mlrt_tensor *in, int32
                "QLinearMatMul: scales must be views of their operand's shape");
     MLRT_CHECK(mlrt_numel(Ys) == 1 && (!Yz || mlrt_numel(Yz) == 1),
                "QLinearMatMul: y_scale and y_zero_point must be scalars");
-    int64_t n_y = mlrt_numel(Y), dims[3];
-    int32_t *acc = malloc((size_t)n_y * sizeof(int32_t) + 1);
-    if (!acc) return mlrt_fail(MLRT_ERR_OUT_OF_MEMORY, "QLinearMatMul: out of memory");
-    int status = qmm_accumulate(ctx, "QLinearMatMul", A, Az, B, Bz, Y, acc, dims);
-    if (status || n_y == 0) {
-        free(acc);
-        return status;
-    }
-    int32_t R = A->rank;
-    ql_out_job j = {.acc = acc, .y = Y->data, .yt = Y->dtype, .M = dims[1], .N = dims[2], .st = As->dtype,
-                    .y_scale = ql_load(Ys->data, 0, Ys->dtype), .y_zp = Yz ? ql_load(Yz->data, 0, Yz->dtype) : 0};
-    j.per_tensor = all_zero_strides(As) && all_zero_strides(Bs);
-    double *scales = NULL;
-    if (j.per_tensor) {
-        j.mult = ql_round(ql_round(ql_load(As->data, 0, j.st) * ql_load(Bs->data, 0, j.st), j.st) / j.y_scale, j.st);
-    } else {
-        scales = malloc((size_t)(dims[0] * (dims[1] + dims[2])) * sizeof(double) + 1);
-        if (!scales) {
-            free(acc);
-            return mlrt_fail(MLRT_ERR_OUT_OF_MEMORY, "QLinearMatMul: out of memory");
-        }
-        gather_scales(As, R, R - 2, dims[0], scales);
-        gather_scales(Bs, R, R - 1, dims[0], scales + dims[0] * dims[1]);
-        j.row_scale = scales, j.col_scale = scales + dims[0] * dims[1];
-    }
-    mlrt_parallel_for(ctx, n_y, QL_GRAIN, store_requantized_mm, &j);
-    free(scales);
-    free(acc);
-    return MLRT_OK;
+    qmm_scales sc = {As, Bs, (float)mlrt_load_as_double(Ys->data, 0, Ys->dtype), Yz ? ql_load8(Yz->data, 0, Yz->dtype) : 0,
+                     Y->dtype == MLRT_INT8 ? -128 : 0, Y->dtype == MLRT_INT8 ? 127 : 255, Y->dtype};
+    return qmm_run(ctx, "QLinearMatMul", A, Az, B, Bz, packed, Y, &sc);
 }
 
 #define MASK_8BIT (MLRT_BIT(MLRT_INT8) | MLRT_BIT(MLRT_UINT8))
 
 MLRT_KERNEL(matmulinteger, "MatMulInteger", "", 10, MLRT_OPSET_MAX, MASK_8BIT, k_matmulinteger);
 MLRT_KERNEL(qlinearmatmul, "QLinearMatMul", "", 10, MLRT_OPSET_MAX, MASK_8BIT, k_qlinearmatmul);
-
-/* -- integer convolutions ------------------------------------------------------------------------ */
-
-/* Channels [c0, c0 + cc) of every group, widened: x (N, G * cc, spatial) less its zero
- * point, or w (M, cc, window) less its per-output-channel zero point. */
-typedef struct qconv_widen {
-    const void *src;
-    int32_t st;
-    const void *zp;
-    int32_t zt;
-    int64_t n_zp;          /* 1, or one per outer index (w's output channels) */
-    int64_t outer;         /* images of x / output channels of w */
-    int64_t groups;        /* G for x, 1 for w */
-    int64_t channels;      /* channels per group in the source (Cg) */
-    int64_t c0, cc;        /* the chunk */
-    int64_t plane;         /* elements per channel */
-    void *dst;
-    bool f64;
-} qconv_widen;
-
-static void widen_planes(void *arg, int64_t begin, int64_t end) {
-    const qconv_widen *j = arg;
-    for (int64_t p = begin; p < end; ++p) { /* p = (outer, group, c) */
-        int64_t c = p % j->cc, og = p / j->cc, g = og % j->groups, o = og / j->groups;
-        int64_t src = ((o * j->groups + g) * j->channels + j->c0 + c) * j->plane;
-        double z = j->zp ? (double)ql_load8(j->zp, j->n_zp == 1 ? 0 : o, j->zt) : 0;
-        if (j->f64) {
-            double *d = (double *)j->dst + p * j->plane;
-            for (int64_t i = 0; i < j->plane; ++i) d[i] = ql_load8(j->src, src + i, j->st) - z;
-        } else {
-            float *d = (float *)j->dst + p * j->plane;
-            float zf = (float)z;
-            for (int64_t i = 0; i < j->plane; ++i) d[i] = (float)ql_load8(j->src, src + i, j->st) - zf;
-        }
-    }
-}
-
-static void set_contiguous(mlrt_tensor *t) {
-    int64_t acc = 1;
-    for (int32_t d = t->rank - 1; d >= 0; --d) {
-        t->strides[d] = acc;
-        acc *= t->shape[d];
-    }
-}
-
-/* acc (y's shape) = Conv(x - x_zp, w - w_zp[m]), by chunks of input channels */
-static int qconv_accumulate(const mlrt_context *ctx, const char *op, const mlrt_conv_params *p, const mlrt_tensor *X,
-                            const mlrt_tensor *Xz, const mlrt_tensor *W, const mlrt_tensor *Wz, const mlrt_tensor *Y,
-                            int32_t *acc) {
-    MLRT_CHECK(ql_is_8bit(X->dtype) && ql_is_8bit(W->dtype), "%s: x and w must be int8 or uint8", op);
-    MLRT_CHECK(mlrt_is_contiguous(X) && mlrt_is_contiguous(W) && mlrt_is_contiguous(Y), "%s: needs contiguous tensors",
-               op);
-    MLRT_CHECK(X->rank >= 3 && W->rank == X->rank && Y->rank == X->rank, "%s: x, w and y must have one rank >= 3", op);
-    MLRT_CHECK(!Xz || (Xz->dtype == X->dtype && mlrt_numel(Xz) == 1), "%s: x's zero point must be one value of x's type",
-               op);
-    int64_t N = X->shape[0], C = X->shape[1], M = W->shape[0], Cg = W->shape[1], G = p->group;
-    MLRT_CHECK(!Wz || (Wz->dtype == W->dtype && (mlrt_numel(Wz) == 1 || mlrt_numel(Wz) == M)),
-               "%s: w's zero point must be of w's type, one value or one per output channel", op);
-    MLRT_CHECK(G >= 1 && C == G * Cg, "%s: x has %lld channels, w %lld per group for %lld groups", op, (long long)C,
-               (long long)Cg, (long long)G);
-    int64_t ny = mlrt_numel(Y);
-    if (ny == 0) return MLRT_OK;
-    int64_t in_plane = 1, window = 1;
-    for (int32_t d = 2; d < X->rank; ++d) in_plane *= X->shape[d], window *= W->shape[d];
-    /* channels per chunk: sums of at most 256 products stay exact in float */
-    bool f64 = window > QL_EXACT_TERMS;
-    int64_t per = Cg;
-    if (!f64 && window > 0 && QL_EXACT_TERMS / window < per) per = QL_EXACT_TERMS / window;
-    if (per < 1) per = 1;
-    int32_t dt = f64 ? MLRT_DOUBLE : MLRT_FLOAT;
-    int32_t k = mlrt_kernel_find("", "Conv", 11, dt);
-    if (k < 0) return mlrt_fail(MLRT_ERR_NOT_IMPLEMENTED, "%s: no %s Conv kernel to run on", op, f64 ? "double" : "float");
-    size_t esz = f64 ? sizeof(double) : sizeof(float);
-    size_t nx = (size_t)(N * G * per * in_plane), nw = (size_t)(M * per * window);
-    char *buf = malloc((nx + nw + (size_t)ny) * esz + 1);
-    if (!buf) return mlrt_fail(MLRT_ERR_OUT_OF_MEMORY, "%s: cannot allocate the work space", op);
-    int status = MLRT_OK;
-    if (Cg == 0) memset(acc, 0, (size_t)ny * sizeof(int32_t));
-    for (int64_t c0 = 0; c0 < Cg && status == MLRT_OK; c0 += per) {
-        int64_t cc = Cg - c0 < per ? Cg - c0 : per;
-        qconv_widen jx = {X->data, X->dtype, Xz ? Xz->data : NULL, Xz ? Xz->dtype : 0, 1, N, G, Cg, c0, cc,
-                          in_plane, buf, f64};
-        qconv_widen jw = {W->data, W->dtype, Wz ? Wz->data : NULL, Wz ? Wz->dtype : 0, Wz ? mlrt_numel(Wz) : 1, M, 1,
-                          Cg, c0, cc, window, buf + nx * esz, f64};
-        int64_t gx = in_plane >= QL_GRAIN ? 1 : QL_GRAIN / (in_plane + 1) + 1;
-        int64_t gw = window >= QL_GRAIN ? 1 : QL_GRAIN / (window + 1) + 1;
-        mlrt_parallel_for(ctx, N * G * cc, gx, widen_planes, &jx);
-        mlrt_parallel_for(ctx, M * cc, gw, widen_planes, &jw);
-        mlrt_tensor t[3] = {*X, *W, *Y};
-        t[0].shape[1] = G * cc, t[1].shape[1] = cc;
-        for (int i = 0; i < 3; ++i) t[i].dtype = dt, set_contiguous(&t[i]);
-        t[0].data = buf, t[1].data = buf + nx * esz, t[2].data = buf + (nx + nw) * esz;
-        status = mlrt_kernel_get(k)->run(ctx, t, 2, &t[2], 1, p, sizeof *p);
-        if (status == MLRT_OK) ql_fold(ctx, t[2].data, f64, acc, ny, c0 == 0);
-    }
-    free(buf);
-    return status;
-}
-
-/* inputs: x, w, x_zero_point (optional), w_zero_point (optional); output: y (int32) */
-static int k_convinteger(const mlrt_context *ctx, const mlrt_tensor *in, int32_t n_in, mlrt_tensor *out,
-                         int32_t n_out, const void *params, size_t params_size) {
-    MLRT_PARAMS(mlrt_conv_params, p, params, params_size);
-    MLRT_CHECK(n_in >= 2 && n_in <= 4 && n_out == 1, "ConvInteger: expects 2 to 4 inputs and 1 output");
-    MLRT_CHECK(out[0].dtype == MLRT_INT32, "ConvInteger: the output must be int32");
-    const mlrt_tensor *xz = n_in > 2 && mlrt_present(&in[2]) ? &in[2] : NULL;
-    const mlrt_tensor *wz = n_in > 3 && mlrt_present(&in[3]) ? &in[3] : NULL;
-    return qconv_accumulate(ctx, "ConvInteger", p, &in[0], xz, &in[1], wz, &out[0], out[0].data);
-}
-
-typedef struct qconv_out_job {
-    const int32_t *acc;
-    void *y;
-    int32_t yt;
-    int64_t M, plane; /* output channels, elements per (image, channel) plane */
-    const int32_t *bias;
-    const double *mult; /* per output channel */
-    double y_zp;
-} qconv_out_job;
-
-static void store_requantized_conv(void *arg, int64_t begin, int64_t end) {
-    const qconv_out_job *j = arg;
-    for (int64_t i = begin; i < end; ++i) {
-        int64_t m = (i / j->plane) % j->M;
-        int32_t a = j->acc[i];
-        if (j->bias) a = (int32_t)((uint32_t)a + (uint32_t)j->bias[m]);
-        ql_store(j->y, i, j->yt, (double)a * j->mult[m] + j->y_zp);
-    }
-}
-
-/* inputs: x, x_scale, x_zero_point, w, w_scale, w_zero_point, y_scale, y_zero_point, B (optional); output: y */
-static int k_qlinearconv(const mlrt_context *ctx, const mlrt_tensor *in, int32_t n_in, mlrt_tensor *out,
-                         int32_t n_out, const void *params, size_t params_size) {
-    MLRT_PARAMS(mlrt_conv_params, p, params, params_size);
-    MLRT_CHECK((n_in == 8 || n_in == 9) && n_out == 1, "QLinearConv: expects 8 or 9 inputs and 1 output");
-    const mlrt_tensor *X = &in[0], *Xs = &in[1], *W = &in[3], *Ws = &in[4], *Ys = &in[6];
-    const mlrt_tensor *Xz = mlrt_present(&in[2]) ? &in[2] : NULL, *Wz = mlrt_present(&in[5]) ? &in[5] : NULL;
-    const mlrt_tensor *Yz = mlrt_present(&in[7]) ? &in[7] : NULL, *B = n_in == 9 && mlrt_present(&in[8]) ? &in[8] : NULL;
-    mlrt_tensor *Y = &out[0];
-    int64_t M = W->rank >= 1 ? W->shape[0] : 0;
-    MLRT_CHECK(ql_is_8bit(Y->dtype) && (!Yz || Yz->dtype == Y->dtype),
-               "QLinearConv: y must be int8 or uint8, of its zero point's type");
-    MLRT_CHECK(Xs->dtype == MLRT_FLOAT && Ws->dtype == MLRT_FLOAT && Ys->dtype == MLRT_FLOAT,
-               "QLinearConv: the scales must be float");
-    MLRT_CHECK(mlrt_numel(Xs) == 1 && mlrt_numel(Ys) == 1 && (!Yz || mlrt_numel(Yz) == 1),
-               "QLinearConv: x_scale, y_scale and y_zero_point must be scalars");
-    MLRT_CHECK(mlrt_is_contiguous(Ws) && (mlrt_numel(Ws) == 1 || mlrt_numel(Ws) == M),
-               "QLinearConv: w_scale must have 1 or %lld elements", (long long)M);
-    MLRT_CHECK(!B || (B->dtype == MLRT_INT32 && mlrt_numel(B) == M && mlrt_is_contiguous(B)),
-               "QLinearConv: B must be int32 with %lld elements", (long long)M);
-    MLRT_CHECK(Y->rank >= 2 && Y->shape[1] == M, "QLinearConv: y must have %lld channels", (long long)M);
-    int64_t ny = mlrt_numel(Y);
-    int32_t *acc = malloc((size_t)ny * sizeof(int32_t) + 1);
-    double *mult = malloc((size_t)M * sizeof(double) + 1);
-    int status = acc && mult ? qconv_accumulate(ctx, "QLinearConv", p, X, Xz, W, Wz, Y, acc)
-                             : mlrt_fail(MLRT_ERR_OUT_OF_MEMORY, "QLinearConv: out of memory");
-    if (status || ny == 0) {
-        free(acc);
-        free(mult);
-        return status;
-    }
-    float xs = *(const float *)Xs->data, ys = *(const float *)Ys->data;
-    int64_t nws = mlrt_numel(Ws);
-    for (int64_t m = 0; m < M; ++m) { /* float32 steps, as numpy computes x_scale * w_scale / y_scale */
-        float xw = xs * ((const float *)Ws->data)[nws == 1 ? 0 : m];
-        mult[m] = (float)(xw / ys);
-    }
-    int64_t plane = ny / (Y->shape[0] * M);
-    qconv_out_job j = {acc, Y->data, Y->dtype, M, plane, B ? B->data : NULL, mult,
-                       Yz ? ql_load(Yz->data, 0, Yz->dtype) : 0};
-    mlrt_parallel_for(ctx, ny, QL_GRAIN, store_requantized_conv, &j);
-    free(acc);
-    free(mult);
-    return MLRT_OK;
-}
-
-MLRT_KERNEL(convinteger, "ConvInteger", "", 10, MLRT_OPSET_MAX, MASK_8BIT, k_convinteger);
-MLRT_KERNEL(qlinearconv, "QLinearConv", "", 10, MLRT_OPSET_MAX, MASK_8BIT, k_qlinearconv);

@@ -16,7 +16,10 @@
  * double for int32 x, whose conversion to float rounds first), then y's type.
  *
  * DynamicQuantizeLinear: float x to uint8 with a scale and zero point covering
- * [min(x, 0), max(x, 0)], in float32 arithmetic step for step like the reference.
+ * [min(x, 0), max(x, 0)], in float32 arithmetic step for step as onnxruntime computes them
+ * (and the reference, where the spec defines the result): NaN elements take no part in
+ * the range (and quantize to 0), an empty range (x all zero, or empty) has scale 1
+ * (docs/undefined.md).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -316,7 +319,6 @@ typedef struct dql_job {
     uint8_t *y;
     int64_t n;
     float *lo, *hi;   /* per chunk minimum / maximum */
-    uint8_t *nan;     /* per chunk: saw a NaN */
     float scale, zp;
 } dql_job;
 
@@ -324,15 +326,13 @@ static void dql_minmax(void *arg, int64_t begin, int64_t end) {
     dql_job *j = arg;
     for (int64_t c = begin; c < end; ++c) {
         int64_t a = c * DQL_CHUNK, b = a + DQL_CHUNK < j->n ? a + DQL_CHUNK : j->n;
-        float lo = 0.0f, hi = 0.0f; /* the range always holds 0 */
-        bool nan = false;
+        float lo = 0.0f, hi = 0.0f; /* the range always holds 0; a NaN compares false: skipped */
         for (int64_t i = a; i < b; ++i) {
             float v = j->x[i];
             lo = v < lo ? v : lo;
             hi = v > hi ? v : hi;
-            nan |= v != v;
         }
-        j->lo[c] = lo, j->hi[c] = hi, j->nan[c] = nan;
+        j->lo[c] = lo, j->hi[c] = hi;
     }
 }
 
@@ -367,26 +367,22 @@ static int k_dynamic_quantize(const mlrt_context *ctx, const mlrt_tensor *in, in
                "DynamicQuantizeLinear: y_scale must be a float scalar");
     MLRT_CHECK(!yz || (yz->dtype == MLRT_UINT8 && mlrt_numel(yz) == 1),
                "DynamicQuantizeLinear: y_zero_point must be a uint8 scalar");
-    dql_job j = {x->data, y ? y->data : NULL, mlrt_numel(x), NULL, NULL, NULL, 0, 0};
+    dql_job j = {x->data, y ? y->data : NULL, mlrt_numel(x), NULL, NULL, 0, 0};
     int64_t chunks = (j.n + DQL_CHUNK - 1) / DQL_CHUNK;
     float lo = 0.0f, hi = 0.0f;
-    bool nan = false;
     if (chunks > 0) {
-        j.lo = malloc((size_t)chunks * (2 * sizeof(float) + 1));
+        j.lo = malloc((size_t)chunks * 2 * sizeof(float));
         if (!j.lo) return mlrt_fail(MLRT_ERR_OUT_OF_MEMORY, "DynamicQuantizeLinear: out of memory");
         j.hi = j.lo + chunks;
-        j.nan = (uint8_t *)(j.hi + chunks);
         mlrt_parallel_for(ctx, chunks, 1, dql_minmax, &j);
         for (int64_t c = 0; c < chunks; ++c) {
             lo = j.lo[c] < lo ? j.lo[c] : lo;
             hi = j.hi[c] > hi ? j.hi[c] : hi;
-            nan |= j.nan[c];
         }
         free(j.lo);
     }
-    if (nan) lo = hi = NAN; /* like numpy's max / min */
-    /* the reference, step for step in float32 */
-    float scale = (hi == lo ? 1.0f : hi - lo) / 255.0f;
+    /* onnxruntime's steps, in float32 (the reference's where the range is not empty) */
+    float scale = hi == lo ? 1.0f : (hi - lo) / 255.0f;
     float izp = 0.0f - lo / scale;
     float zp = izp < 255.0f ? izp : 255.0f; /* Python's min(255, izp), max(0, .) */
     zp = zp > 0.0f ? zp : 0.0f;

@@ -1,6 +1,6 @@
 """Shared semantics of the quantization operators: which element types they take,
-which scale element each value of x uses (per tensor, per axis, blocked), and the
-type x / scale is computed in."""
+which scale element each value of x uses (per tensor, per axis, blocked), the type
+x / scale is computed in, and constant weights of the integer products packed once."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import numpy as np
 from onnx import TensorProto
 
 from ... import _errors
+from .. import _lib
 from .._lib import np_type, onnx_type
 from ._base import Info, View, broadcast_shape, broadcast_view, normalize_axis
 
@@ -174,3 +175,53 @@ def check_unary_quantized(op, inputs, x: str = "x", y: str = "y") -> list:
     same_type(op, xv, y_z, f"X and {y}_zero_point")
     check_scales(op, ((x_s, x_z, x), (y_s, y_z, y)))
     return ins
+
+
+def packed_conv_weights(op, w: Info, group: int):
+    """A constant W of ConvInteger / QLinearConv packed for the integer product by the C
+    core's own mlrt_qconv_pack_weights (once per node: kept on the op while W is the same
+    array), to hand to the kernel after the node's inputs; None where the kernel reads W
+    as it is (W not constant, one input channel per group: the depthwise path) or the
+    runtime has no such function."""
+    lib = _lib.lib()
+    if w.value is None or w.rank < 3 or (w.shape[1] == 1 and group > 1) or not hasattr(lib, "mlrt_qconv_pack_weights"):
+        return None
+    cached = getattr(op, "_qpacked", None)
+    if cached is not None and cached[0] is w.value and cached[1] == group:
+        return cached[2]
+    ffi = _lib.ffi()
+    weights = np.ascontiguousarray(w.value)
+    args = (group, weights.shape[0], weights.size // max(weights.shape[0], 1), onnx_type(weights.dtype),
+            ffi.cast("void *", weights.ctypes.data))
+    size = ffi.new("int64_t *")
+    _lib.raise_status(lib.mlrt_qconv_pack_weights(*args, 0, size, ffi.NULL), op.where)
+    packed = np.empty(size[0], np.uint8)
+    _lib.raise_status(lib.mlrt_qconv_pack_weights(*args, packed.size, size, ffi.cast("void *", packed.ctypes.data)),
+                      op.where)
+    op._qpacked = (w.value, group, packed)
+    return packed
+
+
+def packed_matmul_b(op, b: Info, transposed: bool = False):
+    """A constant 2-D B of MatMulInteger / QLinearMatMul / QGemm (B' = B transposed where
+    `transposed`) packed for the integer product by the C core's mlrt_qmatmul_pack_b, once
+    per node (kept on the op while B is the same array), to hand to the kernel after the
+    node's inputs; None where B is not a constant matrix or the runtime has no such function."""
+    lib = _lib.lib()
+    if b.value is None or b.rank != 2 or not hasattr(lib, "mlrt_qmatmul_pack_b"):
+        return None
+    cached = getattr(op, "_qpacked", None)
+    if cached is not None and cached[0] is b.value and cached[1] == transposed:
+        return cached[2]
+    ffi = _lib.ffi()
+    v = np.ascontiguousarray(b.value)
+    rows, cols = v.shape
+    k, n, sk, sn = (cols, rows, 1, cols) if transposed else (rows, cols, cols, 1)
+    args = (k, n, onnx_type(v.dtype), ffi.cast("void *", v.ctypes.data), sk, sn)
+    size = ffi.new("int64_t *")
+    _lib.raise_status(lib.mlrt_qmatmul_pack_b(*args, 0, size, ffi.NULL), op.where)
+    packed = np.empty(size[0], np.uint8)
+    _lib.raise_status(lib.mlrt_qmatmul_pack_b(*args, packed.size, size, ffi.cast("void *", packed.ctypes.data)),
+                      op.where)
+    op._qpacked = (b.value, transposed, packed)
+    return packed

@@ -1,12 +1,13 @@
 """ConvInteger: int32 y = Conv(x - x_zero_point, w - w_zero_point), Conv's attributes
 (groups, strides, dilations, pads, auto_pad).  x and w are int8 / uint8; x's zero
 point is per tensor, w's per tensor or per output channel.  Padding is zero in the
-shifted (x - x_zero_point) domain, as in onnx.reference."""
+shifted (x - x_zero_point) domain, as in onnx.reference.  A constant w is packed once
+for the integer product and handed to the kernel after the node's inputs."""
 
 import numpy as np
 
 from ._base import Info
-from ._quant import DOUBLE, EIGHT_BIT, check_types, same_type
+from ._quant import DOUBLE, EIGHT_BIT, check_types, packed_conv_weights, same_type
 from .conv import Conv
 
 
@@ -28,3 +29,6 @@ class ConvInteger(Conv):
     def infer(self, inputs):
         shape, _ = self.geometry(inputs)
         return [Info(np.dtype(np.int32), tuple(shape))]
+
+    def packed_weights(self, inputs, params: dict):
+        return packed_conv_weights(self, inputs[1], params["group"]), 0

@@ -6,12 +6,13 @@ int8 (B int8); a's scale and zero point are per tensor, b's per tensor or per co
 C, optional, is int32 and broadcasts to (M, N).  Without y_zero_point Y is float:
 acc * (alpha * a_scale * b_scale [/ y_scale]).  The product is exact in int32 (the
 MatMulInteger kernel), the scale float in onnxruntime's order, rounding half to even: equal
-to onnxruntime.  K = 0 gives C requantized (onnxruntime special-cases it)."""
+to onnxruntime.  K = 0 gives C requantized (onnxruntime special-cases it).  A constant B
+is packed once for the integer product and handed to the kernel after the node's inputs."""
 
 import numpy as np
 
 from ._base import Info, Launch, Op, View, broadcast_shape, broadcast_view
-from ._quant import EIGHT_BIT, FLOAT, INT8, check_types, same_type
+from ._quant import EIGHT_BIT, FLOAT, INT8, check_types, packed_matmul_b, same_type
 
 INT32 = np.dtype(np.int32)
 
@@ -73,4 +74,9 @@ class QGemm(Op):
             views[5] = View((k, n), (0, 1 if ins[5].size > 1 else 0))
         if ins[6] is not None:
             views[6] = broadcast_view(ins[6].shape, (m, n))
-        return Launch("QGemm", {"alpha": float(self.a.alpha)}, views)
+        packed = packed_matmul_b(self, ins[3], transposed=bool(self.a.transB))
+        launch = Launch("QGemm", {"alpha": float(self.a.alpha), "packed_b": len(inputs) if packed is not None else 0},
+                        views)
+        if packed is not None:
+            launch.extra.append(packed)
+        return launch

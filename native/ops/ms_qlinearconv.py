@@ -3,8 +3,8 @@ when 1, x is (N, spatial..., C) and y (N, out..., M); w stays (M, C / group, ker
 
 onnxruntime registers it for (x, w) uint8 / uint8, uint8 / int8 and int8 / int8; mlrt
 takes what its QLinearConv takes.  The C kernel moves x to channels first, runs the
-QLinearConv kernel and moves y back, so rounding is QLinearConv's (float multiplier, the
-rest in double, half to even): within one unit of onnxruntime's float requantization."""
+QLinearConv kernel and moves y back, so rounding is QLinearConv's, which is
+onnxruntime's (float32 requantization, docs/undefined.md): equal to onnxruntime."""
 
 import numpy as np
 
@@ -16,7 +16,7 @@ from .qlinearconv import QLinearConv as _OnnxQLinearConv
 class QLinearConv(_OnnxQLinearConv):
     domain = "com.microsoft"
     attributes = {**_OnnxQLinearConv.attributes, "channels_last": 0}
-    tolerance = (0, 1)  # (rtol, atol in units of the quantized type)
+    tolerance = (0, 0)  # exact (rtol, atol in units of the quantized type)
 
     def geometry(self, inputs):
         if self.a.channels_last and inputs and inputs[0] is not None:

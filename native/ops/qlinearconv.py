@@ -1,15 +1,17 @@
-"""QLinearConv: y = saturate(round(Conv(x - x_zp, w - w_zp) + B) * x_scale * w_scale / y_scale) + y_zp).
+"""QLinearConv: y = saturate(round((Conv(x - x_zp, w - w_zp) + B) * x_scale * w_scale / y_scale) + y_zp).
 
 Conv's attributes; x, w, y int8 / uint8 (y has y_zero_point's type); the scales are
 float, x's and y's per tensor, w's per tensor or per output channel (its zero point
 likewise); B is an optional int32 bias (scale x_scale * w_scale, zero point 0).
-The multiplier is rounded in float as in onnx.reference, the rest in double,
-rounding half to even."""
+Requantized as onnxruntime does, in float32 (docs/undefined.md): multiplier =
+(x_scale * w_scale) / y_scale, y = saturate(round_half_even(float(acc) * multiplier) + y_zp).
+A constant w is packed once for the integer product and handed to the kernel after
+the node's inputs."""
 
 import numpy as np
 
 from ._base import Info
-from ._quant import DOUBLE, EIGHT_BIT, FLOAT, check_types, same_type
+from ._quant import DOUBLE, EIGHT_BIT, FLOAT, check_types, packed_conv_weights, same_type
 from .conv import Conv
 
 
@@ -44,3 +46,6 @@ class QLinearConv(Conv):
         shape, _ = self.geometry(inputs)
         y_z = inputs[7] if len(inputs) > 7 else None
         return [Info(np.dtype(y_z.dtype if y_z is not None else inputs[0].dtype), tuple(shape))]
+
+    def packed_weights(self, inputs, params: dict):
+        return packed_conv_weights(self, inputs[3], params["group"]), 0

@@ -3,17 +3,21 @@
 a, b and y are int8 / uint8 (y has y_zero_point's type); each scale shares its zero
 point's shape: per tensor, per row of a ((M,) or [..., M, 1]) or per column of b
 ((N,) or [..., 1, N]); y's are per tensor.  The scales are float (opset 10) or
-float / float16 / bfloat16 (21), all one type; the multiplier is rounded in that
-type as in onnx.reference, rounding half to even.  float8 operands are not supported."""
+float / float16 / bfloat16 (21), all one type, converted to float32.  Requantized as
+onnxruntime does, in float32 (docs/undefined.md): multiplier = (a_scale * b_scale) /
+y_scale, y = saturate(round_half_even(float(acc) * multiplier) + y_zp).  float8
+operands are not supported.  A constant 2-D b is packed once for the integer product
+and handed to the kernel after the node's inputs (`packed_b` names the input)."""
 
 import numpy as np
 
 from ._base import Info, Launch, Op
-from ._quant import EIGHT_BIT, FLOAT, MatMulGeometry, check_types, is_float, same_type
+from ._quant import EIGHT_BIT, FLOAT, MatMulGeometry, check_types, is_float, packed_matmul_b, same_type
 
 
 class QLinearMatMul(Op):
     names = ("a", "a_scale", "a_zero_point", "b", "b_scale", "b_zero_point", "y_scale", "y_zero_point")
+    params = "mlrt_qmatmul_params"
 
     def _geometry(self, inputs):
         ins = list(inputs) + [None] * (8 - len(inputs))
@@ -51,4 +55,8 @@ class QLinearMatMul(Op):
             views[2] = g.side_view(ins[2], "a", "a_zero_point")
         if ins[5] is not None:
             views[5] = g.side_view(ins[5], "b", "b_zero_point")
-        return Launch("QLinearMatMul", None, views)
+        packed = packed_matmul_b(self, ins[3])
+        launch = Launch("QLinearMatMul", {"packed_b": len(inputs) if packed is not None else 0}, views)
+        if packed is not None:
+            launch.extra.append(packed)
+        return launch

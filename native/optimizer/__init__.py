@@ -16,6 +16,7 @@ from dataclasses import dataclass
 @dataclass
 class Context:
     pool: object = None  # a ThreadPool for passes that run kernels (constant folding)
+    level: int = 99      # the level optimize() runs (a pass of a higher level that must run early reads it)
 
 
 @functools.cache
@@ -30,6 +31,7 @@ def passes() -> list:
 def optimize(graph, level: int, context: Context | None = None, disabled: set[str] = frozenset()) -> dict[str, int]:
     """Run every pass up to `level` (repeating the set until nothing changes); return rewrite counts."""
     context = context or Context()
+    context.level = level
     counts: dict[str, int] = {}
     for _ in range(4):
         changed = 0

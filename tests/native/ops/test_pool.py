@@ -95,6 +95,24 @@ def test_maxpool_int8(dtype):
     check_with_ort("MaxPool", [x], {"kernel_shape": [2, 2], "pads": [1, 1, 1, 1]})
 
 
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8])
+@pytest.mark.parametrize("shape,attrs", [((1, 64, 112, 112), {"kernel_shape": [3, 3], "strides": [2, 2],
+                                                              "pads": [1, 1, 1, 1]}),  # a quantized ResNet's
+                                         ((1, 2, 13, 127), {"kernel_shape": [3, 5], "strides": [2, 2],
+                                                            "pads": [1, 2, 2, 0], "ceil_mode": 1}),
+                                         ((1, 1, 5, 5), {"kernel_shape": [3, 3], "strides": [3, 3],
+                                                         "pads": [2, 2, 2, 2]}),  # windows wholly in the padding
+                                         ((2, 2, 7, 1), {"kernel_shape": [4, 1], "strides": [1, 1]}),
+                                         ((1, 3, 9, 70), {"kernel_shape": [2, 2], "strides": [3, 1]})])
+def test_maxpool_int8_rows_then_columns(dtype, shape, attrs):
+    """The 8-bit 2-D path (window rows maxed into one row, then its columns; AVX-512 at
+    column stride 2) against onnxruntime, extremes included."""
+    x = rng.integers(np.iinfo(dtype).min, np.iinfo(dtype).max, shape, endpoint=True).astype(dtype)
+    x.reshape(-1)[:7] = np.iinfo(dtype).min
+    x.reshape(-1)[-7:] = np.iinfo(dtype).max
+    check_with_ort("MaxPool", [x], attrs)
+
+
 @pytest.mark.parametrize("shape,attrs", [((1, 3, 8, 9), {"kernel_shape": [3, 3], "strides": [2, 2]}),
                                          ((2, 2, 9, 7), {"kernel_shape": [2, 3], "strides": [2, 1],
                                                          "pads": [1, 1, 0, 1]}),

@@ -1,15 +1,28 @@
-"""MatMulInteger, QLinearMatMul, ConvInteger, QLinearConv against onnx.reference:
-numpy.matmul shapes and batch broadcasting, int8 / uint8 mixes, zero points per
-tensor / row / column / channel, int32 wrap-around, Conv geometry, requantization
-rounding and saturation.  Per-row zero points and scales of `a` follow the spec,
-which onnx.reference broadcasts along the wrong axis: those are checked against the
-spec's formula written out with numpy."""
+"""MatMulInteger, QLinearMatMul, ConvInteger, QLinearConv: numpy.matmul shapes and batch
+broadcasting, int8 / uint8 mixes, zero points per tensor / row / column / channel (at
+their extremes), int32 wrap-around, Conv geometry (groups, depthwise, strides, pads,
+dilations; 1-D, 2-D, 3-D), sizes 1, 2, 13, 127; constant weights (packed once) and fed ones.
+
+The integer products are exact: against onnx.reference.  The requantization is mlrt's
+(docs/undefined.md, written out in numpy by tests/undefined.py: float32, as onnxruntime):
+against that rule on the exact integer sums, and bit for bit against onnxruntime for
+the types it runs, ties included (onnx.reference requantizes in double, which rounds some
+ties the other way).  Per-row zero points and scales of `a` follow the spec, which
+onnx.reference broadcasts along the wrong axis: their sums are written out with numpy.
+The kernels of every instruction set this CPU has (MLRT_QGEMM_KERNEL) give equal results."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
+from onnx import helper, numpy_helper
 
 import mlrt
-from oracle import check_node, make_model, run_mlrt
+from oracle import check_node, make_model, run_mlrt, run_reference
+from undefined import requantize
 
 rng = np.random.default_rng(0)
 
@@ -78,28 +91,53 @@ def qlmm_inputs(sa, sb, t, st=np.float32, yt=None):
             np.array([0.05], st), q((1,), yt)]
 
 
+def matmul_sums(a, a_z, b, b_z):
+    """(a - a_z) @ (b - b_z) in int32 (wrapping); a_z per tensor or per row ((M,) or
+    [..., M, 1]), b_z per tensor or per column."""
+    a_z, b_z = np.asarray(a_z, np.int64), np.asarray(b_z, np.int64)
+    a_z = a_z.reshape(-1, 1) if a_z.ndim == 1 and a_z.size > 1 else a_z
+    acc = np.matmul(a.astype(np.int64) - a_z, b.astype(np.int64) - b_z)
+    return acc.astype(np.int32)  # (wraps)
+
+
+def qlinearmatmul_expected(ins):
+    """The spec's QLinearMatMul with mlrt's requantization (tests/undefined.py)."""
+    a, a_s, a_z, b, b_s, b_z, y_s, y_z = ins
+    a_s = np.asarray(a_s, np.float32)
+    a_s = a_s.reshape(-1, 1) if a_s.ndim == 1 and a_s.size > 1 else a_s
+    acc = matmul_sums(a, a_z, b, b_z)
+    return requantize(acc, a_s, np.asarray(b_s, np.float32), np.asarray(y_s, np.float32), y_z, np.asarray(y_z).dtype)
+
+
+def check_qlinearmatmul(ins, opset=21):
+    (got,) = run_mlrt(make_model("QLinearMatMul", ins, opset=opset), ins)
+    np.testing.assert_array_equal(got, qlinearmatmul_expected(ins))
+    return got
+
+
 @pytest.mark.parametrize("sa,sb", [s for s in MM_SHAPES if 0 not in s[0] + s[1]])
 @pytest.mark.parametrize("t", [np.uint8, np.int8])
 def test_qlinearmatmul_shapes(sa, sb, t):
     ins = qlmm_inputs(sa, sb, t)
     if len(sa) == len(sb) == 1:  # (1,) scales would broadcast numpy's scalar product to (1,)
         ins = [v.reshape(()) if k not in (0, 3) else v for k, v in enumerate(ins)]
-    check_node("QLinearMatMul", ins, opset=10)
+    check_qlinearmatmul(ins, opset=10)
 
 
 @pytest.mark.parametrize("st", [np.float32, np.float16])
 @pytest.mark.parametrize("t,yt", [(np.uint8, np.uint8), (np.int8, np.int8), (np.uint8, np.int8)])
 def test_qlinearmatmul_21(st, t, yt):
+    """float16 scales convert to float32 first; y of another type than a."""
     ins = qlmm_inputs((2, 5, 7), (7, 3), t, st, yt)
-    check_node("QLinearMatMul", ins, opset=21)
+    check_qlinearmatmul(ins)
     ins[1], ins[4], ins[6] = np.array(0.5, st), np.array(1.0, st), np.array(1.0, st)  # exact ties
-    check_node("QLinearMatMul", ins, opset=21)
+    check_qlinearmatmul(ins)
 
 
 def test_qlinearmatmul_saturates():
     ins = qlmm_inputs((4, 64), (64, 4), np.uint8)
     ins[6] = np.array([1e-4], np.float32)  # huge multiplier
-    (got,) = check_node("QLinearMatMul", ins, opset=10)
+    got = check_qlinearmatmul(ins, opset=10)
     assert set(np.unique(got)) <= {0, 255}
 
 
@@ -109,11 +147,11 @@ def test_qlinearmatmul_per_row_and_column():
     b_s, b_z = (rng.random(4) * 0.05 + 0.01).astype(np.float32), q((4,), np.uint8)
     y_s, y_z = np.float32(0.2), np.uint8(100)
     ins = [a, a_s, a_z, b, b_s, b_z, y_s, y_z]
-    (got,) = run_mlrt(make_model("QLinearMatMul", ins, opset=21), ins)
-    acc = (a.astype(np.int32) - a_z.reshape(-1, 1).astype(np.int32)) @ (b.astype(np.int32) - b_z.astype(np.int32))
-    mult = (a_s.reshape(-1, 1) * b_s) / y_s
-    want = np.clip(np.rint(acc * mult.astype(np.float64) + 100), 0, 255).astype(np.uint8)
-    np.testing.assert_array_equal(got, want)
+    check_qlinearmatmul(ins)
+    # zero points per row and per column, scales all equal; and per column only
+    check_qlinearmatmul([a, np.full(6, 0.02, np.float32), a_z, b, np.full(4, 0.03, np.float32), b_z, y_s, y_z])
+    check_qlinearmatmul([a, np.float32(0.02), np.uint8(7), b, b_s, b_z, y_s, y_z])
+    check_qlinearmatmul([a, a_s, a_z, b, np.float32(0.03), np.uint8(9), y_s, y_z])
 
 
 def test_qlinearmatmul_bad_inputs():
@@ -198,13 +236,58 @@ def qlconv_inputs(xs, ws, tx, tw, ty, per_channel=False, bias=False):
     return ins
 
 
+def conv_sums(x, x_z, w, w_z, attrs, bias=None):
+    """Conv(x - x_z, w - w_z[m]) (+ bias) in int32: onnx.reference's float64 Conv on the
+    differences, exact for these sizes (any rank, per-channel zero points)."""
+    m = w.shape[0]
+    wz = np.asarray(w_z, np.float64).reshape((-1,) + (1,) * (w.ndim - 1)) if np.size(w_z) > 1 else np.float64(w_z)
+    xd = x.astype(np.float64) - np.float64(np.asarray(x_z).reshape(-1)[0])
+    wd = w.astype(np.float64) - wz
+    (acc,) = run_reference(make_model("Conv", [xd, wd], attrs), [xd, wd])
+    acc = np.rint(acc).astype(np.int64)
+    if bias is not None:
+        acc += np.asarray(bias, np.int64).reshape((1, m) + (1,) * (x.ndim - 2))
+    return acc.astype(np.int32)
+
+
+def qlinearconv_expected(ins, attrs):
+    """The spec's QLinearConv with mlrt's requantization (tests/undefined.py)."""
+    x, x_s, x_z, w, w_s, w_z, y_s, y_z = ins[:8]
+    acc = conv_sums(x, x_z, w, w_z, attrs, ins[8] if len(ins) > 8 else None)
+    w_s = np.asarray(w_s, np.float32)
+    w_s = w_s.reshape((1, -1) + (1,) * (x.ndim - 2)) if w_s.size > 1 else w_s
+    return requantize(acc, np.asarray(x_s, np.float32), w_s, np.asarray(y_s, np.float32), y_z, np.asarray(y_z).dtype)
+
+
+def const_model(op_type, inputs, consts, attrs=None, opset=None):
+    """A one-node model whose inputs at indexes `consts` are initializers (what the plan
+    packs once); returns the model and the other inputs' values."""
+    model = make_model(op_type, inputs, attrs, opset=opset)
+    g = model.graph
+    names = list(g.node[0].input)
+    for i in consts:
+        g.initializer.append(numpy_helper.from_array(np.asarray(inputs[i]), names[i]))
+    keep = [v for v in g.input if v.name not in {names[i] for i in consts}]
+    del g.input[:]
+    g.input.extend(keep)
+    return model, [v for i, v in enumerate(inputs) if i not in consts and v is not None]
+
+
+def check_qlinearconv(ins, attrs):
+    want = qlinearconv_expected(ins, attrs)
+    (got,) = run_mlrt(make_model("QLinearConv", ins, attrs), ins)
+    np.testing.assert_array_equal(got, want)
+    model, feeds = const_model("QLinearConv", ins, [i for i in range(1, len(ins))], attrs)  # w packed once
+    (got,) = run_mlrt(model, feeds)
+    np.testing.assert_array_equal(got, want)
+
+
 @pytest.mark.parametrize("xs,ws,attrs", CONV_CASES)
 @pytest.mark.parametrize("tx,tw,ty", [(np.uint8, np.uint8, np.uint8), (np.int8, np.int8, np.int8),
-                                      (np.uint8, np.int8, np.uint8)])
+                                      (np.uint8, np.int8, np.uint8), (np.int8, np.uint8, np.uint8)])
 def test_qlinearconv(xs, ws, attrs, tx, tw, ty):
-    check_node("QLinearConv", qlconv_inputs(xs, ws, tx, tw, ty, bias=True), attrs)
-    if len(xs) == 4:  # onnx.reference expands per-channel scales for 2-D only
-        check_node("QLinearConv", qlconv_inputs(xs, ws, tx, tw, ty, per_channel=True, bias=True), attrs)
+    check_qlinearconv(qlconv_inputs(xs, ws, tx, tw, ty, bias=True), attrs)
+    check_qlinearconv(qlconv_inputs(xs, ws, tx, tw, ty, per_channel=True, bias=True), attrs)
 
 
 def test_qlinearconv_ties_and_saturation():
@@ -212,7 +295,28 @@ def test_qlinearconv_ties_and_saturation():
     w = np.ones((1, 1, 1, 1), np.uint8)
     for y_s in (np.float32(2.0), np.float32(1e-3)):  # halves round to even; tiny scale saturates
         ins = [x, np.float32(1.0), np.uint8(0), w, np.float32(1.0), np.uint8(0), y_s, np.uint8(3)]
-        check_node("QLinearConv", ins)
+        check_qlinearconv(ins, {})
+    # the zero point is added after rounding: 1.5 -> 2 -> 5 (onnx.reference rounds 1.5 + 3 to 4)
+    (got,) = run_mlrt(make_model("QLinearConv", ins[:6] + [np.float32(2.0), np.uint8(3)]), ins[:6] + [np.float32(2.0),
+                                                                                                      np.uint8(3)])
+    assert got.reshape(-1)[:4].tolist() == [3, 3, 4, 5]
+
+
+def test_requantization_tie_in_float32():
+    """acc 4710 times the multiplier 0.0071125263 is exactly 33.5 in float32 (34, half to
+    even) but 33.49999904 in double (33, onnx.reference): mlrt gives 34, as onnxruntime."""
+    assert np.float32(4710) * np.float32(0.0071125263) == np.float32(33.5)
+    x = np.full((1, 30, 1, 1), 157, np.uint8)  # 30 channels of 157 * 1: acc 4710
+    w = np.ones((1, 30, 1, 1), np.int8)
+    ins = [x, np.float32(0.0071125263), np.uint8(0), w, np.float32(1.0), np.int8(0), np.float32(1.0), np.uint8(0)]
+    (got,) = run_mlrt(make_model("QLinearConv", ins), ins)
+    assert got.item() == 34
+    (ref,) = run_reference(make_model("QLinearConv", ins), ins)
+    assert ref.item() == 33  # (the double rounding mlrt does not follow)
+    a, b = x.reshape(1, 30), w.reshape(30, 1)
+    mm = [a, np.float32(0.0071125263), np.uint8(0), b, np.float32(1.0), np.int8(0), np.float32(1.0), np.uint8(0)]
+    (got,) = run_mlrt(make_model("QLinearMatMul", mm, opset=10), mm)
+    assert got.item() == 34
 
 
 def test_qlinearconv_bad_inputs():
@@ -228,3 +332,157 @@ def test_qlinearconv_bad_inputs():
     bad[1] = np.float16(1.0)
     with pytest.raises(mlrt.MlrtError, match="x_scale"):
         run_mlrt(make_model("QLinearConv", bad), bad)
+
+
+# -- bit for bit against onnxruntime ----------------------------------------------------------------
+
+ORT_TYPES = [(np.uint8, np.uint8), (np.uint8, np.int8), (np.int8, np.int8)]  # what onnxruntime runs
+ORT_CONV = [  # (x, w, attrs): sizes 1, 2, 13, 127; groups, depthwise, strides, pads, dilations; 1-D, 2-D
+    ((1, 1, 1, 1), (1, 1, 1, 1), {}),
+    ((2, 2, 13, 13), (13, 2, 3, 3), {"pads": [1, 1, 1, 1]}),
+    ((1, 127, 7, 7), (13, 127, 1, 1), {}),
+    ((1, 13, 9, 9), (2, 13, 3, 3), {"strides": [2, 2], "dilations": [2, 1], "pads": [2, 1, 0, 1]}),
+    ((1, 16, 14, 14), (16, 1, 3, 3), {"group": 16, "pads": [1, 1, 1, 1]}),
+    ((1, 13, 15, 15), (13, 1, 3, 3), {"group": 13, "pads": [1, 1, 1, 1], "strides": [2, 2]}),
+    ((1, 12, 11, 9), (24, 1, 5, 5), {"group": 12, "pads": [2, 2, 2, 2], "dilations": [1, 2]}),
+    ((1, 6, 10, 10), (9, 2, 3, 3), {"group": 3, "strides": [1, 2], "auto_pad": "SAME_UPPER"}),
+    ((1, 3, 33, 33), (16, 3, 7, 7), {"strides": [2, 2], "pads": [3, 3, 3, 3]}),
+    ((1, 24, 8, 8), (40, 24, 1, 1), {"strides": [2, 2]}),
+    ((2, 3, 29), (5, 3, 4), {"pads": [2, 1], "dilations": [2]}),
+]
+
+
+def _ort():
+    return pytest.importorskip("onnxruntime", reason="onnxruntime is the oracle of the float32 requantization")
+
+
+def run_ort(model, feeds):
+    ort = _ort()
+    so = ort.SessionOptions()
+    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    sess = ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"])
+    return sess.run(None, {i.name: np.asarray(x) for i, x in zip(sess.get_inputs(), feeds)})
+
+
+def extreme_zp(t, k):
+    """Zero points at the ends of the range, then random."""
+    info = np.iinfo(t)
+    return t((info.min, info.max)[k]) if k < 2 else t(rng.integers(info.min, info.max, endpoint=True))
+
+
+@pytest.mark.parametrize("case", range(len(ORT_CONV)))
+@pytest.mark.parametrize("tx,tw", ORT_TYPES)
+@pytest.mark.parametrize("per_channel", [False, True])
+def test_qlinearconv_matches_onnxruntime(case, tx, tw, per_channel):
+    xs, ws, attrs = ORT_CONV[case]
+    m = ws[0]
+    for k in range(3):
+        w_z = extreme_zp(tw, 2 - k) if tw == np.uint8 else tw(0)  # (onnxruntime: one w zero point, 0 for int8)
+        w_s = (rng.random(m) * 0.02 + 0.002).astype(np.float32) if per_channel else np.float32(0.01)
+        ins = [q(xs, tx), np.float32(rng.random() * 0.05 + 0.005), extreme_zp(tx, k), q(ws, tw), w_s,
+               np.full(m, w_z, tw) if per_channel else w_z, np.float32(rng.random() * 0.3 + 0.05),
+               extreme_zp(tx, (k + 1) % 3), rng.integers(-20000, 20000, m).astype(np.int32)]
+        want = run_ort(make_model("QLinearConv", ins, attrs), ins)[0]
+        np.testing.assert_array_equal(run_mlrt(make_model("QLinearConv", ins, attrs), ins)[0], want)
+        model, feeds = const_model("QLinearConv", ins, range(1, 9), attrs)
+        np.testing.assert_array_equal(run_mlrt(model, feeds)[0], want)
+        np.testing.assert_array_equal(want, qlinearconv_expected(ins, attrs))  # (the rule is onnxruntime's)
+
+
+@pytest.mark.parametrize("sa,sb", [((1, 1), (1, 1)), ((2, 13), (13, 127)), ((13, 127), (127, 2)),
+                                   ((3, 2, 64), (64, 65)), ((1, 300), (300, 1000))])
+@pytest.mark.parametrize("ta,tb", ORT_TYPES)
+@pytest.mark.parametrize("per_column", [False, True])
+def test_qlinearmatmul_matches_onnxruntime(sa, sb, ta, tb, per_column):
+    n = sb[-1]
+    for k in range(3):
+        b_s = (rng.random((1, n)) * 0.05 + 0.002).astype(np.float32) if per_column else np.float32(0.03)
+        b_z = extreme_zp(tb, k)
+        b_z = np.full((1, n), b_z, tb) if per_column else b_z
+        ins = [q(sa, ta), np.float32(0.02), extreme_zp(ta, k), q(sb, tb), b_s, b_z, np.float32(0.4),
+               extreme_zp(ta, (k + 2) % 3)]
+        want = run_ort(make_model("QLinearMatMul", ins, opset=10), ins)[0]
+        np.testing.assert_array_equal(run_mlrt(make_model("QLinearMatMul", ins, opset=10), ins)[0], want)
+        model, feeds = const_model("QLinearMatMul", ins, range(1, 8), opset=10)  # b packed once
+        np.testing.assert_array_equal(run_mlrt(model, feeds)[0], want)
+
+
+@pytest.mark.parametrize("case", range(len(ORT_CONV)))
+def test_convinteger_matches_onnxruntime(case):
+    xs, ws, attrs = ORT_CONV[case]
+    for k in range(3):
+        ins = [q(xs, np.uint8), q(ws, np.uint8), extreme_zp(np.uint8, k), extreme_zp(np.uint8, 2 - k)]
+        want = run_ort(make_model("ConvInteger", ins, attrs), ins)[0]
+        np.testing.assert_array_equal(run_mlrt(make_model("ConvInteger", ins, attrs), ins)[0], want)
+        model, feeds = const_model("ConvInteger", ins, [1, 2, 3], attrs)
+        np.testing.assert_array_equal(run_mlrt(model, feeds)[0], want)
+
+
+@pytest.mark.parametrize("sa,sb", [((1, 1), (1, 1)), ((2, 13), (13, 127)), ((3, 2, 130), (130, 65))])
+@pytest.mark.parametrize("ta,tb", ORT_TYPES)
+def test_matmulinteger_matches_onnxruntime(sa, sb, ta, tb):
+    for k in range(3):
+        ins = [q(sa, ta), q(sb, tb), extreme_zp(ta, k), extreme_zp(tb, 2 - k)]
+        want = run_ort(make_model("MatMulInteger", ins), ins)[0]
+        np.testing.assert_array_equal(run_mlrt(make_model("MatMulInteger", ins), ins)[0], want)
+        model, feeds = const_model("MatMulInteger", ins, [1, 3])
+        np.testing.assert_array_equal(run_mlrt(model, feeds)[0], want)
+
+
+def test_constant_weights_every_type():
+    """Weights packed once (initializers) give what fed weights give, for the type mixes
+    onnxruntime does not run, per-channel zero points, 3-D convolutions."""
+    for tx, tw in [(np.int8, np.uint8), (np.uint8, np.uint8), (np.int8, np.int8)]:
+        for xs, ws, attrs in CONV_CASES + ORT_CONV:
+            if 0 in xs:
+                continue
+            m = ws[0]
+            ins = [q(xs, tx), q(ws, tw), extreme_zp(tx, 1), q((m,), tw)]
+            (fed,) = run_mlrt(make_model("ConvInteger", ins, attrs), ins)
+            np.testing.assert_array_equal(fed, conv_sums(ins[0], ins[2], ins[1], ins[3], attrs))
+            model, feeds = const_model("ConvInteger", ins, [1, 3], attrs)
+            np.testing.assert_array_equal(run_mlrt(model, feeds)[0], fed)
+        a, b = q((2, 5, 130), tx), q((130, 67), tw)
+        ins = [a, b, q((5, 1), tx), q((67,), tw)]
+        model, feeds = const_model("MatMulInteger", ins, [1, 3])
+        np.testing.assert_array_equal(run_mlrt(model, feeds)[0], matmul_sums(a, ins[2], b, ins[3]))
+
+
+# -- every kernel this CPU has ----------------------------------------------------------------------
+
+_KERNELS_SCRIPT = """
+import sys, numpy as np
+sys.path[:0] = sys.argv[2:]
+import test_qlinear as t
+out = []
+for tx, tw in t.ORT_TYPES + [(np.int8, np.uint8)]:
+    for xs, ws, attrs in t.ORT_CONV + t.CONV_CASES:
+        if 0 in xs:
+            continue
+        ins = t.qlconv_inputs(xs, ws, tx, tw, tx, per_channel=True, bias=True)
+        out.append(t.run_mlrt(t.make_model("QLinearConv", ins, attrs), ins)[0])
+        ci = [ins[0], ins[3], ins[2], ins[5]]
+        out.append(t.run_mlrt(t.make_model("ConvInteger", ci, attrs), ci)[0])
+    for sa, sb in [((13, 127), (127, 9)), ((2, 3, 64), (64, 70))]:
+        mi = [t.q(sa, tx), t.q(sb, tw), t.q((), tx), t.q((sb[-1],), tw)]
+        out.append(t.run_mlrt(t.make_model("MatMulInteger", mi), mi)[0])
+np.savez(sys.argv[1], *out)
+"""
+
+
+def test_every_kernel_gives_the_same(tmp_path):
+    """The portable kernels, the AVX-512 BW ones and the VNNI ones (those this CPU has:
+    MLRT_QGEMM_KERNEL narrows the choice) compute the same bits."""
+    here = Path(__file__).resolve().parent
+    paths = [str(here), str(here.parents[1])]
+    results = {}
+    for kernel in ("", "avx512bw", "portable"):
+        env = dict(os.environ, MLRT_QGEMM_KERNEL=kernel)
+        out = tmp_path / f"k{kernel or 'default'}.npz"
+        subprocess.run([sys.executable, "-c", _KERNELS_SCRIPT, str(out), *paths], env=env, check=True, cwd=here)
+        results[kernel] = np.load(out)
+    base = results[""]
+    for kernel, got in results.items():
+        assert sorted(got.files) == sorted(base.files)
+        for name in base.files:
+            np.testing.assert_array_equal(got[name], base[name], err_msg=f"{kernel or 'default'} {name}")

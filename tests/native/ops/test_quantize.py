@@ -1,6 +1,8 @@
 """QuantizeLinear / DequantizeLinear / DynamicQuantizeLinear against onnx.reference:
 per tensor, per axis, blocked, every integer type, float16 / bfloat16 / int32 inputs,
-precision and output_dtype, ties (half to even), saturation, opsets 10..23."""
+precision and output_dtype, ties (half to even), saturation, opsets 10..23.
+DynamicQuantizeLinear also bit for bit against onnxruntime, and where the spec leaves
+it open (an empty range, NaN) against mlrt's rule (docs/undefined.md, tests/undefined.py)."""
 
 import ml_dtypes
 import numpy as np
@@ -9,6 +11,7 @@ from onnx import TensorProto
 
 import mlrt
 from oracle import EDGE_SIZES, EDGE_VALUES, assert_same, check_node, make_model, run_mlrt, run_reference
+from undefined import dynamic_quantize
 
 rng = np.random.default_rng(0)
 OPSETS = (10, 13, 19, 21, 23, None)
@@ -185,22 +188,42 @@ def test_dynamic_quantize_sizes(n):
     check_node("DynamicQuantizeLinear", [(rng.standard_normal(n) * 5).astype(np.float32)], n_outputs=3)
 
 
-@pytest.mark.parametrize("x", [np.abs(rng.standard_normal((3, 4))).astype(np.float32) + 1,
-                               -np.abs(rng.standard_normal((3, 4))).astype(np.float32) - 1,
-                               np.zeros((2, 2), np.float32), np.array(2.5, np.float32),
-                               np.array([0.0, 1e-40, -1e-40, 3.4e38, -3.4e38], np.float32),
-                               (rng.standard_normal(200_000) * 3).astype(np.float32)])
+DQL_VALUES = [np.abs(rng.standard_normal((3, 4))).astype(np.float32) + 1,
+              -np.abs(rng.standard_normal((3, 4))).astype(np.float32) - 1,
+              np.array(2.5, np.float32), np.full((13,), 3.0, np.float32), np.full((2, 2), -7.5, np.float32),
+              np.array([0.0, 1e-40, -1e-40, 3.4e38, -3.4e38], np.float32),
+              np.array([-127.5, 0, 127.5, 1.5, 2.5, -0.5], np.float32),  # x / scale and the zero point on halves
+              (np.arange(-300, 300) * 0.5).astype(np.float32),
+              (rng.standard_normal(200_000) * 3).astype(np.float32)]
+DQL_OPEN = [np.zeros((2, 2), np.float32), np.zeros((0, 3), np.float32), np.array([1.0, np.nan, -2.0], np.float32),
+            np.array([np.nan, np.nan], np.float32), np.r_[rng.standard_normal(5000), np.nan].astype(np.float32)]
+
+
+@pytest.mark.parametrize("x", DQL_VALUES)
 def test_dynamic_quantize_values(x):
     check_node("DynamicQuantizeLinear", [x], n_outputs=3)
 
 
-def test_dynamic_quantize_empty_and_nan():
-    x = np.zeros((0, 3), np.float32)  # onnx.reference cannot take the max of nothing
+@pytest.mark.parametrize("x", DQL_OPEN)
+def test_dynamic_quantize_empty_range_and_nan(x):
+    """Where the spec divides by zero or says nothing (docs/undefined.md)."""
     y, scale, zp = run_mlrt(make_model("DynamicQuantizeLinear", [x], n_outputs=3), [x])
-    assert y.shape == (0, 3) and scale == np.float32(1 / 255) and zp == 0
-    x = np.array([1.0, np.nan, -2.0], np.float32)
-    y, scale, zp = run_mlrt(make_model("DynamicQuantizeLinear", [x], n_outputs=3), [x])
-    assert np.isnan(scale) and y.dtype == np.uint8
+    wy, ws, wz = dynamic_quantize(x)
+    np.testing.assert_array_equal(y, wy)
+    assert scale.dtype == np.float32 and scale.tobytes() == ws.tobytes() and zp == wz
+
+
+@pytest.mark.parametrize("x", DQL_VALUES + DQL_OPEN + [(rng.standard_normal(n) * 4).astype(np.float32)
+                                                       for n in (1, 2, 13, 127)]
+                         + [np.array([1.0, np.inf, -2.0], np.float32), np.array([1.0, -np.inf, 2.0], np.float32)])
+def test_dynamic_quantize_matches_onnxruntime(x):
+    ort = pytest.importorskip("onnxruntime", reason="onnxruntime is the oracle where the spec leaves DQL open")
+    model = make_model("DynamicQuantizeLinear", [x], n_outputs=3)
+    sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    want = sess.run(None, {sess.get_inputs()[0].name: x})
+    got = run_mlrt(model, [x])
+    for g, w in zip(got, want):
+        assert g.dtype == w.dtype and np.asarray(g).tobytes() == np.asarray(w).tobytes(), (g, w)
 
 
 def test_dynamic_quantize_bad_input():

@@ -1,0 +1,436 @@
+/* qlinear_conv.c -- ConvInteger and QLinearConv on the integer product (src/qgemm.h).
+ *
+ * Per group, y(m, p) = sum_k W(m, k) X(k, p) with k = (input channel, kernel offsets) and
+ * p the output position, finished by the product's epilogue (zero points, bias and the
+ * requantization of qgemm.h).  W is packed once, by mlrt_qconv_pack_weights, which the
+ * plan calls for a constant W and passes back as one more input (named by
+ * params.packed_weights), or here at each call.  X's columns are packed per task, 64
+ * output positions at a time: straight from x for 1 x 1 windows at unit strides without
+ * padding; else (2-D) from a padded copy of x kept as stride phases (phase (a, b) holds
+ * the padded rows a, a + sh, ... and columns b, b + sw, ...), over the grid of output
+ * rows by the phase rows' width (the columns past the output's are computed and
+ * dropped), where every tap of 64 consecutive grid positions is one contiguous run of
+ * its phase plane; beyond two spatial dimensions element by element.  One input channel
+ * per group (depthwise) runs kernels/qlinear_depthwise.c. */
+#include <stdatomic.h>
+#include <stdlib.h>
+
+#include "conv.h"
+#include "gemm.h"
+#include "qconv_internal.h"
+#include "qlinear.h"
+
+#define NR MLRT_QGEMM_NR
+#define MR MLRT_QGEMM_MR
+
+static bool qc_is_8bit(int32_t t) { return t == MLRT_INT8 || t == MLRT_UINT8; }
+
+static inline int32_t qc_load8(const void *p, int64_t i, int32_t t) {
+    return t == MLRT_INT8 ? ((const int8_t *)p)[i] : ((const uint8_t *)p)[i];
+}
+
+/* -- geometry ----------------------------------------------------------------------------------- */
+
+static int qconv_setup(const char *op, const mlrt_conv_params *p, const mlrt_tensor *X, const mlrt_tensor *W,
+                       const mlrt_tensor *Y, qconv_geom *g) {
+    memset(g, 0, sizeof *g);
+    int64_t nd = p->n_spatial;
+    MLRT_CHECK(nd >= 1 && nd <= QCONV_MAX_SPATIAL, "%s: %lld spatial dimensions (1..6 supported)", op, (long long)nd);
+    MLRT_CHECK(X->rank == nd + 2 && W->rank == nd + 2 && Y->rank == nd + 2, "%s: x, w and y must have rank %lld", op,
+               (long long)(nd + 2));
+    MLRT_CHECK(qc_is_8bit(X->dtype) && qc_is_8bit(W->dtype), "%s: x and w must be int8 or uint8", op);
+    MLRT_CHECK(mlrt_is_contiguous(X) && mlrt_is_contiguous(W) && mlrt_is_contiguous(Y), "%s: needs contiguous tensors",
+               op);
+    g->N = X->shape[0], g->C = X->shape[1], g->M = W->shape[0], g->G = p->group;
+    MLRT_CHECK(g->G >= 1 && g->C % g->G == 0 && g->M % g->G == 0, "%s: group %lld does not divide channels %lld / %lld",
+               op, (long long)g->G, (long long)g->C, (long long)g->M);
+    g->Cg = g->C / g->G, g->Mg = g->M / g->G;
+    MLRT_CHECK(W->shape[1] == g->Cg, "%s: w has %lld input channels per group, expected %lld", op,
+               (long long)W->shape[1], (long long)g->Cg);
+    MLRT_CHECK(Y->shape[0] == g->N && Y->shape[1] == g->M, "%s: y must be (%lld, %lld, ...)", op, (long long)g->N,
+               (long long)g->M);
+    int32_t off = nd == 1 ? 1 : 0; /* 1-D runs as 2-D with a unit leading dimension */
+    g->nd = (int32_t)nd + off;
+    if (off) g->in[0] = g->k[0] = g->out[0] = g->s[0] = g->d[0] = 1;
+    g->in_size = g->out_size = g->k_size = 1;
+    bool unit = true;
+    for (int32_t i = 0; i < nd; ++i) {
+        int64_t in = X->shape[2 + i], k = W->shape[2 + i], s = p->strides[i], dl = p->dilations[i];
+        int64_t pb = p->pads_begin[i], pe = p->pads_end[i];
+        MLRT_CHECK(p->kernel[i] == k, "%s: kernel_shape %lld differs from w's %lld", op, (long long)p->kernel[i],
+                   (long long)k);
+        MLRT_CHECK(s >= 1 && dl >= 1 && pb >= 0 && pe >= 0 && k >= 1, "%s: bad stride, dilation, pad or kernel", op);
+        int64_t span = in + pb + pe - dl * (k - 1) - 1, out = span >= 0 ? span / s + 1 : 0;
+        MLRT_CHECK(Y->shape[2 + i] == out, "%s: output dimension %d is %lld, expected %lld", op, i,
+                   (long long)Y->shape[2 + i], (long long)out);
+        g->in[i + off] = in, g->k[i + off] = k, g->out[i + off] = out;
+        g->s[i + off] = s, g->d[i + off] = dl, g->pb[i + off] = pb;
+        g->in_size *= in, g->out_size *= out, g->k_size *= k;
+        unit = unit && k == 1 && s == 1 && pb == 0 && pe == 0;
+    }
+    g->K = g->Cg * g->k_size;
+    g->pointwise = unit;
+    g->depthwise = g->Cg == 1 && g->G > 1 && g->nd == 2 && !unit;
+    MLRT_CHECK(g->K <= INT32_MAX && g->out_size <= INT32_MAX && g->in_size <= INT32_MAX,
+               "%s: sizes exceed 32-bit indexing", op);
+    return MLRT_OK;
+}
+
+/* -- packed weights ----------------------------------------------------------------------------- */
+
+static int64_t qconv_packed_size(int64_t group, int64_t filters, int64_t kdim) {
+    return 4 * filters + group * mlrt_qgemm_l_size(filters / group, kdim);
+}
+
+/* Row sums (int32, filters of them), then each group's filters packed as L. */
+static void qconv_pack(int64_t group, int64_t filters, int64_t kdim, int32_t w_type, const void *w, void *packed) {
+    int64_t Mg = filters / group, each = mlrt_qgemm_l_size(Mg, kdim);
+    int32_t *rowsum = packed;
+    int8_t *L = (int8_t *)packed + 4 * filters;
+    for (int64_t grp = 0; grp < group; ++grp)
+        mlrt_qgemm_pack_l((const uint8_t *)w + grp * Mg * kdim, Mg, kdim, kdim, 1, w_type == MLRT_UINT8,
+                          L + grp * each, rowsum + grp * Mg);
+}
+
+int mlrt_qconv_pack_weights(int64_t group, int64_t filters, int64_t kdim, int32_t w_type, const void *w,
+                            int64_t capacity, int64_t *size, void *packed) {
+    MLRT_CHECK(size && group >= 1 && filters >= 0 && filters % group == 0 && kdim >= 0 && qc_is_8bit(w_type),
+               "mlrt_qconv_pack_weights: bad arguments");
+    *size = qconv_packed_size(group, filters, kdim);
+    if (!packed || capacity < *size) return MLRT_OK;
+    MLRT_CHECK(w || filters * kdim == 0, "mlrt_qconv_pack_weights: no weights");
+    qconv_pack(group, filters, kdim, w_type, w, packed);
+    return MLRT_OK;
+}
+
+/* -- the GEMM path ------------------------------------------------------------------------------ */
+
+typedef struct qconv_gemm {
+    const qconv_job *j;
+    const int8_t *L;          /* packed weights, per group */
+    int64_t l_each, K4;
+    const uint8_t *planes;    /* padded phase planes (2-D, not pointwise), or NULL */
+    int64_t PHs, PWs, phase;  /* phase rows, row width, bytes per phase plane */
+    uint64_t used;            /* bit a * sw + b: some tap reads phase (a, b) (the others are not made) */
+    const int64_t *koff;      /* row k's offset from its group's first plane (2-D), or from x's channel (1 x 1) */
+    int64_t n_panels, n_mc, mc_rows; /* column panels; row chunks of mc_rows (a multiple of MR) */
+    const int32_t *row_add, *row_mul;
+    atomic_int failed;
+} qconv_gemm;
+
+/* Bytes src[0], src[2], ... (n of them) ^ f into dst. */
+static void even_bytes_portable(const uint8_t *src, int64_t n, uint8_t f, uint8_t *dst) {
+    for (int64_t c = 0; c < n; ++c) dst[c] = src[2 * c] ^ f;
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+__attribute__((target("avx512f,avx512bw,avx512vl"))) static void even_bytes_avx512(const uint8_t *src, int64_t n,
+                                                                                    uint8_t f, uint8_t *dst) {
+    __m256i vf = _mm256_set1_epi8((char)f);
+    for (int64_t c = 0; c < n; c += 32) {
+        int64_t cnt = n - c < 32 ? n - c : 32;
+        __mmask64 k = ((__mmask64)1 << (2 * cnt - 1)) - 1; /* the 2 cnt - 1 bytes up to the last even one */
+        __m512i v = _mm512_maskz_loadu_epi8(k, src + 2 * c);
+        __m256i e = _mm256_xor_si256(_mm512_cvtepi16_epi8(v), vf); /* (the low byte of each 16-bit lane) */
+        _mm256_mask_storeu_epi8(dst + c, cnt == 32 ? ~(__mmask32)0 : (((__mmask32)1 << cnt) - 1), e);
+    }
+}
+#endif
+
+/* Phase planes of image-channels [begin, end): padding reads as the zero point. */
+static void build_planes(void *arg, int64_t begin, int64_t end) {
+    const qconv_gemm *q = arg;
+    const qconv_job *j = q->j;
+    const qconv_geom *g = &j->g;
+    int64_t sh = g->s[0], sw = g->s[1], H = g->in[0], W = g->in[1], PWs = q->PWs;
+    uint8_t f = j->x_flip ? 0x80 : 0, z = (uint8_t)j->xz;
+    void (*even)(const uint8_t *, int64_t, uint8_t, uint8_t *) = even_bytes_portable;
+#if defined(__x86_64__) && defined(__GNUC__)
+    if (__builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl")) even = even_bytes_avx512;
+#endif
+    for (int64_t nc = begin; nc < end; ++nc) {
+        const uint8_t *x = j->x + nc * g->in_size;
+        for (int64_t a = 0; a < sh; ++a)
+            for (int64_t b = 0; b < sw; ++b) {
+                if (!(q->used >> (a * sw + b) & 1)) continue;
+                uint8_t *P = (uint8_t *)q->planes + (nc * sh * sw + a * sw + b) * q->phase;
+                int64_t start = b - g->pb[1]; /* the input column of phase column 0 */
+                int64_t lo = start >= 0 ? 0 : (-start + sw - 1) / sw, hi = W - 1 - start < 0 ? 0 : (W - 1 - start) / sw + 1;
+                lo = lo < PWs ? lo : PWs, hi = hi < PWs ? hi : PWs, hi = hi > lo ? hi : lo;
+                for (int64_t r = 0; r < q->PHs; ++r) {
+                    uint8_t *row = P + r * PWs;
+                    int64_t ih = a + r * sh - g->pb[0];
+                    if (ih < 0 || ih >= H) {
+                        memset(row, z, (size_t)PWs);
+                        continue;
+                    }
+                    const uint8_t *xr = x + ih * W + start;
+                    memset(row, z, (size_t)lo);
+                    if (sw == 1)
+                        for (int64_t c = lo; c < hi; ++c) row[c] = xr[c] ^ f;
+                    else if (sw == 2)
+                        even(xr + 2 * lo, hi - lo, f, row + lo);
+                    else
+                        for (int64_t c = lo; c < hi; ++c) row[c] = xr[c * sw] ^ f;
+                    memset(row + hi, z, (size_t)(PWs - hi));
+                }
+            }
+    }
+}
+
+/* Column k of the im2col matrix for output positions [p0, p0 + n) into dst, element by
+ * element (any spatial rank). */
+static void gather_nd(const qconv_job *j, int64_t n_img, int64_t c, int64_t k, int64_t p0, int64_t n, uint8_t *dst) {
+    const qconv_geom *g = &j->g;
+    int64_t kidx[QCONV_MAX_SPATIAL];
+    for (int64_t d = g->nd - 1, r = k; d >= 0; --d) kidx[d] = r % g->k[d], r /= g->k[d];
+    const uint8_t *x = j->x + (n_img * g->C + c) * g->in_size;
+    uint8_t f = j->x_flip ? 0x80 : 0;
+    for (int64_t t = 0; t < n; ++t) {
+        int64_t p = p0 + t, at = 0;
+        bool inside = true;
+        for (int64_t d = g->nd - 1, stride = 1; d >= 0; --d) {
+            int64_t o = p % g->out[d];
+            p /= g->out[d];
+            int64_t i = o * g->s[d] + kidx[d] * g->d[d] - g->pb[d];
+            inside = inside && i >= 0 && i < g->in[d];
+            at += i * stride;
+            stride *= g->in[d];
+        }
+        dst[t] = inside ? (uint8_t)(x[at] ^ f) : (uint8_t)j->xz;
+    }
+}
+
+/* Task t = ((n * G + grp) * n_panels + panel) * n_mc + chunk; columns are output
+ * positions, or grid positions oh * PWs + ow over the phase planes. */
+static void gemm_tasks(void *arg, int64_t begin, int64_t end) {
+    qconv_gemm *q = arg;
+    const qconv_job *j = q->j;
+    const qconv_geom *g = &j->g;
+    int64_t K = g->K, K4 = q->K4, P = g->out_size, OW = g->out[1];
+    int64_t cols = q->planes ? g->out[0] * q->PWs : P; /* positions the panels run over */
+    size_t esz = j->out.out_type == MLRT_INT32 ? 4 : 1, rbytes = (size_t)(K4 * NR * 4);
+    uint8_t *R = mlrt_scratch(rbytes + 64 * sizeof(int32_t) + 4 * 64);
+    uint8_t *T = q->planes ? mlrt_scratch_slot(1, (size_t)(q->mc_rows * NR) * esz) : NULL; /* grid results */
+    if (!R || (q->planes && !T)) {
+        atomic_store(&q->failed, 1);
+        return;
+    }
+    int32_t *colsum = (int32_t *)(R + rbytes);
+    uint8_t *tmp = (uint8_t *)(colsum + 64);
+    const uint8_t *rows[64];
+    for (int64_t t = begin; t < end; ++t) {
+        int64_t mc = t % q->n_mc, r = t / q->n_mc, panel = r % q->n_panels, ng = r / q->n_panels;
+        int64_t n_img = ng / g->G, grp = ng % g->G, p0 = panel * NR, n = cols - p0 < NR ? cols - p0 : NR;
+        int64_t m0 = mc * q->mc_rows, mrows = g->Mg - m0 < q->mc_rows ? g->Mg - m0 : q->mc_rows;
+        if (mrows <= 0 || n <= 0) continue;
+        int32_t *cs = q->row_mul ? colsum : NULL;
+        if (cs) memset(cs, 0, 64 * sizeof(int32_t));
+        int64_t c0 = n_img * g->C + grp * g->Cg; /* the group's first image-channel */
+        if (g->pointwise || q->planes) {
+            for (int64_t k0 = 0; k0 < K; k0 += 64) {
+                int64_t kc = K - k0 < 64 ? K - k0 : 64;
+                const uint8_t *base = (g->pointwise ? j->x + c0 * P : q->planes + c0 * q->phase * g->s[0] * g->s[1]) + p0;
+                for (int64_t i = 0; i < kc; ++i) rows[i] = base + q->koff[k0 + i];
+                mlrt_qgemm_pack_r(rows, kc, n, g->pointwise && j->x_flip, R + k0 * NR, cs);
+            }
+        } else {
+            for (int64_t k0 = 0; k0 < K; k0 += 4) {
+                int64_t kc = K - k0 < 4 ? K - k0 : 4;
+                for (int64_t i = 0; i < kc; ++i) {
+                    gather_nd(j, n_img, grp * g->Cg + (k0 + i) / g->k_size, (k0 + i) % g->k_size, p0, n, tmp + 64 * i);
+                    rows[i] = tmp + 64 * i;
+                }
+                mlrt_qgemm_pack_r(rows, kc, n, false, R + k0 * NR, cs);
+            }
+        }
+        int64_t m = grp * g->Mg + m0; /* the block's first output channel */
+        mlrt_qgemm_out o = j->out;
+        o.row_add = q->row_add + m;
+        o.row_mul = q->row_mul ? q->row_mul + m : NULL;
+        o.col_mul = cs;
+        if (o.scale && o.scale_mode == MLRT_QSCALE_ROW) o.scale += m;
+        char *y = (char *)j->out.c + (size_t)((n_img * g->M + m) * P) * esz;
+        if (q->planes) o.c = T, o.ldc = NR;
+        else o.c = y + (size_t)p0 * esz;
+        mlrt_qgemm_panel(q->L + grp * q->l_each + (m0 / MR) * K4 * MR * 4, mrows, K4, R, n, &o);
+        if (!q->planes) continue;
+        for (int64_t v = p0; v < p0 + n;) { /* the grid's runs inside the output rows, into y */
+            int64_t oh = v / q->PWs, ow = v % q->PWs, len = q->PWs - ow < p0 + n - v ? q->PWs - ow : p0 + n - v;
+            int64_t keep = ow >= OW ? 0 : OW - ow < len ? OW - ow : len;
+            for (int64_t i = 0; keep && i < mrows; ++i)
+                memcpy(y + (size_t)(i * P + oh * OW + ow) * esz, T + (size_t)(i * NR + v - p0) * esz, (size_t)keep * esz);
+            v += len;
+        }
+    }
+}
+
+static int qconv_gemm_run(const mlrt_context *ctx, const char *op, const qconv_job *j, const void *packed) {
+    const qconv_geom *g = &j->g;
+    qconv_gemm q = {.j = j, .K4 = (g->K + 3) / 4, .l_each = mlrt_qgemm_l_size(g->Mg, g->K)};
+    atomic_init(&q.failed, 0);
+    size_t wbytes = packed ? 0 : (size_t)qconv_packed_size(g->G, g->M, g->K);
+    bool planes = !g->pointwise && g->nd == 2;
+    int64_t PH = 0, PW = 0;
+    if (planes) {
+        PH = (g->out[0] - 1) * g->s[0] + (g->k[0] - 1) * g->d[0] + 1;
+        PW = (g->out[1] - 1) * g->s[1] + (g->k[1] - 1) * g->d[1] + 1;
+        q.PHs = (PH + g->s[0] - 1) / g->s[0], q.PWs = (PW + g->s[1] - 1) / g->s[1];
+        q.phase = q.PHs * q.PWs;
+        MLRT_CHECK(g->s[0] * g->s[1] <= 64, "%s: strides %lld x %lld: at most 64 phases", op, (long long)g->s[0],
+                   (long long)g->s[1]);
+        for (int64_t kh = 0; kh < g->k[0]; ++kh)
+            for (int64_t kw = 0; kw < g->k[1]; ++kw)
+                q.used |= (uint64_t)1 << (kh * g->d[0] % g->s[0] * g->s[1] + kw * g->d[1] % g->s[1]);
+    }
+    size_t pbytes = planes ? (size_t)(g->N * g->C * g->s[0] * g->s[1] * q.phase + q.PWs + 64) : 0; /* (+ what the
+                                                                           last taps' runs reach past the end) */
+    char *buf = malloc(wbytes + pbytes + 2 * (size_t)g->M * sizeof(int32_t) + (size_t)g->K * sizeof(int64_t) + 64);
+    if (!buf) return mlrt_fail(MLRT_ERR_OUT_OF_MEMORY, "%s: cannot allocate the work space", op);
+    int64_t *koff = (int64_t *)buf;
+    int32_t *row_add = (int32_t *)(koff + g->K), *row_mul = row_add + g->M;
+    char *wp = (char *)(row_mul + g->M);
+    int64_t KH = g->k[0], KW = g->k[1], sh = g->s[0], sw = g->s[1], dh = g->d[0], dw = g->d[1];
+    for (int64_t k = 0; k < g->K; ++k) {
+        int64_t c = k / (KH * KW), kh = k / KW % KH, kw = k % KW;
+        koff[k] = g->pointwise ? k * g->out_size
+                               : (c * sh * sw + (kh * dh % sh) * sw + kw * dw % sw) * q.phase + (kh * dh / sh) * q.PWs +
+                                     kw * dw / sw;
+    }
+    q.koff = koff;
+    if (!packed) {
+        qconv_pack(g->G, g->M, g->K, j->w_type, j->w, wp);
+        packed = wp;
+    }
+    const int32_t *rowsum = packed;
+    q.L = (const int8_t *)packed + 4 * g->M;
+    /* row m: bias - xz * (rowsum - K wz) (canonical zero points), and -wz when any is not 0 */
+    bool any_wz = false;
+    for (int64_t m = 0; m < g->M; ++m) {
+        int32_t wz = j->wz[m] - (j->w_type == MLRT_UINT8 ? 128 : 0);
+        uint32_t ra = (uint32_t)rowsum[m] - (uint32_t)g->K * (uint32_t)wz;
+        row_add[m] = (int32_t)((j->bias ? (uint32_t)j->bias[m] : 0u) - (uint32_t)j->xz * ra);
+        row_mul[m] = (int32_t)(0u - (uint32_t)wz);
+        any_wz |= wz != 0;
+    }
+    q.row_add = row_add, q.row_mul = any_wz ? row_mul : NULL;
+    if (planes) {
+        q.planes = (const uint8_t *)(wp + wbytes);
+        mlrt_parallel_for(ctx, g->N * g->C, 1, build_planes, &q);
+        memset(wp + wbytes + pbytes - (size_t)(q.PWs + 64), (int)j->xz, (size_t)(q.PWs + 64));
+    }
+    q.n_panels = ((planes ? g->out[0] * q.PWs : g->out_size) + NR - 1) / NR;
+    int64_t mpanels = (g->Mg + MR - 1) / MR, outer = g->N * g->G * q.n_panels, want = 4 * (int64_t)j->threads;
+    q.n_mc = outer >= want || j->threads <= 1 ? 1 : (want + outer - 1) / outer;
+    if (q.n_mc > mpanels) q.n_mc = mpanels;
+    if (q.n_mc < 1) q.n_mc = 1;
+    q.mc_rows = (mpanels + q.n_mc - 1) / q.n_mc * MR;
+    q.n_mc = (g->Mg + q.mc_rows - 1) / q.mc_rows;
+    if (q.n_mc < 1) q.n_mc = 1;
+    mlrt_parallel_for(ctx, outer * q.n_mc, 1, gemm_tasks, &q);
+    free(buf);
+    if (atomic_load(&q.failed)) return mlrt_fail(MLRT_ERR_OUT_OF_MEMORY, "%s: cannot allocate a scratch buffer", op);
+    return MLRT_OK;
+}
+
+/* -- the kernels -------------------------------------------------------------------------------- */
+
+/* Checks shared by both operators, then the path; scale NULL: int32 y. */
+static int qconv_compute(const mlrt_context *ctx, const char *op, const mlrt_conv_params *p, const mlrt_tensor *X,
+                         const mlrt_tensor *Xz, const mlrt_tensor *W, const mlrt_tensor *Wz, const mlrt_tensor *B,
+                         const mlrt_tensor *packed, mlrt_tensor *Y, const mlrt_qgemm_out *finish) {
+    qconv_job j = {.x = X->data, .x_flip = X->dtype == MLRT_INT8, .w = W->data, .w_type = W->dtype,
+                   .out = *finish, .threads = mlrt_ctx_threads(ctx)};
+    int status = qconv_setup(op, p, X, W, Y, &j.g);
+    if (status) return status;
+    const qconv_geom *g = &j.g;
+    MLRT_CHECK(!Xz || (Xz->dtype == X->dtype && mlrt_numel(Xz) == 1), "%s: x's zero point must be one value of x's type",
+               op);
+    MLRT_CHECK(!Wz || (Wz->dtype == W->dtype && (mlrt_numel(Wz) == 1 || mlrt_numel(Wz) == g->M)),
+               "%s: w's zero point must be of w's type, one value or one per output channel", op);
+    MLRT_CHECK(!B || (B->dtype == MLRT_INT32 && mlrt_numel(B) == g->M && mlrt_is_contiguous(B)),
+               "%s: B must be int32 with %lld elements", op, (long long)g->M);
+    if (packed)
+        MLRT_CHECK(packed->dtype == MLRT_UINT8 && mlrt_is_contiguous(packed) &&
+                       mlrt_numel(packed) == qconv_packed_size(g->G, g->M, g->K),
+                   "%s: the packed weights do not fit w", op);
+    if (mlrt_numel(Y) == 0) return MLRT_OK;
+    int32_t *wz = malloc((size_t)(g->M + 1) * sizeof(int32_t));
+    if (!wz) return mlrt_fail(MLRT_ERR_OUT_OF_MEMORY, "%s: out of memory", op);
+    int64_t nwz = Wz ? mlrt_numel(Wz) : 0;
+    for (int64_t m = 0; m < g->M; ++m) wz[m] = nwz ? qc_load8(Wz->data, nwz == 1 ? 0 : m, Wz->dtype) : 0;
+    j.wz = wz;
+    j.xz = (Xz ? qc_load8(Xz->data, 0, Xz->dtype) : 0) + (j.x_flip ? 128 : 0);
+    j.bias = B ? B->data : NULL;
+    j.out.c = Y->data, j.out.ldc = g->out_size;
+    status = g->depthwise ? mlrt_qconv_depthwise(ctx, &j) : qconv_gemm_run(ctx, op, &j, packed ? packed->data : NULL);
+    free(wz);
+    return status;
+}
+
+/* The node's inputs before the packed weights (params.packed_weights, 0: none). */
+static int qconv_node_inputs(const char *op, const mlrt_conv_params *p, int32_t n_in, int32_t lo, int32_t hi,
+                             int32_t *n_node) {
+    int64_t pk = p->packed_weights;
+    MLRT_CHECK(pk == 0 || (pk >= lo && pk == n_in - 1), "%s: packed weights at input %lld of %d", op, (long long)pk,
+               n_in);
+    *n_node = pk ? (int32_t)pk : n_in;
+    MLRT_CHECK(*n_node >= lo && *n_node <= hi, "%s: expects %d to %d inputs", op, lo, hi);
+    return MLRT_OK;
+}
+
+static const mlrt_tensor *qc_optional(const mlrt_tensor *in, int32_t n, int32_t i) {
+    return i < n && mlrt_present(&in[i]) ? &in[i] : NULL;
+}
+
+/* inputs: x, w, x_zero_point (optional), w_zero_point (optional) [, packed w]; output: y (int32) */
+static int k_convinteger(const mlrt_context *ctx, const mlrt_tensor *in, int32_t n_in, mlrt_tensor *out,
+                         int32_t n_out, const void *params, size_t params_size) {
+    MLRT_PARAMS(mlrt_conv_params, p, params, params_size);
+    int32_t n = 0;
+    int status = qconv_node_inputs("ConvInteger", p, n_in, 2, 4, &n);
+    if (status) return status;
+    MLRT_CHECK(n_out == 1 && out[0].dtype == MLRT_INT32, "ConvInteger: one output, int32");
+    mlrt_qgemm_out fin = {.out_type = MLRT_INT32};
+    return qconv_compute(ctx, "ConvInteger", p, &in[0], qc_optional(in, n, 2), &in[1], qc_optional(in, n, 3), NULL,
+                         p->packed_weights ? &in[n] : NULL, &out[0], &fin);
+}
+
+/* inputs: x, x_scale, x_zero_point, w, w_scale, w_zero_point, y_scale, y_zero_point, B (optional)
+ * [, packed w]; output: y */
+static int k_qlinearconv(const mlrt_context *ctx, const mlrt_tensor *in, int32_t n_in, mlrt_tensor *out,
+                         int32_t n_out, const void *params, size_t params_size) {
+    MLRT_PARAMS(mlrt_conv_params, p, params, params_size);
+    const char *op = "QLinearConv";
+    int32_t n = 0;
+    int status = qconv_node_inputs(op, p, n_in, 8, 9, &n);
+    if (status) return status;
+    MLRT_CHECK(n_out == 1, "%s: expects 1 output", op);
+    const mlrt_tensor *Xs = &in[1], *Ws = &in[4], *Ys = &in[6], *Yz = qc_optional(in, n, 7);
+    mlrt_tensor *Y = &out[0];
+    int64_t M = in[3].rank >= 1 ? in[3].shape[0] : 0, nws = mlrt_numel(Ws);
+    MLRT_CHECK(qc_is_8bit(Y->dtype) && (!Yz || Yz->dtype == Y->dtype),
+               "%s: y must be int8 or uint8, of its zero point's type", op);
+    MLRT_CHECK(Xs->dtype == MLRT_FLOAT && Ws->dtype == MLRT_FLOAT && Ys->dtype == MLRT_FLOAT,
+               "%s: the scales must be float", op);
+    MLRT_CHECK(mlrt_numel(Xs) == 1 && mlrt_numel(Ys) == 1 && (!Yz || mlrt_numel(Yz) == 1),
+               "%s: x_scale, y_scale and y_zero_point must be scalars", op);
+    MLRT_CHECK(mlrt_is_contiguous(Ws) && (nws == 1 || nws == M), "%s: w_scale must have 1 or %lld elements", op,
+               (long long)M);
+    float *mult = malloc((size_t)(nws + 1) * sizeof(float));
+    if (!mult) return mlrt_fail(MLRT_ERR_OUT_OF_MEMORY, "%s: out of memory", op);
+    float xs = *(const float *)Xs->data, ys = *(const float *)Ys->data;
+    for (int64_t m = 0; m < nws; ++m) mult[m] = mlrt_requant_multiplier(xs, ((const float *)Ws->data)[m], ys);
+    mlrt_qgemm_out fin = {.scale = mult, .scale_mode = nws > 1 ? MLRT_QSCALE_ROW : MLRT_QSCALE_ONE,
+                          .zp = Yz ? qc_load8(Yz->data, 0, Yz->dtype) : 0, .out_type = Y->dtype,
+                          .lo = Y->dtype == MLRT_INT8 ? -128 : 0, .hi = Y->dtype == MLRT_INT8 ? 127 : 255};
+    status = qconv_compute(ctx, op, p, &in[0], qc_optional(in, n, 2), &in[3], qc_optional(in, n, 5),
+                           qc_optional(in, n, 8), p->packed_weights ? &in[n] : NULL, Y, &fin);
+    free(mult);
+    return status;
+}
+
+#define MASK_8BIT (MLRT_BIT(MLRT_INT8) | MLRT_BIT(MLRT_UINT8))
+
+MLRT_KERNEL(convinteger, "ConvInteger", "", 10, MLRT_OPSET_MAX, MASK_8BIT, k_convinteger);
+MLRT_KERNEL(qlinearconv, "QLinearConv", "", 10, MLRT_OPSET_MAX, MASK_8BIT, k_qlinearconv);

@@ -1,0 +1,343 @@
+/* qgemm.c -- the 8-bit integer matrix product (src/qgemm.h): packing, the tile kernels and
+ * the panel loop.
+ *
+ * A tile is up to MR rows of C by one R panel (up to NR = 64 columns): per group of four
+ * k, each row's four int8 of L are broadcast against the panel's uint8 quads.  Kernels,
+ * chosen once by what the CPU has:
+ *   avx512vnni  vpdpbusd: 16 lanes x 4 products summed into int32 per instruction;
+ *   avx512bw    the same sums from vpmaddwd on the quads split into even and odd bytes
+ *               widened to 16 bits (exact: no 16-bit saturation, unlike vpmaddubsw);
+ *   portable    C loops, every CPU.
+ * All compute the same int32 sums (exact, wrapping), then the same finish (qgemm.h). */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "qgemm.h"
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#define QG_X86 1 /* (qgemm.h includes immintrin.h) */
+#endif
+
+#define MR MLRT_QGEMM_MR
+#define NR MLRT_QGEMM_NR
+
+/* -- packing ------------------------------------------------------------------------------------ */
+
+void mlrt_qgemm_pack_l(const uint8_t *src, int64_t M, int64_t K, int64_t ld, int64_t cs, bool flip, int8_t *dst,
+                       int32_t *rowsum) {
+    int64_t K4 = (K + 3) / 4, panels = (M + MR - 1) / MR;
+    uint8_t f = flip ? 0x80 : 0;
+    memset(dst, 0, (size_t)(panels * K4 * MR * 4));
+    for (int64_t m = 0; m < M; ++m) {
+        int8_t *p = dst + (m / MR) * K4 * MR * 4 + (m % MR) * 4;
+        const uint8_t *s = src + m * ld;
+        int32_t sum = 0;
+        for (int64_t k = 0; k < K; ++k) {
+            int8_t v = (int8_t)(s[k * cs] ^ f);
+            p[(k / 4) * MR * 4 + k % 4] = v;
+            sum += v;
+        }
+        if (rowsum) rowsum[m] = sum;
+    }
+}
+
+static void pack_r_portable(const uint8_t *const *rows, int64_t K, int64_t n, bool flip, uint8_t *dst,
+                            int32_t *colsum) {
+    uint8_t f = flip ? 0x80 : 0;
+    int64_t K4 = (K + 3) / 4;
+    memset(dst, 0, (size_t)(K4 * NR * 4));
+    for (int64_t k = 0; k < K; ++k) {
+        uint8_t *q = dst + (k / 4) * NR * 4 + k % 4;
+        const uint8_t *r = rows[k];
+        for (int64_t j = 0; j < n; ++j) q[j * 4] = r[j] ^ f;
+        if (colsum)
+            for (int64_t j = 0; j < n; ++j) colsum[j] += q[j * 4];
+    }
+}
+
+#ifdef QG_X86
+/* Four rows of up to 64 bytes (masked loads; absent rows and columns zero) into 64 quads. */
+__attribute__((target("avx512f,avx512bw"))) static void pack_r_avx512(const uint8_t *const *rows, int64_t K,
+                                                                       int64_t n, bool flip, uint8_t *dst,
+                                                                       int32_t *colsum) {
+    __mmask64 mask = n >= 64 ? ~(__mmask64)0 : (((__mmask64)1 << n) - 1);
+    __m512i f = _mm512_set1_epi8(flip ? (char)0x80 : 0), ones8 = _mm512_set1_epi8(1), ones16 = _mm512_set1_epi16(1);
+    __m512i cs[4] = {_mm512_setzero_si512(), _mm512_setzero_si512(), _mm512_setzero_si512(), _mm512_setzero_si512()};
+    for (int64_t k = 0; k < K; k += 4) {
+        __m512i r[4];
+        for (int i = 0; i < 4; ++i)
+            r[i] = k + i < K ? _mm512_maskz_mov_epi8(mask, _mm512_xor_si512(_mm512_maskz_loadu_epi8(mask, rows[k + i]), f))
+                             : _mm512_setzero_si512();
+        __m512i ab_lo = _mm512_unpacklo_epi8(r[0], r[1]), ab_hi = _mm512_unpackhi_epi8(r[0], r[1]);
+        __m512i cd_lo = _mm512_unpacklo_epi8(r[2], r[3]), cd_hi = _mm512_unpackhi_epi8(r[2], r[3]);
+        /* per 128-bit lane L: q0 holds columns 16L..16L+3, q1 16L+4.., q2 16L+8.., q3 16L+12.. */
+        __m512i q0 = _mm512_unpacklo_epi16(ab_lo, cd_lo), q1 = _mm512_unpackhi_epi16(ab_lo, cd_lo);
+        __m512i q2 = _mm512_unpacklo_epi16(ab_hi, cd_hi), q3 = _mm512_unpackhi_epi16(ab_hi, cd_hi);
+        __m512i t0 = _mm512_shuffle_i32x4(q0, q1, 0x44), t1 = _mm512_shuffle_i32x4(q0, q1, 0xEE);
+        __m512i t2 = _mm512_shuffle_i32x4(q2, q3, 0x44), t3 = _mm512_shuffle_i32x4(q2, q3, 0xEE);
+        __m512i o[4] = {_mm512_shuffle_i32x4(t0, t2, 0x88), _mm512_shuffle_i32x4(t0, t2, 0xDD),
+                        _mm512_shuffle_i32x4(t1, t3, 0x88), _mm512_shuffle_i32x4(t1, t3, 0xDD)};
+        uint8_t *q = dst + (k / 4) * NR * 4;
+        for (int j = 0; j < 4; ++j) {
+            _mm512_storeu_si512((void *)(q + 64 * j), o[j]);
+            if (colsum) cs[j] = _mm512_add_epi32(cs[j], _mm512_madd_epi16(_mm512_maddubs_epi16(o[j], ones8), ones16));
+        }
+    }
+    if (colsum)
+        for (int j = 0; j < 4 && 16 * j < n; ++j) {
+            int64_t w = n - 16 * j < 16 ? n - 16 * j : 16;
+            __mmask16 m = (__mmask16)((1u << w) - 1);
+            _mm512_mask_storeu_epi32(colsum + 16 * j,
+                                     m, _mm512_add_epi32(_mm512_maskz_loadu_epi32(m, colsum + 16 * j), cs[j]));
+        }
+}
+#endif
+
+/* -- tile kernels ------------------------------------------------------------------------------- */
+
+typedef void (*qg_tile_fn)(const int8_t *L, const uint8_t *R, int64_t K4, int64_t mr, int64_t n,
+                           const mlrt_qgemm_out *o);
+
+static void tile_portable(const int8_t *L, const uint8_t *R, int64_t K4, int64_t mr, int64_t n,
+                          const mlrt_qgemm_out *o) {
+    uint32_t acc[MR][NR]; /* (wrapping) */
+    memset(acc, 0, sizeof acc);
+    for (int64_t q = 0; q < K4; ++q) {
+        const uint8_t *r = R + q * NR * 4;
+        const int8_t *l = L + q * MR * 4;
+        for (int64_t i = 0; i < mr; ++i) {
+            int32_t l0 = l[i * 4], l1 = l[i * 4 + 1], l2 = l[i * 4 + 2], l3 = l[i * 4 + 3];
+            for (int64_t j = 0; j < NR; ++j)
+                acc[i][j] += (uint32_t)(l0 * r[j * 4] + l1 * r[j * 4 + 1] + l2 * r[j * 4 + 2] + l3 * r[j * 4 + 3]);
+        }
+    }
+    for (int64_t i = 0; i < mr; ++i)
+        for (int64_t j = 0; j < n; ++j) mlrt_qgemm_store1(o, i, j, (int32_t)acc[i][j]);
+}
+
+#ifdef QG_X86
+/* The finish of mlrt_qgemm_out for a tile (up to 64 columns), its fields and constant
+ * vectors in locals: the stores to C (char) could alias o's fields, which the compiler
+ * would then read again after every store. */
+typedef struct qg_fin {
+    const int32_t *row_add, *col_add, *row_mul, *col_mul;
+    const float *scale;
+    int32_t mode, nv;
+    bool requant, u8;
+    char *c;
+    int64_t ldc; /* bytes */
+    __mmask16 k[4];
+    __mmask64 k64;
+    __m512 flo, fhi, s1;
+    __m512i zp;
+} qg_fin;
+
+__attribute__((target("avx512f,avx512bw"), always_inline)) static inline void qg_fin_init(qg_fin *f,
+                                                                                          const mlrt_qgemm_out *o,
+                                                                                          int64_t n) {
+    f->row_add = o->row_add, f->col_add = o->col_add, f->row_mul = o->row_mul, f->col_mul = o->col_mul;
+    f->scale = o->scale, f->mode = o->scale_mode, f->requant = o->scale != NULL, f->u8 = o->out_type == MLRT_UINT8;
+    f->c = o->c, f->ldc = o->ldc * (f->requant ? 1 : 4), f->nv = (int32_t)((n + 15) / 16);
+    for (int u = 0; u < 4; ++u) {
+        int64_t w = n - 16 * u;
+        f->k[u] = w >= 16 ? (__mmask16)0xFFFF : w <= 0 ? 0 : (__mmask16)((1u << w) - 1);
+    }
+    f->k64 = n >= 64 ? ~(__mmask64)0 : (((__mmask64)1 << n) - 1);
+    f->flo = f->fhi = f->s1 = _mm512_setzero_ps(), f->zp = _mm512_setzero_si512();
+    if (f->requant) {
+        f->flo = _mm512_set1_ps((float)(o->lo - o->zp)), f->fhi = _mm512_set1_ps((float)(o->hi - o->zp));
+        f->zp = _mm512_set1_epi32(o->zp);
+        f->s1 = _mm512_set1_ps(o->scale[0]);
+    }
+}
+
+/* Row i of the tile: v[u] holds columns 16 u ... (vectors past the tile's ignored). */
+__attribute__((target("avx512f,avx512bw"), always_inline)) static inline void qg_store64(const qg_fin *f, int64_t i,
+                                                                                         __m512i v0, __m512i v1,
+                                                                                         __m512i v2, __m512i v3) {
+    __m512i v[4] = {v0, v1, v2, v3};
+    int nv = f->nv;
+    if (f->row_add) {
+        __m512i r = _mm512_set1_epi32(f->row_add[i]);
+        for (int u = 0; u < nv; ++u) v[u] = _mm512_add_epi32(v[u], r);
+    }
+    if (f->col_add)
+        for (int u = 0; u < nv; ++u) v[u] = _mm512_add_epi32(v[u], _mm512_maskz_loadu_epi32(f->k[u], f->col_add + 16 * u));
+    if (f->row_mul) {
+        __m512i r = _mm512_set1_epi32(f->row_mul[i]);
+        for (int u = 0; u < nv; ++u)
+            v[u] = _mm512_add_epi32(v[u], _mm512_mullo_epi32(r, _mm512_maskz_loadu_epi32(f->k[u], f->col_mul + 16 * u)));
+    }
+    char *c = f->c + i * f->ldc;
+    if (!f->requant) {
+        for (int u = 0; u < nv; ++u) _mm512_mask_storeu_epi32((int32_t *)c + 16 * u, f->k[u], v[u]);
+        return;
+    }
+    __m512 s = f->mode == MLRT_QSCALE_ROW ? _mm512_set1_ps(f->scale[i]) : f->s1;
+    for (int u = 0; u < 4; ++u) {
+        if (u >= nv) {
+            v[u] = _mm512_setzero_si512();
+            continue;
+        }
+        __m512 su = f->mode == MLRT_QSCALE_COL ? _mm512_maskz_loadu_ps(f->k[u], f->scale + 16 * u) : s;
+        __m512 x = _mm512_mul_ps(_mm512_cvtepi32_ps(v[u]), su);
+        x = _mm512_min_ps(_mm512_max_ps(x, f->flo), f->fhi); /* (a NaN product: max's second operand, the low end) */
+        v[u] = _mm512_add_epi32(_mm512_cvt_roundps_epi32(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), f->zp);
+    }
+    /* in range now: the saturating packs keep the values; per 128-bit lane L they give
+     * v0[4L..4L+3], v1[4L..], v2[4L..], v3[4L..], which the permute puts in column order */
+    __m512i w01 = _mm512_packs_epi32(v[0], v[1]), w23 = _mm512_packs_epi32(v[2], v[3]);
+    __m512i b = f->u8 ? _mm512_packus_epi16(w01, w23) : _mm512_packs_epi16(w01, w23);
+    b = _mm512_permutexvar_epi32(_mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15), b);
+    _mm512_mask_storeu_epi8(c, f->k64, b);
+}
+
+/* MR rows x NV vectors of 16 columns, the MR * NV sums in named registers (arrays of them
+ * end up on the stack); rows past mr are computed on L's zero rows and not stored.
+ * STEP(i) multiplies row i's broadcast quad into the row's nv (= NV) sums. */
+#define QG_ZERO4(i) __m512i a##i##0 = z, a##i##1 = z, a##i##2 = z, a##i##3 = z;
+#define QG_STORE4(i)                                                                                                  \
+    if (i < mrc && i < mr) qg_store64(&fin, i, a##i##0, a##i##1, a##i##2, a##i##3);
+#define QG_BROADCAST(i) _mm512_set1_epi32(qg_quad(l + 4 * (i)))
+
+static inline int32_t qg_quad(const int8_t *p) {
+    int32_t w;
+    memcpy(&w, p, 4);
+    return w;
+}
+
+#define QG_VNNI_STEP(i)                                                                                               \
+    {                                                                                                                 \
+        __m512i b = QG_BROADCAST(i);                                                                                  \
+        a##i##0 = _mm512_dpbusd_epi32(a##i##0, r0, b);                                                                \
+        if (nv > 1) a##i##1 = _mm512_dpbusd_epi32(a##i##1, r1, b);                                                    \
+        if (nv > 2) a##i##2 = _mm512_dpbusd_epi32(a##i##2, r2, b);                                                    \
+        if (nv > 3) a##i##3 = _mm512_dpbusd_epi32(a##i##3, r3, b);                                                    \
+    }
+
+/* Without VNNI: each quad split into its even and odd bytes as 16-bit values, two
+ * vpmaddwd per broadcast row and vector (4 products, exact). */
+#define QG_BW_MAC(acc, v, be, bo)                                                                                     \
+    acc = _mm512_add_epi32(acc, _mm512_add_epi32(_mm512_madd_epi16(_mm512_and_si512(v, lo8), be),                     \
+                                                 _mm512_madd_epi16(_mm512_srli_epi16(v, 8), bo)))
+#define QG_BW_STEP(i)                                                                                                 \
+    {                                                                                                                 \
+        __m512i b = QG_BROADCAST(i);                                                                                  \
+        __m512i be = _mm512_srai_epi16(_mm512_slli_epi16(b, 8), 8), bo = _mm512_srai_epi16(b, 8);                     \
+        QG_BW_MAC(a##i##0, r0, be, bo);                                                                               \
+        if (nv > 1) QG_BW_MAC(a##i##1, r1, be, bo);                                                                   \
+        if (nv > 2) QG_BW_MAC(a##i##2, r2, be, bo);                                                                   \
+        if (nv > 3) QG_BW_MAC(a##i##3, r3, be, bo);                                                                   \
+    }
+
+#define DEFINE_TILE(NAME, NV, MRC, TARGET, STEP)                                                                      \
+    __attribute__((target(TARGET))) static void tile_##NAME##_##NV##_##MRC(                                          \
+        const int8_t *L, const uint8_t *R, int64_t K4, int64_t mr, int64_t n, const mlrt_qgemm_out *o) {            \
+        const int nv = NV, mrc = MRC; /* (rows past mrc: not computed) */                                             \
+        const __m512i z = _mm512_setzero_si512(), lo8 = _mm512_set1_epi16(0x00FF);                                   \
+        (void)lo8;                                                                                                    \
+        qg_fin fin;                                                                                                   \
+        qg_fin_init(&fin, o, n);                                                                                      \
+        QG_ZERO4(0) QG_ZERO4(1) QG_ZERO4(2) QG_ZERO4(3) QG_ZERO4(4) QG_ZERO4(5)                                       \
+        for (int64_t q = 0; q < K4; ++q) {                                                                            \
+            const uint8_t *r = R + q * NR * 4;                                                                        \
+            const int8_t *l = L + q * MR * 4;                                                                         \
+            __m512i r0 = _mm512_loadu_si512((const void *)r), r1 = z, r2 = z, r3 = z;                                 \
+            if (nv > 1) r1 = _mm512_loadu_si512((const void *)(r + 64));                                              \
+            if (nv > 2) r2 = _mm512_loadu_si512((const void *)(r + 128));                                             \
+            if (nv > 3) r3 = _mm512_loadu_si512((const void *)(r + 192));                                             \
+            STEP(0) if (mrc > 1) STEP(1) if (mrc > 2) STEP(2) if (mrc > 3) STEP(3) if (mrc > 4) STEP(4)               \
+            if (mrc > 5) STEP(5)                                                                                      \
+        }                                                                                                             \
+        QG_STORE4(0) QG_STORE4(1) QG_STORE4(2) QG_STORE4(3) QG_STORE4(4) QG_STORE4(5)                                 \
+    }
+#if MLRT_QGEMM_MR != 6
+#error "the tile kernels are written for MLRT_QGEMM_MR 6"
+#endif
+/* one kernel per vectors of columns (1..4) and rows computed (1..6) */
+#define DEFINE_TILES_NV(NAME, NV, TARGET, STEP)                                                                       \
+    DEFINE_TILE(NAME, NV, 1, TARGET, STEP) DEFINE_TILE(NAME, NV, 2, TARGET, STEP) DEFINE_TILE(NAME, NV, 3, TARGET, STEP) \
+    DEFINE_TILE(NAME, NV, 4, TARGET, STEP) DEFINE_TILE(NAME, NV, 5, TARGET, STEP) DEFINE_TILE(NAME, NV, 6, TARGET, STEP)
+#define DEFINE_TILES(NAME, TARGET, STEP)                                                                              \
+    DEFINE_TILES_NV(NAME, 1, TARGET, STEP) DEFINE_TILES_NV(NAME, 2, TARGET, STEP)                                     \
+    DEFINE_TILES_NV(NAME, 3, TARGET, STEP) DEFINE_TILES_NV(NAME, 4, TARGET, STEP)
+#define TILE_ROW(NAME, NV)                                                                                            \
+    {tile_##NAME##_##NV##_1, tile_##NAME##_##NV##_2, tile_##NAME##_##NV##_3, tile_##NAME##_##NV##_4,                  \
+     tile_##NAME##_##NV##_5, tile_##NAME##_##NV##_6}
+#define TILE_TABLE(NAME) {TILE_ROW(NAME, 1), TILE_ROW(NAME, 2), TILE_ROW(NAME, 3), TILE_ROW(NAME, 4)}
+DEFINE_TILES(vnni, "avx512f,avx512bw,avx512vnni", QG_VNNI_STEP)
+DEFINE_TILES(bw, "avx512f,avx512bw", QG_BW_STEP)
+static const qg_tile_fn tiles_vnni[4][MR] = TILE_TABLE(vnni), tiles_bw[4][MR] = TILE_TABLE(bw);
+#endif
+
+/* -- the table ---------------------------------------------------------------------------------- */
+
+static struct {
+    qg_tile_fn tile[4][MR]; /* by vectors of 16 columns needed (1..4) and rows (1..MR); all portable ones the same */
+    void (*pack_r)(const uint8_t *const *, int64_t, int64_t, bool, uint8_t *, int32_t *);
+    const char *name;
+} qg;
+static pthread_once_t qg_once = PTHREAD_ONCE_INIT;
+
+static void qg_init(void) {
+    const char *want = getenv("MLRT_QGEMM_KERNEL");
+    bool portable = want && strcmp(want, "portable") == 0, bw = want && strcmp(want, "avx512bw") == 0;
+    for (int i = 0; i < 4; ++i)
+        for (int r = 0; r < MR; ++r) qg.tile[i][r] = tile_portable;
+    qg.pack_r = pack_r_portable;
+    qg.name = "portable";
+#ifdef QG_X86
+    __builtin_cpu_init();
+    if (!portable && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw")) {
+        qg.pack_r = pack_r_avx512;
+        if (!bw && __builtin_cpu_supports("avx512vnni")) {
+            memcpy(qg.tile, tiles_vnni, sizeof qg.tile);
+            qg.name = "avx512vnni";
+        } else {
+            memcpy(qg.tile, tiles_bw, sizeof qg.tile);
+            qg.name = "avx512bw";
+        }
+    }
+#else
+    (void)portable, (void)bw;
+#endif
+}
+
+const char *mlrt_qgemm_kernel_name(void) {
+    pthread_once(&qg_once, qg_init);
+    return qg.name;
+}
+
+void mlrt_qgemm_pack_r(const uint8_t *const *rows, int64_t K, int64_t n, bool flip, uint8_t *dst, int32_t *colsum) {
+    pthread_once(&qg_once, qg_init);
+    qg.pack_r(rows, K, n, flip, dst, colsum);
+}
+
+void mlrt_qgemm_pack_r_rows(const uint8_t *src, int64_t ld, int64_t K, int64_t n, bool flip, uint8_t *dst,
+                            int32_t *colsum) {
+    pthread_once(&qg_once, qg_init);
+    if (colsum) memset(colsum, 0, (size_t)n * sizeof(int32_t));
+    const uint8_t *rows[64];
+    for (int64_t k0 = 0; k0 < K; k0 += 64) { /* 64 rows (16 groups of four) at a time */
+        int64_t kc = K - k0 < 64 ? K - k0 : 64;
+        for (int64_t k = 0; k < kc; ++k) rows[k] = src + (k0 + k) * ld;
+        qg.pack_r(rows, kc, n, flip, dst + k0 * NR, colsum);
+    }
+}
+
+void mlrt_qgemm_panel(const int8_t *L, int64_t M, int64_t K4, const uint8_t *R, int64_t n,
+                      const mlrt_qgemm_out *o) {
+    pthread_once(&qg_once, qg_init);
+    if (n <= 0) return;
+    qg_tile_fn const *tiles = qg.tile[(n + 15) / 16 - 1];
+    for (int64_t m0 = 0; m0 < M; m0 += MR) {
+        mlrt_qgemm_out b = *o;
+        if (b.row_add) b.row_add += m0;
+        if (b.row_mul) b.row_mul += m0;
+        if (b.scale && b.scale_mode == MLRT_QSCALE_ROW) b.scale += m0;
+        b.c = (char *)b.c + (size_t)(m0 * o->ldc) * (o->out_type == MLRT_INT32 ? 4 : 1);
+        int64_t mr = M - m0 < MR ? M - m0 : MR;
+        tiles[mr - 1](L + (m0 / MR) * K4 * MR * 4, R, K4, mr, n, &b);
+    }
+}

@@ -1,0 +1,117 @@
+/* qgemm.h -- the 8-bit integer products under MatMulInteger, QLinearMatMul, ConvInteger,
+ * QLinearConv and com.microsoft QGemm, and their requantization (internal, not ABI).
+ *
+ * Requantization, defined once (docs/undefined.md), as onnxruntime computes it:
+ *     multiplier = (float)(a_scale * b_scale) / y_scale      two float32 operations, in this order
+ *     y = saturate(round_half_even((float)acc * multiplier) + y_zero_point)
+ * acc the int32 sum (bias included, wrapping), converted to float32 (rounding to nearest
+ * even above 2^24), the product rounded to float32; a NaN product gives the low end of
+ * y's range.
+ *
+ * The product: C (M x N, int32) = L (M x K) @ R (K x N) with 8-bit operands less their
+ * zero points.  The kernels take L as int8 and R as uint8 (vpdpbusd's operands: R in the
+ * vector lanes, four consecutive k of L broadcast); an operand of the other type is
+ * moved there by flipping its top bit (x ^ 0x80, its zero point by 128), which leaves
+ * every difference x - zero_point as it was.  With canonical operands l, r and zero
+ * points lz (per row) and rz (per column):
+ *     sum_k (l - lz)(r - rz) = sum_k l r - rz * (rowsum(l) - K lz) - lz * colsum(r)
+ * in int32, wrapping (every step is exact modulo 2^32).  The kernels compute sum_k l r
+ * and finish each element with what the caller prepared (mlrt_qgemm_out):
+ *     v = acc + row_add[m] + col_add[n] + row_mul[m] * col_mul[n]
+ * then store v (int32) or requantize it with a multiplier per row, per column or one.
+ *
+ * Layouts.  L is packed once (weights) or per call into panels of MLRT_QGEMM_MR rows,
+ * each k-major in groups of four: L(m, k) at p[((m / MR) * K4 + k / 4) * MR * 4 +
+ * (m % MR) * 4 + k % 4], K4 = ceil(K / 4), rows and k past the end zero.  R goes by
+ * panels of up to MLRT_QGEMM_NR columns: R(k, n) at q[(k / 4) * NR * 4 + n * 4 + k % 4],
+ * k past K and columns past the panel's zero. */
+#ifndef MLRT_QGEMM_H
+#define MLRT_QGEMM_H
+
+#include <math.h>
+
+#include "internal.h"
+
+#define MLRT_QGEMM_MR 6
+#define MLRT_QGEMM_NR 64
+
+/* The requantization multiplier, as onnxruntime forms it (float32, this order). */
+static inline float mlrt_requant_multiplier(float a_scale, float b_scale, float y_scale) {
+    float product = a_scale * b_scale;
+    return product / y_scale;
+}
+
+/* One element requantized to [lo, hi] (the output type's range). */
+static inline int32_t mlrt_requantize(int32_t acc, float multiplier, int32_t zp, int32_t lo, int32_t hi) {
+    float v = (float)acc * multiplier, flo = (float)(lo - zp), fhi = (float)(hi - zp);
+    v = v > flo ? v : flo; /* (NaN: the low end) */
+    v = v < fhi ? v : fhi;
+    return (int32_t)nearbyintf(v) + zp;
+}
+
+/* What the kernels do with a finished sum (see above). */
+typedef struct mlrt_qgemm_out {
+    const int32_t *row_add, *col_add; /* by row / column of C, or NULL */
+    const int32_t *row_mul, *col_mul; /* both or neither */
+    const float *scale;               /* NULL: store int32; else the multipliers */
+    int32_t scale_mode;               /* enum mlrt_qgemm_scale */
+    int32_t zp, lo, hi;               /* requantized: y's zero point and range */
+    int32_t out_type;                 /* MLRT_INT32, MLRT_UINT8 or MLRT_INT8 */
+    void *c;                          /* C(m, n) at c + m * ldc + n (elements) */
+    int64_t ldc;
+} mlrt_qgemm_out;
+
+enum mlrt_qgemm_scale { MLRT_QSCALE_ONE = 0, MLRT_QSCALE_ROW = 1, MLRT_QSCALE_COL = 2 };
+
+/* Bytes of L packed: ceil(M / MR) panels of K4 * MR * 4. */
+static inline int64_t mlrt_qgemm_l_size(int64_t M, int64_t K) {
+    return (M + MLRT_QGEMM_MR - 1) / MLRT_QGEMM_MR * ((K + 3) / 4) * MLRT_QGEMM_MR * 4;
+}
+
+/* Pack L from 8-bit elements src[m * ld + k * cs] (flip: x ^ 0x80, uint8 to int8), and
+ * rowsum[m] = sum_k of the packed values (NULL: not wanted). */
+void mlrt_qgemm_pack_l(const uint8_t *src, int64_t M, int64_t K, int64_t ld, int64_t cs, bool flip, int8_t *dst,
+                       int32_t *rowsum);
+
+/* Pack one R panel of n <= NR columns from rows[k] (K row pointers, n bytes each; flip:
+ * x ^ 0x80, int8 to uint8) into dst (K4 * NR * 4 bytes), and add each column's sum of
+ * packed values to colsum[j] (NULL: not wanted).  A panel packed by parts of a multiple
+ * of 4 rows is the whole panel packed at once (dst + k0 * NR for rows from k0). */
+void mlrt_qgemm_pack_r(const uint8_t *const *rows, int64_t K, int64_t n, bool flip, uint8_t *dst, int32_t *colsum);
+/* The same from a matrix, row k at src + k * ld; colsum (NULL: not wanted) is set. */
+void mlrt_qgemm_pack_r_rows(const uint8_t *src, int64_t ld, int64_t K, int64_t n, bool flip, uint8_t *dst,
+                            int32_t *colsum);
+
+/* A block of C, M rows by n <= NR columns, from packed L (its first panel at L) and one
+ * packed R panel (K4 groups of four), finished by o: its row arrays, column arrays and c
+ * start at the block's first row and column. */
+void mlrt_qgemm_panel(const int8_t *L, int64_t M, int64_t K4, const uint8_t *R, int64_t n,
+                      const mlrt_qgemm_out *o);
+
+/* Which kernel runs: "avx512vnni", "avx512bw" or "portable" (MLRT_QGEMM_KERNEL=portable
+ * | avx512bw narrows the choice, to test the others on a VNNI machine). */
+const char *mlrt_qgemm_kernel_name(void);
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#endif
+
+/* The finish of mlrt_qgemm_out for the sum v of row i, column j (portable). */
+static inline void mlrt_qgemm_store1(const mlrt_qgemm_out *o, int64_t i, int64_t j, int32_t v) {
+    uint32_t u = (uint32_t)v;
+    if (o->row_add) u += (uint32_t)o->row_add[i];
+    if (o->col_add) u += (uint32_t)o->col_add[j];
+    if (o->row_mul) u += (uint32_t)o->row_mul[i] * (uint32_t)o->col_mul[j];
+    v = (int32_t)u;
+    int64_t at = i * o->ldc + j;
+    if (!o->scale) {
+        ((int32_t *)o->c)[at] = v;
+        return;
+    }
+    float s = o->scale[o->scale_mode == MLRT_QSCALE_ROW ? i : o->scale_mode == MLRT_QSCALE_COL ? j : 0];
+    int32_t q = mlrt_requantize(v, s, o->zp, o->lo, o->hi);
+    if (o->out_type == MLRT_UINT8) ((uint8_t *)o->c)[at] = (uint8_t)q;
+    else ((int8_t *)o->c)[at] = (int8_t)q;
+}
+
+#endif
