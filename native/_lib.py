@@ -127,6 +127,48 @@ def array_pointer(a: np.ndarray):
     return ffi().cast("void *", a.ctypes.data)
 
 
+STRING = 8  # MLRT_STRING (onnx TensorProto.STRING): a string tensor's dtype in C, given as an mlrt_strings
+
+
+def is_string(dtype) -> bool:
+    """Whether a numpy dtype holds strings (str objects, numpy's 'U' or 'S')."""
+    return np.dtype(dtype).kind in "OUS"
+
+
+def utf32(a: np.ndarray):
+    """A string array as the C kernels read it (mlrt_strings in include/mlrt.h): (width,
+    a buffer of width UTF-32 code points per element, zeros after each one's end, in
+    the array's order), or None where that would not be exact -- elements that are not
+    str (bytes: decoded on the host) or a str ending in U+0000 (no room for trailing
+    zeros).  One str is encoded as it is; more go through numpy's 'U' layout."""
+    kind = a.dtype.kind
+    if kind == "O":
+        if a.size == 1:  # (the common case of a row of features: quick)
+            s = a.item()
+            if type(s) is not str or s[-1:] == "\0":
+                return None
+            return len(s), s.encode("utf-32-le", "surrogatepass")
+        try:
+            joined = "".join(a.flat)  # (TypeError: an element that is not a str)
+        except TypeError:
+            return None
+        u = np.ascontiguousarray(a.astype(np.str_))
+        if "\0" in joined and int(np.strings.str_len(u).sum()) != len(joined):
+            return None  # (a str lost its trailing U+0000)
+        return u.dtype.itemsize // 4, u
+    if kind == "U":  # (a 'U' array holds no trailing zeros to lose)
+        return a.dtype.itemsize // 4, np.ascontiguousarray(a)
+    return None
+
+
+def strings_header(made):
+    """An mlrt_strings over what utf32() made: (its pointer, what it keeps alive)."""
+    f = ffi()
+    width, buf = made
+    chars = f.from_buffer("uint32_t[]", buf)
+    return f.new("mlrt_strings *", {"width": width, "chars": chars}), (chars, buf)
+
+
 def pack_params(struct_name: str | None, fields: dict | None):
     """A params block for the C struct `struct_name` from a dict of its fields.
 
@@ -160,7 +202,7 @@ def kernel_table() -> list[dict]:
 
 
 def find_kernel(domain: str, op_type: str, opset: int, dtype) -> int:
-    t = onnx_type(dtype) if dtype is not None else -1
+    t = -1 if dtype is None else STRING if is_string(dtype) else onnx_type(dtype)
     return lib().mlrt_kernel_find(domain.encode(), op_type.encode(), opset, t)
 
 

@@ -16,7 +16,7 @@
  * mlrt_plan_run_flagged, mlrt_loop.terminate, MLRT_ERR_TERMINATED, the custom operator
  * types (mlrt_custom_op_api ...: declarations only, nothing the library exports),
  * mlrt_threadpool_create_pinned, mlrt_conv_fvec_fits / _size / _pack (kernels/conv.h) and
- * mlrt_conv_params.winograd = 2. */
+ * mlrt_conv_params.winograd = 2, mlrt_strings (string tensors of the ai.onnx.ml lookups). */
 #define MLRT_ABI_VERSION 2
 #define MLRT_MAX_RANK 8
 
@@ -70,6 +70,15 @@ typedef struct mlrt_tensor {
     int64_t strides[8];
     void *data;
 } mlrt_tensor;
+
+/* A string tensor (dtype MLRT_STRING) as kernels see it: its data points to an
+ * mlrt_strings, the elements in UTF-32 as numpy's 'U' arrays hold them -- element i is
+ * the code points chars[i * width, (i + 1) * width), zeros after its end (so none ends
+ * in U+0000) -- contiguous in the tensor's shape.  (An addition within ABI 2.) */
+typedef struct mlrt_strings {
+    int64_t width;
+    const uint32_t *chars;
+} mlrt_strings;
 
 typedef struct mlrt_threadpool mlrt_threadpool;
 

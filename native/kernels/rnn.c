@@ -4,17 +4,23 @@
  * of the ONNX activation functions.
  *
  * Per direction, the input projections X W^T are computed for a chunk of time steps
- * by one GEMM (reading W^T in place when the plan transposed a constant W once), then
+ * by one GEMM (on W packed in its strips, or W^T, where the plan made one once from a
+ * constant W: W's rows read in place are G * H floats apart, in the same cache sets), then
  * each step multiplies the hidden state by R^T and runs the gate arithmetic, which
- * adds the biases.  The steps run one of two ways:
- *   any batch: a direction at a time, each step's product one GEMM over the batch
- *     rows (gathered, so reversed sequences of different lengths need no special
- *     case), the gate arithmetic per batch row on the intra-op pool;
- *   batch 1: matrix-vector products, the directions side by side (see below).
+ * adds the biases.  The steps run one of three ways:
+ *   any batch, one thread (and float64): a direction at a time, each step's product
+ *     one product over the batch rows (gathered, so reversed sequences of different
+ *     lengths need no special case) -- float32 on R^T in strips of 32 columns (made
+ *     once by the plan from a constant R, else per run), each strip meeting up to 8
+ *     rows at a time; float64 through the GEMM -- and the gate arithmetic per batch
+ *     row, on the intra-op pool;
+ *   batch 1: matrix-vector products, the directions side by side (see below);
+ *   float32, several rows and threads: as batch 1, each step's product on the strips
+ *     of R^T (see below).
  * A batch row whose sequence has ended keeps its state; its Y rows are zero (and an
  * empty sequence's Y_h / Y_c are zero, as in onnxruntime).  Y, Y_h and Y_c are each
- * optional.  With AVX-512, float32 has its own matrix-vector kernel and, for the
- * default activations, gate arithmetic that holds every gate of 16 units in registers. */
+ * optional.  With AVX-512, float32 has its own matrix-vector and strip kernels and, for
+ * the default activations, gate arithmetic that holds every gate of 16 units in registers. */
 #include <math.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -23,6 +29,7 @@
 #include "gemm.h"
 #include "internal.h"
 #include "rnn.h"
+#include "sgemm.h"
 
 enum { KIND_RNN = 1, KIND_GRU = 3, KIND_LSTM = 4 }; /* = number of gates */
 
@@ -85,6 +92,9 @@ typedef struct rnn_job {
     const mlrt_rnn_params *p;
     int64_t S, Bt, I, H, G, nd;
     const void *X, *W, *WT, *R, *B, *P, *h0, *c0; /* WT: W^T or NULL */
+    const float *WP;  /* W of every direction packed in the GEMM's strips (rnn.h: w_packed), or NULL */
+    const float *RP;  /* float32, batch > 1: R^T of every direction in strips for the steps' products
+                         (rnn.h: r_packed; given by the plan or packed per run) */
     const int32_t *lens;
     void *Y, *Yh, *Yc;
     /* the direction being run */
@@ -197,10 +207,17 @@ __attribute__((target("avx512f"))) static inline __m512 rnn_exp_neg16(__m512 x) 
     return _mm512_maskz_mul_ps(_mm512_cmp_ps_mask(x, lo, _CMP_NLT_UQ), p, scale);
 }
 
+/* 1 / d for d in [1, 2]: the 14-bit estimate and one Newton step (within 1 ulp; a division
+ * takes several times as long, and the gates hold five per unit) */
+__attribute__((target("avx512f"))) static inline __m512 rnn_recip16(__m512 d) {
+    __m512 r = _mm512_rcp14_ps(d);
+    return _mm512_mul_ps(r, _mm512_fnmadd_ps(d, r, _mm512_set1_ps(2.0f)));
+}
+
 __attribute__((target("avx512f"))) static inline __m512 rnn_sigmoid16(__m512 x) {
     __m512i minus = _mm512_or_si512(_mm512_castps_si512(x), _mm512_set1_epi32(INT32_MIN)); /* -|x| */
     __m512 e = rnn_exp_neg16(_mm512_castsi512_ps(minus));
-    __m512 s = _mm512_div_ps(_mm512_set1_ps(1.0f), _mm512_add_ps(_mm512_set1_ps(1.0f), e));
+    __m512 s = rnn_recip16(_mm512_add_ps(_mm512_set1_ps(1.0f), e));
     return _mm512_mask_mul_ps(s, _mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_NGE_UQ), e, s);
 }
 
@@ -212,7 +229,7 @@ __attribute__((target("avx512f"))) static inline __m512 rnn_tanh16(__m512 x) {
     __m512 q = _mm512_set1_ps(c[0]);
     for (int i = 1; i < 5; ++i) q = _mm512_fmadd_ps(q, a2, _mm512_set1_ps(c[i]));
     __m512 r = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(a, _mm512_set1_ps(0.25f), _CMP_LT_OQ),
-                                    _mm512_div_ps(_mm512_sub_ps(one, e), _mm512_add_ps(one, e)),
+                                    _mm512_mul_ps(_mm512_sub_ps(one, e), rnn_recip16(_mm512_add_ps(one, e))),
                                     _mm512_fmadd_ps(_mm512_mul_ps(a, a2), q, a));
     __m512i ri = _mm512_castps_si512(r);
     __mmask16 neg = _mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_LT_OQ);
@@ -268,6 +285,51 @@ __attribute__((target("avx512f"))) static void rnn_cell_avx512(const rnn_job *j,
     }
 }
 #define rnn_cell_fused rnn_cell_avx512
+
+/* The batched steps' products on R^T in strips of RNN_STRIP columns (rnn.h: r_packed):
+ * Y[b * ldy + c] = sum_k X[b * K + k] * P[s][k][c - 32 s] for the columns c of strips
+ * [s0, s1) (< cols) and MR batch rows of X at a time: each row's 32 sums in two vectors,
+ * a broadcast of X's element times each k's two loads of the strip -- no horizontal sums,
+ * every element of Y the same fused multiply-adds in k's order whatever MR is. */
+#define RNN_STRIPS_AVX512(MR)                                                                             \
+    __attribute__((target("avx512f"))) static void rnn_strips_avx512_##MR(                               \
+        const float *P, int64_t K, int64_t cols, const float *X, int64_t s0, int64_t s1, float *Y,         \
+        int64_t ldy) {                                                                                     \
+        for (int64_t s = s0; s < s1; ++s) {                                                                \
+            const float *p = P + s * K * 32;                                                               \
+            int64_t c0 = s * 32, nc = cols - c0 < 32 ? cols - c0 : 32;                                     \
+            __mmask16 m0 = nc >= 16 ? 0xFFFF : (__mmask16)((1u << nc) - 1);                                \
+            __mmask16 m1 = nc >= 32 ? 0xFFFF : nc > 16 ? (__mmask16)((1u << (nc - 16)) - 1) : 0;           \
+            __m512 acc[MR][2];                                                                             \
+            for (int r = 0; r < MR; ++r) acc[r][0] = acc[r][1] = _mm512_setzero_ps();                      \
+            for (int64_t k = 0; k < K; ++k) {                                                              \
+                __m512 b0 = _mm512_loadu_ps(p + k * 32), b1 = _mm512_loadu_ps(p + k * 32 + 16);            \
+                for (int r = 0; r < MR; ++r) {                                                             \
+                    __m512 x = _mm512_set1_ps(X[r * K + k]);                                               \
+                    acc[r][0] = _mm512_fmadd_ps(x, b0, acc[r][0]);                                         \
+                    acc[r][1] = _mm512_fmadd_ps(x, b1, acc[r][1]);                                         \
+                }                                                                                          \
+            }                                                                                              \
+            for (int r = 0; r < MR; ++r) {                                                                 \
+                _mm512_mask_storeu_ps(Y + r * ldy + c0, m0, acc[r][0]);                                    \
+                if (m1) _mm512_mask_storeu_ps(Y + r * ldy + c0 + 16, m1, acc[r][1]);                        \
+            }                                                                                              \
+        }                                                                                                  \
+    }
+RNN_STRIPS_AVX512(1)
+RNN_STRIPS_AVX512(2)
+RNN_STRIPS_AVX512(3)
+RNN_STRIPS_AVX512(4)
+RNN_STRIPS_AVX512(5)
+RNN_STRIPS_AVX512(6)
+RNN_STRIPS_AVX512(7)
+RNN_STRIPS_AVX512(8)
+#undef RNN_STRIPS_AVX512
+
+typedef void (*rnn_strips_fn)(const float *, int64_t, int64_t, const float *, int64_t, int64_t, float *, int64_t);
+static const rnn_strips_fn rnn_strips_avx512[8] = {rnn_strips_avx512_1, rnn_strips_avx512_2, rnn_strips_avx512_3,
+                                                   rnn_strips_avx512_4, rnn_strips_avx512_5, rnn_strips_avx512_6,
+                                                   rnn_strips_avx512_7, rnn_strips_avx512_8};
 #else
 #define rnn_cell_fused rnn_cell_none
 #endif
@@ -376,7 +438,7 @@ static inline void rnn_cell_none(const rnn_job *j, const rnn_row *row, int64_t u
         if (row->y) memcpy((T *)row->y + u0, hn, (size_t)n * sizeof(T));                                   \
     }                                                                                                      \
                                                                                                            \
-    /* one step (one phase of it) for batch rows [begin, end): hr holds h @ R^T */                        \
+    /* one step (one phase of it) for the job's batch rows [begin, end): hr holds h @ R^T */              \
     static void cells_##SUF(void *arg, int64_t begin, int64_t end) {                                       \
         const rnn_job *j = arg;                                                                            \
         int64_t H = j->H, GH = j->G * H;                                                                   \
@@ -408,7 +470,7 @@ static inline void rnn_cell_none(const rnn_job *j, const rnn_row *row, int64_t u
         }                                                                                                  \
     }                                                                                                      \
                                                                                                            \
-    /* x rows (steps [s0, s0 + n), all batch rows) gathered */                                             \
+    /* x rows (steps [s0, s0 + n), the job's batch rows) gathered */                                       \
     static void gather_##SUF(const rnn_job *j, int64_t n) {                                                \
         for (int64_t s = 0; s < n; ++s)                                                                    \
             for (int64_t b = 0; b < j->Bt; ++b) {                                                          \
@@ -456,7 +518,16 @@ static int rnn_gemm(const mlrt_context *ctx, const rnn_job *j, bool trans_b, int
  * all directions (nd * G * H), read from W^T in place where the plan made one */
 static int rnn_project(const mlrt_context *ctx, const rnn_job *j, int64_t M, const void *x, int64_t c0, int64_t N,
                        void *C, int64_t ldc) {
-    int64_t I = j->I;
+    int64_t I = j->I, GH = j->G * j->H;
+    if (j->WP) { /* per direction (c0 and N are whole directions) */
+        int64_t size = mlrt_gemm_packed_b_size(I, GH);
+        for (int64_t d = c0 / GH; d < (c0 + N) / GH; ++d) {
+            int status = mlrt_sgemm_strips_b(ctx, false, M, GH, I, 1.0f, x, I, j->WP + d * size, 0.0f,
+                                             (float *)C + (d * GH - c0), ldc);
+            if (status) return status;
+        }
+        return MLRT_OK;
+    }
     if (j->WT)
         return rnn_gemm(ctx, j, false, M, N, I, x, I, (const char *)j->WT + c0 * j->esz, j->nd * j->G * j->H, C, ldc);
     return rnn_gemm(ctx, j, true, M, N, I, x, I, (const char *)j->W + (size_t)(c0 * I) * j->esz, I, C, ldc);
@@ -477,13 +548,100 @@ static void rnn_set_direction(rnn_job *j, int64_t d) {
     }
 }
 
-/* ---- any batch: the step's product is a GEMM over the batch rows ---------------------- */
+/* ---- any batch: the step's product is one product over the batch rows -------------------- */
+
+/* One direction's R^T in strips (rnn.h: r_packed): per gate, its H columns in strips of
+ * RNN_STRIP, H rows (k) a strip, zeros past H -- so a range of a gate's units is a range
+ * of its strips. */
+#define RNN_STRIP 32
+static int64_t rnn_gate_floats(int64_t H) { return (H + RNN_STRIP - 1) / RNN_STRIP * RNN_STRIP * H; }
+
+/* rows [0, n) of A (n x K) transposed into strips: to[s][k][c] = A[s * 32 + c][k], 0 past n */
+static void rnn_strip_pack(const float *A, int64_t n, int64_t K, float *to) {
+    for (int64_t s = 0; s * RNN_STRIP < n; ++s)
+        for (int64_t k = 0; k < K; ++k)
+            for (int64_t c = 0; c < RNN_STRIP; ++c) {
+                int64_t row = s * RNN_STRIP + c;
+                to[(s * K + k) * RNN_STRIP + c] = row < n ? A[row * K + k] : 0.0f;
+            }
+}
+
+/* R^T of direction d packed into `to` (G * rnn_gate_floats(H) floats) */
+static void rnn_pack_r(const rnn_job *j, int64_t d, float *to) {
+    int64_t H = j->H;
+    for (int64_t g = 0; g < j->G; ++g)
+        rnn_strip_pack((const float *)j->R + (d * j->G + g) * H * H, H, H, to + g * rnn_gate_floats(H));
+}
+
+/* The strips' products in portable C (the compiler vectorizes the 32 columns) */
+RNN_CLONES static void rnn_strips_portable(const float *P, int64_t K, int64_t cols, const float *X, int64_t nb,
+                                           int64_t s0, int64_t s1, float *Y, int64_t ldy) {
+    for (int64_t s = s0; s < s1; ++s) {
+        const float *p = P + s * K * RNN_STRIP;
+        int64_t c0 = s * RNN_STRIP, nc = cols - c0 < RNN_STRIP ? cols - c0 : RNN_STRIP;
+        for (int64_t r = 0; r < nb; ++r) {
+            float acc[RNN_STRIP] = {0};
+            for (int64_t k = 0; k < K; ++k) {
+                float x = X[r * K + k];
+                for (int c = 0; c < RNN_STRIP; ++c) acc[c] += x * p[k * RNN_STRIP + c];
+            }
+            memcpy(Y + r * ldy + c0, acc, (size_t)nc * sizeof(float));
+        }
+    }
+}
+
+/* units [u0, u1) of gates [g0, g1) for the job's batch rows: y[b * ldy + (g - g0) * H + u]
+ * = (row b of x) . R[g * H + u] (P: the direction's strips; u0 a multiple of RNN_STRIP) */
+static void rnn_gate_strips(const rnn_job *j, const float *P, int64_t g0, int64_t g1, int64_t u0, int64_t u1,
+                            const float *x, float *y, int64_t ldy) {
+    int64_t H = j->H, s0 = u0 / RNN_STRIP, s1 = (u1 + RNN_STRIP - 1) / RNN_STRIP;
+    for (int64_t g = g0; g < g1; ++g) {
+        const float *pg = P + g * rnn_gate_floats(H);
+        float *yg = y + (g - g0) * H;
+#ifdef RNN_X86
+        if (j->avx512) {
+            for (int64_t b = 0; b < j->Bt; b += 8) {
+                int64_t mr = j->Bt - b < 8 ? j->Bt - b : 8;
+                rnn_strips_avx512[mr - 1](pg, H, H, x + b * H, s0, s1, yg + b * ldy, ldy);
+            }
+            continue;
+        }
+#endif
+        rnn_strips_portable(pg, H, H, x, j->Bt, s0, s1, yg, ldy);
+    }
+}
+
+/* all units of gates [g0, g1), blocks of units on the pool */
+typedef struct rnn_strips_job {
+    const rnn_job *j;
+    const float *P, *x;
+    float *y;
+    int64_t g0, g1, ldy;
+} rnn_strips_job;
+
+#define RNN_UNITS_PER_TASK 128
+
+static void rnn_strips_tasks(void *arg, int64_t begin, int64_t end) {
+    const rnn_strips_job *r = arg;
+    int64_t H = r->j->H, u1 = end * RNN_UNITS_PER_TASK < H ? end * RNN_UNITS_PER_TASK : H;
+    rnn_gate_strips(r->j, r->P, r->g0, r->g1, begin * RNN_UNITS_PER_TASK, u1, r->x, r->y, r->ldy);
+}
+
+static void rnn_strips(const mlrt_context *ctx, const rnn_job *j, const float *P, int64_t g0, int64_t g1,
+                       const float *x, float *y, int64_t ldy) {
+    rnn_strips_job r = {j, P, x, y, g0, g1, ldy};
+    int64_t tasks = (j->H + RNN_UNITS_PER_TASK - 1) / RNN_UNITS_PER_TASK;
+    int64_t work = RNN_UNITS_PER_TASK * (g1 - g0) * j->H * j->Bt;
+    mlrt_parallel_for(ctx, tasks, (INT64_C(1) << 16) / (work + 1) + 1, rnn_strips_tasks, &r);
+}
 
 static int rnn_direction(const mlrt_context *ctx, rnn_job *j, int64_t chunk) {
     bool f32 = j->dtype == MLRT_FLOAT;
     int64_t H = j->H, GH = j->G * H, Bt = j->Bt;
     const char *R = (const char *)j->R + (size_t)(j->d * GH * H) * j->esz;
     bool gru_split = j->kind == KIND_GRU && !j->p->linear_before_reset;
+    /* float32: the step's products on R^T in strips (rnn.h: r_packed) */
+    const float *rp = f32 ? j->RP + j->d * j->G * rnn_gate_floats(H) : NULL;
     int64_t grain = GH >= 4096 ? 1 : 4096 / (GH + 1) + 1;
     mlrt_range_fn cells = f32 ? cells_f32 : cells_f64;
     if (f32) bias_f32(j), init_state_f32(j);
@@ -497,12 +655,19 @@ static int rnn_direction(const mlrt_context *ctx, rnn_job *j, int64_t chunk) {
         for (int64_t s = 0; s < n && status == MLRT_OK; ++s) {
             j->step = j->s0 + s;
             /* h @ R^T: every gate, or z and r only (GRU's h-gate needs r first) */
-            status = rnn_gemm(ctx, j, true, Bt, gru_split ? 2 * H : GH, H, j->h, H, R, H, j->hr, GH);
+            if (rp)
+                rnn_strips(ctx, j, rp, 0, gru_split ? 2 : j->G, j->h, j->hr, GH);
+            else
+                status = rnn_gemm(ctx, j, true, Bt, gru_split ? 2 * H : GH, H, j->h, H, R, H, j->hr, GH);
             if (status) break;
             j->phase = 0;
             mlrt_parallel_for(ctx, Bt, grain, cells, j);
             if (gru_split) {
-                status = rnn_gemm(ctx, j, true, Bt, H, H, j->rh, H, R + (size_t)(2 * H * H) * j->esz, H, j->hrh, H);
+                if (rp)
+                    rnn_strips(ctx, j, rp, 2, 3, j->rh, j->hrh, H);
+                else
+                    status = rnn_gemm(ctx, j, true, Bt, H, H, j->rh, H, R + (size_t)(2 * H * H) * j->esz, H,
+                                      j->hrh, H);
                 if (status) break;
                 j->phase = 1;
                 mlrt_parallel_for(ctx, Bt, grain, cells, j);
@@ -559,14 +724,23 @@ typedef struct rnn_part {
 typedef struct rnn_seq {
     rnn_job j;       /* the direction, with its own states and work space */
     const char *R;   /* its R */
-    void *hs[2];     /* h before and after a step */
-    const char *xw;  /* the chunk's projections: time t at row t - t_lo, nd * G * H per row */
+    void *hs[2];     /* h before and after a step (batched: j.Bt rows each) */
+    const char *xw;  /* the chunk's projections: time t at row t - t_lo, nd * G * H per row (batched:
+                        the direction's own, gathered: step s of batch row b at row (s - s0) * Bt + b) */
+    const float *P;  /* batched: the direction's R^T in strips */
     int64_t len, t_lo, n, parts, part_units, phases;
+    bool batched;    /* several batch rows: seq_part_rows */
     _Alignas(64) atomic_int_fast64_t done; /* parts finished, over the chunk's phases */
     rnn_part part[RNN_MAX_PARTS];
 } rnn_seq;
 
+static void seq_part_rows(rnn_seq *q, int64_t s, int32_t phase, int64_t part);
+
 static void seq_part(rnn_seq *q, int64_t s, int32_t phase, int64_t part) {
+    if (q->batched) {
+        seq_part_rows(q, s, phase, part);
+        return;
+    }
     rnn_job *j = &q->j;
     int64_t H = j->H, GH = j->G * H, u0 = part * q->part_units;
     int64_t u1 = u0 + q->part_units < H ? u0 + q->part_units : H, gates = q->phases == 2 ? 2 : j->G;
@@ -679,6 +853,7 @@ static int rnn_batch1(const mlrt_context *ctx, const rnn_job *j, const char *op)
         q->R = (const char *)j->R + (size_t)(d * GH * H) * esz;
         q->xw = work;
         q->len = len, q->parts = parts, q->part_units = part_units, q->phases = gru_split ? 2 : 1;
+        q->batched = false;
     }
     int status = MLRT_OK;
     for (int64_t s0 = 0; s0 < len && status == MLRT_OK; s0 += chunk) {
@@ -711,6 +886,113 @@ static int rnn_batch1(const mlrt_context *ctx, const rnn_job *j, const char *op)
     return status;
 }
 
+/* ---- several batch rows on several threads ------------------------------------------------
+ *
+ * As for one row, on the same machinery: each step's units in parts, a part's rows of R^T
+ * (its strips) meeting every batch row at once; the input projections gathered per chunk
+ * as on the pooled path; a batch row whose sequence has ended carries its h over to the
+ * other buffer.  A thread that comes late, or loses its core, has its parts taken over
+ * step by step, as there. */
+
+/* Below this many multiply-adds a batched step is one part (a part would take less than
+ * the hand-over between threads). */
+#define RNN_ROWS_SPLIT_MIN (INT64_C(1) << 17)
+
+/* part `part` of step s (phase `phase`) for every batch row */
+static void seq_part_rows(rnn_seq *q, int64_t s, int32_t phase, int64_t part) {
+    rnn_job *j = &q->j;
+    int64_t H = j->H, GH = j->G * H, nb = j->Bt, u0 = part * q->part_units;
+    int64_t u1 = u0 + q->part_units < H ? u0 + q->part_units : H, n = u1 - u0;
+    float *hr = j->hr, *hn = q->hs[(s + 1) & 1], *c = j->c, *rh = j->rh, *hrh = j->hrh;
+    const float *h = q->hs[s & 1];
+    if (phase == 1) rnn_gate_strips(j, q->P, 2, 3, u0, u1, rh, hrh, H);
+    else rnn_gate_strips(j, q->P, 0, q->phases == 2 ? 2 : j->G, u0, u1, h, hr, GH);
+    bool writes_h = q->phases == 1 || phase == 1;
+    for (int64_t b = 0; b < nb; ++b) {
+        int64_t t = time_of(j, s, b);
+        if (t < 0) { /* ended: h carried over (c stays); GRU's r * h zero, so hrh stays finite */
+            if (writes_h) memcpy(hn + b * H + u0, h + b * H + u0, (size_t)n * sizeof(float));
+            else memset(rh + b * H + u0, 0, (size_t)n * sizeof(float));
+            continue;
+        }
+        rnn_row row = {.g = hr + b * GH, .xw = (const float *)q->xw + ((s - j->s0) * nb + b) * GH, .h = h + b * H,
+                       .hn = hn + b * H, .c = c ? c + b * H : NULL,
+                       .rh = q->phases == 2 && phase == 0 ? rh + b * H : NULL,
+                       .hrh = phase == 1 ? hrh + b * H : NULL,
+                       .y = j->Y ? (float *)j->Y + y_off(j, t, b) : NULL};
+        cell_f32(j, &row, u0, u1);
+    }
+}
+
+/* float32, several batch rows, a pool of several threads: all directions side by side,
+ * each step's units in parts; j: the job with its work space unset, j->RP set */
+static int rnn_batch_parts(const mlrt_context *ctx, const rnn_job *j, const char *op) {
+    int64_t nd = j->nd, H = j->H, GH = j->G * H, I = j->I, Bt = j->Bt, S = j->S;
+    bool gru_split = j->kind == KIND_GRU && !j->p->linear_before_reset;
+    int64_t steps = 0; /* the longest sequence: every row has ended after it */
+    for (int64_t b = 0; b < Bt; ++b) steps = seq_len(j, b) > steps ? seq_len(j, b) : steps;
+    int64_t chunk = RNN_CHUNK_BYTES / ((GH + I) * (int64_t)sizeof(float) * Bt);
+    chunk = chunk < 1 ? 1 : chunk > S ? S : chunk;
+    /* per direction: xg, xw (a chunk's), hr (G * H a row), hs[0], hs[1], c, rh, hrh (H a row), bias */
+    size_t al = 16, n_xg = (size_t)(chunk * Bt * I), n_xw = (size_t)(chunk * Bt * GH), n_state = (size_t)(Bt * H);
+#define RNN_ROUND(n) (((n) + al - 1) / al * al)
+    size_t per_dir = RNN_ROUND(n_xg) + RNN_ROUND(n_xw) + RNN_ROUND((size_t)(Bt * GH)) + 5 * RNN_ROUND(n_state) +
+                     RNN_ROUND((size_t)GH);
+    float *work = aligned_alloc(64, (size_t)nd * per_dir * sizeof(float));
+    if (!work) return mlrt_fail(MLRT_ERR_OUT_OF_MEMORY, "%s: cannot allocate work space", op);
+    int64_t per = mlrt_ctx_threads(ctx) / nd;
+    per = per < 1 || Bt * j->G * H * H < RNN_ROWS_SPLIT_MIN ? 1 : per < RNN_MAX_PARTS ? per : RNN_MAX_PARTS;
+    int64_t part_units = ((H + per - 1) / per + RNN_STRIP - 1) / RNN_STRIP * RNN_STRIP;
+    int64_t parts = (H + part_units - 1) / part_units;
+    rnn_seq seq[2];
+    for (int64_t d = 0; d < nd; ++d) {
+        rnn_seq *q = &seq[d];
+        rnn_job *k = &q->j;
+        float *at = work + (size_t)d * per_dir;
+        *k = *j;
+        rnn_set_direction(k, d);
+        k->xg = at, at += RNN_ROUND(n_xg);
+        k->xw = at, at += RNN_ROUND(n_xw);
+        k->hr = at, at += RNN_ROUND((size_t)(Bt * GH));
+        q->hs[0] = at, at += RNN_ROUND(n_state);
+        q->hs[1] = at, at += RNN_ROUND(n_state);
+        k->c = j->kind == KIND_LSTM ? at : NULL, at += RNN_ROUND(n_state);
+        k->rh = gru_split ? at : NULL, at += RNN_ROUND(n_state);
+        k->hrh = gru_split ? at : NULL, at += RNN_ROUND(n_state);
+        k->bias = at;
+        k->h = q->hs[0];
+        bias_f32(k), init_state_f32(k);
+        q->R = (const char *)j->R + (size_t)(d * GH * H) * sizeof(float);
+        q->P = j->RP + d * j->G * rnn_gate_floats(H);
+        q->xw = k->xw;
+        q->len = steps, q->parts = parts, q->part_units = part_units, q->phases = gru_split ? 2 : 1;
+        q->batched = true;
+    }
+#undef RNN_ROUND
+    int status = MLRT_OK;
+    for (int64_t s0 = 0; s0 < steps && status == MLRT_OK; s0 += chunk) {
+        int64_t n = steps - s0 < chunk ? steps - s0 : chunk;
+        for (int64_t d = 0; d < nd && status == MLRT_OK; ++d) {
+            rnn_seq *q = &seq[d];
+            q->j.s0 = s0, q->n = n;
+            atomic_store(&q->done, 0);
+            for (int64_t k = 0; k < parts; ++k) {
+                atomic_store(&q->part[k].next, 0);
+                atomic_store(&q->part[k].present, false);
+            }
+            gather_f32(&q->j, n);
+            status = rnn_project(ctx, &q->j, n * Bt, q->j.xg, d * GH, GH, q->j.xw, GH);
+        }
+        if (status == MLRT_OK) mlrt_parallel_for(ctx, nd * parts, 1, seq_tasks, seq);
+    }
+    for (int64_t d = 0; d < nd && status == MLRT_OK; ++d) {
+        seq[d].j.h = seq[d].hs[steps & 1];
+        save_state_f32(&seq[d].j);
+    }
+    free(work);
+    return status;
+}
+
 static bool dims_are(const mlrt_tensor *t, int32_t rank, int64_t d0, int64_t d1, int64_t d2, int64_t d3) {
     int64_t want[4] = {d0, d1, d2, d3};
     if (t->rank != rank) return false;
@@ -728,13 +1010,23 @@ static int rnn_run(const mlrt_context *ctx, int32_t kind, const char *op, const 
                    mlrt_tensor *out, int32_t n_out, const void *params, size_t params_size) {
     MLRT_PARAMS(mlrt_rnn_params, p, params, params_size);
     int32_t max_in = kind == KIND_LSTM ? 8 : 6, max_out = kind == KIND_LSTM ? 3 : 2;
-    int32_t n_node = p->w_transposed > 0 && p->w_transposed < n_in ? (int32_t)p->w_transposed : n_in;
-    MLRT_CHECK(n_node >= 3 && n_node <= max_in && n_in == n_node + (p->w_transposed > 0) && n_out >= 1 &&
-                   n_out <= max_out,
-               "%s: expects 3 to %d inputs (and W^T) and 1 to %d outputs", op, max_in, max_out);
+    /* the plan's extra inputs (W^T, packed W, R^T in strips) come after the node's own, in any order */
+    int32_t n_node = n_in - (p->w_transposed > 0) - (p->w_packed > 0) - (p->r_packed > 0);
+    int64_t extras[3] = {p->w_transposed, p->w_packed, p->r_packed};
+    MLRT_CHECK(n_node >= 3 && n_node <= max_in && n_out >= 1 && n_out <= max_out,
+               "%s: expects 3 to %d inputs (and W^T, packed W and R^T) and 1 to %d outputs", op, max_in, max_out);
+    for (int a = 0; a < 3; ++a) {
+        MLRT_CHECK(extras[a] <= 0 || (extras[a] >= n_node && extras[a] < n_in), "%s: extra input %lld is not one", op,
+                   (long long)extras[a]);
+        for (int b = 0; b < a; ++b)
+            MLRT_CHECK(extras[a] <= 0 || extras[a] != extras[b], "%s: two extra inputs at %lld", op,
+                       (long long)extras[a]);
+    }
     const mlrt_tensor *X = &in[0], *W = &in[1], *R = &in[2], *B = opt(in, n_node, 3), *L = opt(in, n_node, 4);
     const mlrt_tensor *H0 = opt(in, n_node, 5), *C0 = opt(in, n_node, 6), *P = opt(in, n_node, 7);
-    const mlrt_tensor *WT = n_in > n_node ? &in[n_node] : NULL;
+    const mlrt_tensor *WT = p->w_transposed > 0 ? &in[p->w_transposed] : NULL;
+    const mlrt_tensor *RP = p->r_packed > 0 ? &in[p->r_packed] : NULL;
+    const mlrt_tensor *WP = p->w_packed > 0 ? &in[p->w_packed] : NULL;
     const mlrt_tensor *Y = opt(out, n_out, 0), *Yh = opt(out, n_out, 1), *Yc = opt(out, n_out, 2);
     int32_t dt = X->dtype;
     if (dt != MLRT_FLOAT && dt != MLRT_DOUBLE)
@@ -757,6 +1049,11 @@ static int rnn_run(const mlrt_context *ctx, int32_t kind, const char *op, const 
     MLRT_CHECK(!WT || dims_are(WT, 2, I, nd * G * H, 0, 0), "%s: W^T must be [%lld, %lld]", op, (long long)I,
                lnd * lgh);
     MLRT_CHECK(!B || dims_are(B, 2, nd, 2 * G * H, 0, 0), "%s: B must be [%lld, %lld]", op, lnd, 2 * lgh);
+    int64_t packed_r = G * rnn_gate_floats(H), packed_w = mlrt_gemm_packed_b_size(I, G * H);
+    MLRT_CHECK(!WP || (dt == MLRT_FLOAT && packed_w > 0 && dims_are(WP, 1, nd * packed_w, 0, 0, 0)),
+               "%s: packed W must be float32 [%lld]", op, lnd * (long long)packed_w);
+    MLRT_CHECK(!RP || (dt == MLRT_FLOAT && dims_are(RP, 1, nd * packed_r, 0, 0, 0)),
+               "%s: packed R^T must be float32 [%lld]", op, lnd * (long long)packed_r);
     MLRT_CHECK(!P || dims_are(P, 2, nd, 3 * H, 0, 0), "%s: P must be [%lld, %lld]", op, lnd, (long long)(3 * H));
     int64_t s0 = p->layout ? Bt : nd, s1 = p->layout ? nd : Bt;
     MLRT_CHECK(!H0 || dims_are(H0, 3, s0, s1, H, 0), "%s: initial_h has the wrong shape", op);
@@ -775,7 +1072,7 @@ static int rnn_run(const mlrt_context *ctx, int32_t kind, const char *op, const 
     if (Y && lens) memset(Y->data, 0, (size_t)mlrt_numel(Y) * esz);
     if (Bt == 0 || H == 0) return MLRT_OK;
     rnn_job j = {.kind = kind, .dtype = dt, .esz = esz, .p = p, .S = S, .Bt = Bt, .I = I, .H = H, .G = G, .nd = nd,
-                 .X = X->data, .W = W->data, .WT = WT ? WT->data : NULL, .R = R->data,
+                 .X = X->data, .W = W->data, .WT = WT ? WT->data : NULL, .WP = WP ? WP->data : NULL, .R = R->data,
                  .B = B ? B->data : NULL, .P = P ? P->data : NULL,
                  .h0 = H0 ? H0->data : NULL, .c0 = C0 ? C0->data : NULL, .lens = lens,
                  .Y = Y ? Y->data : NULL, .Yh = Yh ? Yh->data : NULL, .Yc = Yc ? Yc->data : NULL};
@@ -784,31 +1081,46 @@ static int rnn_run(const mlrt_context *ctx, int32_t kind, const char *op, const 
 #endif
     if (Bt == 1) return rnn_batch1(ctx, &j, op);
 
-    /* time steps per chunk of input projections */
-    int64_t row = (G * H + I) * (int64_t)esz * Bt;
-    int64_t chunk = row > 0 ? RNN_CHUNK_BYTES / row : S;
-    chunk = chunk < 1 ? 1 : chunk > S ? S : chunk;
-    if (chunk < 1) chunk = 1;
-    size_t n_xg = (size_t)(chunk * Bt * I), n_xw = (size_t)(chunk * Bt * G * H), n_state = (size_t)(Bt * H);
-    size_t total = n_xg + n_xw + (size_t)(Bt * G * H) + 4 * n_state + (size_t)(G * H);
-    char *work = malloc(total * esz + 64);
-    if (!work) return mlrt_fail(MLRT_ERR_OUT_OF_MEMORY, "%s: cannot allocate %zu bytes of work space", op, total * esz);
-    char *at = work;
-    j.xg = at, at += n_xg * esz;
-    j.xw = at, at += n_xw * esz;
-    j.hr = at, at += (size_t)(Bt * G * H) * esz;
-    j.h = at, at += n_state * esz;
-    j.c = kind == KIND_LSTM ? at : NULL, at += n_state * esz;
-    bool gru_split = kind == KIND_GRU && !p->linear_before_reset;
-    j.rh = gru_split ? at : NULL, at += n_state * esz;
-    j.hrh = gru_split ? at : NULL, at += n_state * esz;
-    j.bias = at;
-    int status = MLRT_OK;
-    for (int64_t d = 0; d < nd && status == MLRT_OK; ++d) {
-        rnn_set_direction(&j, d);
-        status = rnn_direction(ctx, &j, chunk);
+    /* float32: the steps' products on R^T in strips, packed here unless the plan did once */
+    float *packed = NULL;
+    if (dt == MLRT_FLOAT && !RP) {
+        packed = aligned_alloc(64, ((size_t)(nd * packed_r) * sizeof(float) + 63) / 64 * 64);
+        if (!packed) return mlrt_fail(MLRT_ERR_OUT_OF_MEMORY, "%s: cannot allocate R^T's strips", op);
+        for (int64_t d = 0; d < nd; ++d) rnn_pack_r(&j, d, packed + d * packed_r);
     }
-    free(work);
+    j.RP = RP ? RP->data : packed;
+    int status;
+    if (dt == MLRT_FLOAT && mlrt_ctx_threads(ctx) >= 2) {
+        status = rnn_batch_parts(ctx, &j, op);
+    } else { /* a direction at a time, each step's product and gates on the pool */
+        int64_t row = (G * H + I) * (int64_t)esz * Bt;
+        int64_t chunk = row > 0 ? RNN_CHUNK_BYTES / row : S;
+        chunk = chunk < 1 ? 1 : chunk > S ? S : chunk;
+        size_t n_xg = (size_t)(chunk * Bt * I), n_xw = (size_t)(chunk * Bt * G * H), n_state = (size_t)(Bt * H);
+        size_t total = n_xg + n_xw + (size_t)(Bt * G * H) + 4 * n_state + (size_t)(G * H);
+        char *work = malloc(total * esz + 64);
+        if (!work) {
+            free(packed);
+            return mlrt_fail(MLRT_ERR_OUT_OF_MEMORY, "%s: cannot allocate %zu bytes of work space", op, total * esz);
+        }
+        char *at = work;
+        j.xg = at, at += n_xg * esz;
+        j.xw = at, at += n_xw * esz;
+        j.hr = at, at += (size_t)(Bt * G * H) * esz;
+        j.h = at, at += n_state * esz;
+        j.c = kind == KIND_LSTM ? at : NULL, at += n_state * esz;
+        bool gru_split = kind == KIND_GRU && !p->linear_before_reset;
+        j.rh = gru_split ? at : NULL, at += n_state * esz;
+        j.hrh = gru_split ? at : NULL, at += n_state * esz;
+        j.bias = at;
+        status = MLRT_OK;
+        for (int64_t d = 0; d < nd && status == MLRT_OK; ++d) {
+            rnn_set_direction(&j, d);
+            status = rnn_direction(ctx, &j, chunk);
+        }
+        free(work);
+    }
+    free(packed);
     return status;
 }
 

@@ -40,6 +40,15 @@ typedef struct mlrt_rnn_params {
     double beta[6];
     int64_t w_transposed;         /* > 0: the input holding W^T [input, dirs * G * H], made once from a
                                      constant W and placed after the node's own inputs; 0: none */
+    int64_t w_packed;             /* > 0: the input holding a constant float32 W packed once, per direction,
+                                     in the GEMM's strips (mlrt_gemm_pack_b of W[d] with trans_b: K = input,
+                                     N = G * hidden), read by the input projections in place of W and W^T;
+                                     0: none */
+    int64_t r_packed;             /* > 0: the input holding a constant float32 R^T made once for the steps of a
+                                     batch of several rows (placed after the node's own inputs): per
+                                     direction and gate g, its H columns in strips of 32, H rows (k) a
+                                     strip: strip[s][k][c] = R[g * H + 32 s + c][k], 0 past H; 0: none
+                                     (the kernel packs R per run) */
 } mlrt_rnn_params;
 
 #endif

@@ -30,11 +30,15 @@ REQUIRED = object()  # an attribute default meaning "the model must set it"
 
 @dataclass
 class Info:
-    """What the planner knows of one value: element type, shape and maybe its content."""
+    """What the planner knows of one value: element type, shape and maybe its content.
+    `strings`, for a string value a plan reads at run time: (the string input it comes
+    from, the int64 numbers of its elements there) -- data movement on strings is
+    planned ahead on those numbers (plan/walk.py)."""
 
     dtype: np.dtype
     shape: tuple[int, ...]
     value: np.ndarray | None = None
+    strings: tuple | None = None
 
     @staticmethod
     def of(array: np.ndarray) -> "Info":
@@ -200,6 +204,20 @@ class Op:
         body graph with the enclosing values visible.  Operators that are not `host`
         may also define this to accept non-tensor inputs (e.g. Identity on a sequence)."""
         raise NotImplementedError
+
+    def takes(self, dtypes: list) -> bool:
+        """Whether the C kernel takes inputs of these element types (None: absent).  By
+        default no string tensor: an op with a run_host() runs that for them, node by
+        node, and a plan meeting them runs the graph so.  An op whose kernel reads strings
+        (as an mlrt_strings, include/mlrt.h) says yes to them here."""
+        return not any(d is not None and np.dtype(d).kind in "OUS" for d in dtypes)
+
+    def label_strings(self) -> list | None:
+        """For a `host` op that is one only to name its first output: the strings whose
+        indexes its kernel writes there (a classifier's string labels), else None.  A
+        plan then runs its kernel, and where that output is only the graph's, names
+        the labels after the run."""
+        return None
 
     # -- helpers for subclasses ------------------------------------------------------
     def fail(self, message: str) -> InvalidModel:

@@ -9,9 +9,14 @@ Three kinds of operator live in this domain:
   Python flattens the attributes once, when the session is made, into a few arrays
   ("tables") that the kernel receives after the node's own inputs (`Launch.extra`),
   so these are planned like any other op.  A classifier with string labels has its
-  kernel write class indexes and runs on the host to turn them into strings;
-* string- and map-shaped operators (LabelEncoder, CategoryMapper, ZipMap,
-  DictVectorizer, OneHotEncoder): `_MlHostOp`, pure Python.
+  kernel write class indexes, which a plan names after its run (`label_strings`;
+  node by node, run_host names them);
+* lookups from strings (OneHotEncoder, LabelEncoder and CategoryMapper to numbers):
+  C kernels (kernels/ml_string.c) on tables of sorted keys made here (`string_keys`),
+  reading string tensors as UTF-32 (`Op.takes`), so a pipeline's per-row string
+  preprocessing runs in its native plan; what they refuse (string outputs, other
+  types) runs in their run_host;
+* map- and sequence-shaped operators (ZipMap, DictVectorizer): `_MlHostOp`, pure Python.
 
 Conventions shared with the C side (native/kernels/ml_*.h): post transforms, SVM
 kernels, tree node modes and aggregates are the constants of those headers' enums
@@ -125,6 +130,9 @@ class _MlTableOp(_MlOp):
     def finish(self, outputs: list) -> list:
         return outputs
 
+    def label_strings(self) -> list | None:
+        return getattr(self, "_strings", None)  # (the classifiers' string labels, by index)
+
     # -- the Op interface ------------------------------------------------------------
     def infer(self, inputs):
         return self.outputs_for(self.features(inputs, ranks=self.ranks))
@@ -144,6 +152,44 @@ class _MlTableOp(_MlOp):
             raise InvalidArgument(f"{self.where}: X must be a numeric tensor, got {got}")
         pool = getattr(getattr(runtime, "program", None), "pool", None)
         return self.finish(run_eager(self, [x], pool))
+
+
+# -- lookups of kernels/ml_string.c (OneHotEncoder, LabelEncoder, CategoryMapper) ------------
+
+STRING_KINDS = "OUS"
+LOOKUP_NUMBERS = (np.dtype(np.int64), np.dtype(np.int32), np.dtype(np.float32), np.dtype(np.float64))
+
+
+def is_strings(dtype) -> bool:
+    return dtype is not None and np.dtype(dtype).kind in STRING_KINDS
+
+
+def string_keys(strs) -> tuple[np.ndarray, np.ndarray] | None:
+    """The keys of a string lookup (kernels/ml_string.h): each distinct string once, in
+    code point order, as UTF-32 rows (uint32 [n, width]), and for each the index of its
+    last occurrence in `strs` (a repeated key: the last wins).  None where a key ends in
+    U+0000, which the rows cannot tell from its end (the table then stays on the host)."""
+    strs = [str(v) for v in strs]
+    if any(v.endswith("\0") for v in strs):
+        return None
+    if not strs:
+        return np.zeros((0, 1), np.uint32), np.zeros(0, np.int64)
+    u = np.array(strs, dtype=np.str_)
+    order = np.argsort(u, kind="stable")
+    ranked = u[order]
+    last = np.append(ranked[1:] != ranked[:-1], True)  # the last of each run of equal keys
+    keep = order[last]
+    return np.ascontiguousarray(u[keep]).view(np.uint32).reshape(keep.size, -1), keep.astype(np.int64)
+
+
+def int_keys(ints) -> tuple[np.ndarray, np.ndarray]:
+    """int64 keys for the same lookups: distinct, ascending, each with the index of its
+    last occurrence."""
+    v = np.asarray(ints if ints is not None else [], dtype=np.int64).reshape(-1)
+    order = np.argsort(v, kind="stable")
+    ranked = v[order]
+    last = np.append(ranked[1:] != ranked[:-1], True) if v.size else np.zeros(0, bool)
+    return np.ascontiguousarray(ranked[last]), order[last].astype(np.int64)
 
 
 def class_labels(op: Op, ints_name: str, strings_name: str) -> tuple[np.ndarray | None, list | None]:

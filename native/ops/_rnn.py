@@ -8,6 +8,7 @@ import numpy as np
 
 from .._lib import enum_value
 from ._base import Info, Op
+from .gemm import packed_strips
 
 # the constant of kernels/rnn.h, number of alpha / beta values taken, default alpha, default beta
 ACTIVATIONS = {
@@ -111,14 +112,35 @@ class _Recurrent(Op):
                     linear_before_reset=int(getattr(self.a, "linear_before_reset", 0) or 0),
                     input_forget=int(getattr(self.a, "input_forget", 0) or 0),
                     has_clip=int(clip is not None), clip=float(clip) if clip is not None else 0.0,
-                    activations=codes, alpha=alpha, beta=beta, w_transposed=0)
+                    activations=codes, alpha=alpha, beta=beta, w_transposed=0, w_packed=0, r_packed=0)
 
     def launch(self, inputs, outputs):
         launch = super().launch(inputs, outputs)
         x, w = inputs[0], inputs[1]
         if w.value is not None and x.shape[0] * x.shape[1] > 1:
-            # a constant W transposed once, [input, dirs * G * H]: the input projections
-            # read it in place instead of packing W on every run (one row needs no packing)
-            launch.params["w_transposed"] = len(inputs)
-            launch.extra.append(np.ascontiguousarray(w.value.reshape(-1, w.shape[2]).T))
+            # a constant W made over once for the input projections (one row needs none):
+            # float32 packed per direction in the GEMM's strips (its rows read in place would
+            # be dirs * G * H floats apart, the same cache sets), else W^T [input, dirs * G * H]
+            packed = [packed_strips(wd, True) for wd in w.value] if np.dtype(w.dtype) == np.float32 else [None]
+            if all(p is not None for p in packed):
+                launch.params["w_packed"] = len(inputs)
+                launch.extra.append(np.concatenate(packed))
+            else:
+                launch.params["w_transposed"] = len(inputs)
+                launch.extra.append(np.ascontiguousarray(w.value.reshape(-1, w.shape[2]).T))
+        r = inputs[2]
+        if r.value is not None and np.dtype(r.dtype) == np.float32 and x.shape[1 - int(self.a.layout)] > 1:
+            # a constant R^T in strips for the steps of a batch of rows, made once (kernels/rnn.h)
+            launch.params["r_packed"] = len(inputs) + len(launch.extra)
+            launch.extra.append(self._strips(r.value))
         return launch
+
+    def _strips(self, r: np.ndarray) -> np.ndarray:
+        """R [dirs, G*H, H] as kernels/rnn.h's r_packed: per direction and gate, its H
+        columns of R^T in strips of 32, strip[s][k][c] = R[g * H + 32 s + c][k], zeros
+        past H."""
+        hidden = r.shape[2]
+        strips = -(-hidden // 32)
+        padded = np.zeros((r.shape[0] * self.gates, strips * 32, hidden), np.float32)
+        padded[:, :hidden] = r.reshape(-1, hidden, hidden)
+        return np.ascontiguousarray(padded.reshape(-1, strips, 32, hidden).transpose(0, 1, 3, 2)).reshape(-1)

@@ -7,12 +7,15 @@ keys_* and values_* (strings, int64s, floats; from 4 also keys_tensor /
 values_tensor of any listed type and default_tensor).  A missing key gives the
 default of the values' type (_Unused, -1, -0.0 unless set); from opset 4 a float
 NaN key matches NaN inputs; a repeated key keeps its last value (as the spec says;
-onnxruntime keeps the first)."""
+onnxruntime keeps the first).  Strings to numbers run on the C kernel (kernels/
+ml_string.c, the keys sorted once here); the rest in Python (run_host)."""
 
 import numpy as np
 
+from ..._errors import InvalidArgument
+from ._base import Info, Launch
 from ._host import strings
-from ._ml import _MlHostOp
+from ._ml import _MlOp, is_strings, string_keys
 
 _STR = np.dtype(object)
 
@@ -50,11 +53,64 @@ def _encode(op, x: np.ndarray, keys: np.ndarray, values: np.ndarray, default, na
     return out
 
 
-class LabelEncoder(_MlHostOp):
+class _Lookup(_MlOp):
+    """A lookup from strings to numbers on the C kernel (`table`: the sorted keys and the
+    values, the default last, or None where it runs in Python); other inputs and string
+    outputs run in run_host."""
+
+    params = None
+    tolerance = (0.0, 0.0)
+    table = None
+
+    def make_table(self, keys, values, default) -> None:
+        """The kernel's tables for string keys -> numeric values."""
+        if values.dtype == _STR or values.dtype.kind not in "biuf":
+            return
+        made = string_keys(keys)
+        if made is not None:
+            rows, last = made
+            self.table = (rows, np.append(values[last], np.asarray(default, values.dtype)).astype(values.dtype))
+
+    def out_dtype(self, x) -> np.dtype:
+        raise NotImplementedError
+
+    def takes(self, dtypes):
+        return self.table is not None and bool(dtypes) and is_strings(dtypes[0])
+
+    def infer(self, inputs):
+        x = self.need(inputs, 0)
+        return [Info(self.out_dtype(x), tuple(x.shape))]
+
+    def launch(self, inputs, outputs):
+        return Launch(self.op_type, None, extra=list(self.table))
+
+    def x_of(self, values) -> np.ndarray:
+        x = values[0] if values else None
+        if not isinstance(x, np.ndarray):
+            raise InvalidArgument(f"{self.where}: input 0 (X) must be a tensor, got {type(x).__name__}")
+        return x
+
+    def bad(self, message: str) -> InvalidArgument:
+        return InvalidArgument(f"{self.where}: {message}")
+
+
+class LabelEncoder(_Lookup):
     attributes = {"classes_strings": None, "default_int64": -1, "default_string": "_Unused"}
 
+    def __init__(self, node, opset):
+        super().__init__(node, opset)
+        classes = list(self.a.classes_strings or [])
+        self.make_table(classes, np.arange(len(classes), dtype=np.int64), int(self.a.default_int64))
+
+    def out_dtype(self, x):
+        if is_strings(x.dtype):
+            return np.dtype(np.int64)
+        if np.dtype(x.dtype) != np.int64:
+            raise self.bad(f"X must be string or int64, got {np.dtype(x.dtype).name}")
+        return _STR
+
     def run_host(self, values, runtime):
-        x = self.tensor(values, 0, "X")
+        x = self.x_of(values)
         classes = np.empty(len(self.a.classes_strings or []), dtype=object)
         classes[:] = list(self.a.classes_strings or [])
         if x.dtype.kind in "OUS":
@@ -64,7 +120,7 @@ class LabelEncoder(_MlHostOp):
         return [_encode(self, x, np.arange(classes.size, dtype=np.int64), classes, self.a.default_string)]
 
 
-class LabelEncoder_2(_MlHostOp):
+class LabelEncoder_2(_Lookup):
     nan_matches = False
     attributes = {"keys_strings": None, "keys_int64s": None, "keys_floats": None, "keys_tensor": None,
                   "values_strings": None, "values_int64s": None, "values_floats": None, "values_tensor": None,
@@ -77,6 +133,14 @@ class LabelEncoder_2(_MlHostOp):
         if self.keys.size != self.values.size:
             raise self.fail(f"{self.keys.size} keys but {self.values.size} values")
         self.default = self._default()
+        if self.keys.dtype == _STR:
+            self.make_table(self.keys.tolist(), self.values, self.default)
+
+    def out_dtype(self, x):
+        if (self.keys.dtype == _STR) != is_strings(x.dtype):
+            raise self.bad(f"X is {np.dtype(x.dtype).name if not is_strings(x.dtype) else 'string'} but the keys "
+                           f"are {self.keys.dtype.name if self.keys.dtype != _STR else 'strings'}")
+        return self.values.dtype
 
     def _pick(self, kind: str) -> np.ndarray:
         given = [(name, getattr(self.a, f"{kind}_{name}")) for name in ("strings", "int64s", "floats", "tensor")]
@@ -108,7 +172,7 @@ class LabelEncoder_2(_MlHostOp):
         return vt.type(self.a.default_int64)
 
     def run_host(self, values, runtime):
-        x = self.tensor(values, 0, "X")
+        x = self.x_of(values)
         return [_encode(self, x, self.keys, self.values, self.default, self.nan_matches)]
 
 

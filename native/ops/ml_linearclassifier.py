@@ -44,6 +44,11 @@ class LinearClassifier(_MlTableOp):
     def kernel_params(self, x):
         return {"post_transform": self.transform(), "add_second_class": int(self._k == 1 and self._labels == 2)}
 
+    def label_strings(self):
+        if self._strings is not None and self._k == 1 and self._labels != 2:
+            return None  # ("1" / "0" by the score's sign: named in finish)
+        return self._strings
+
     def finish(self, outputs):
         y, z = outputs
         if self._strings is not None:

@@ -12,8 +12,9 @@ _ABSENT = object()
 
 def signature(feeds: dict, names, by_value=frozenset()):
     """The key a plan is kept under: each fed tensor's name, dtype and shape -- and its
-    bytes, for the names in `by_value` whose content the plan depends on.  None when a
-    fed value is not a tensor (a sequence, an optional, strings): no plan then."""
+    bytes, for the names in `by_value` whose content the plan depends on; a string
+    tensor, of whatever numpy dtype, by its shape alone.  None when a fed value is not a
+    tensor (a sequence, an optional): no plan then."""
     key = []
     for name in names:
         v = feeds.get(name, _ABSENT)
@@ -27,7 +28,8 @@ def signature(feeds: dict, names, by_value=frozenset()):
                 return None
             dtype, shape = np.dtype(dtype), tuple(v.shape)
         if dtype.kind in "OUS":
-            return None
+            key.append((name, "string", shape))
+            continue
         if name in by_value and type(v) is np.ndarray:
             key.append((name, dtype, shape, v.tobytes()))
         else:

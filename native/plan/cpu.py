@@ -69,7 +69,9 @@ class CPUPartition:
         # (and the inputs an If's condition is computed from: the plan then holds the branch)
         self._by_value = frozenset(read_as_values(self.ops) & set(graph.outer)
                                    | read_as_values(self.ops, conditions_only=True) & set(self.input_names))
-        self._plannable = all(isinstance(op, If) for op in self.ops if op.host)
+        # host operators a plan can hold: an If (walked as its branch when its condition is
+        # known) and a classifier that is one only to name its labels (named after the run)
+        self._plannable = all(isinstance(op, If) or op.label_strings() is not None for op in self.ops if op.host)
         self._value_keys: set = set()  # the contents planned for so far (MAX_VALUE_PLANS at most)
         self._prefix, self._rest = self._split_at_host_ops()
         # what a node-by-node run walks: (op, input names, output names), read from the
@@ -82,19 +84,20 @@ class CPUPartition:
     def _split_at_host_ops(self):
         """With host operators in the graph, the nodes that depend on none of them (a
         classifier before its ZipMap, the layers before a Loop) form a prefix that still
-        runs as one native plan; the rest runs node by node after it."""
+        runs as one native plan (a classifier naming string labels among them: the plan
+        names them); the rest runs node by node after it."""
         if not self._has_host_ops:
             return None, self.ops
         tainted: set[str] = set()
         prefix_ops, rest = [], []
         for op in self.ops:
             reads = self.graph.reads(op.node)
-            if op.host or any(n in tainted for n in reads):
+            if (op.host and op.label_strings() is None) or any(n in tainted for n in reads):
                 tainted.update(o for o in op.node.output if o)
                 rest.append(op)
             else:
                 prefix_ops.append(op)
-        if not prefix_ops:
+        if not prefix_ops or not rest:  # (nothing but classifiers naming labels: planned whole)
             return None, self.ops
         made = {o for op in prefix_ops for o in op.node.output if o}
         needed = {n for op in rest for n in self.graph.reads(op.node)} | set(self.output_names)
@@ -106,7 +109,22 @@ class CPUPartition:
 
     # -- planning ------------------------------------------------------------------------
     def _record(self, op, ins, outs) -> NativeStep:
+        if not op.takes([i.dtype if i is not None else None for i in ins]):
+            raise Dynamic(f"{op.where}: its kernel does not take these inputs (strings): node by node")
+        if any(o is not None and np.dtype(o.dtype).kind in "OUS" for o in outs):
+            raise Dynamic(f"{op.where}: string outputs are made on the host, node by node")
         launch = op.launch(ins, outs)
+        sources = {}
+        for k, i in enumerate(ins):
+            if i is not None and i.strings is not None and i.strings[0] != op.node.input[k]:
+                # strings moved ahead (walk.py): read from the string input they came from
+                source, numbers = i.strings
+                if k != 0 or len(op.node.input) != 1:
+                    raise Dynamic(f"{op.where}: strings moved into input {k}: node by node")
+                sources[k] = source
+                launch.extra.append(numbers)  # (kernels/ml_string.h: element i is element numbers[i] of X)
+        if sources:
+            return NativeStep(op, ins, outs, launch, kernel_index(op, launch, ins), sources)
         if computes_halves_in_float(op, launch, ins):
             raise Dynamic(f"{op.where}: float16 through a float32 kernel runs node by node")
         if op.moves and any(ins[k] is not None and np.dtype(ins[k].dtype).kind in "OUS"
@@ -122,15 +140,47 @@ class CPUPartition:
             steps = self._walk(self.ops, infos)
         except Dynamic:
             return _DYNAMIC
+        if any(infos[n].strings is not None and n not in feeds for n in self.output_names if n in infos):
+            return _DYNAMIC  # (strings moved by the plan's walk, as outputs: node by node)
         used = {n for s in steps for n in s.op.node.input} | set(self.output_names)
         constants = {k: i.value for k, i in infos.items()
                      if k in used and i.value is not None and k not in feeds}
         input_names = [n for n in self.input_names if n in feeds]
         outputs_from_steps = {n for s in steps for n in s.op.node.output}
         out_names = [n for n in self.output_names if n in outputs_from_steps]
-        plan = NativePlan(input_names, constants, out_names, infos, steps, self.pool)
+        labels = self._labels(steps)
+        if labels is None:
+            return _DYNAMIC
+        try:
+            plan = NativePlan(input_names, constants, out_names, infos, steps, self.pool, labels)
+        except Dynamic:
+            return _DYNAMIC
         plan.fixed_outputs = {n: infos[n].value for n in self.output_names if n not in outputs_from_steps}
         return plan
+
+    def _labels(self, steps) -> dict | None:
+        """{graph output: its string labels} of the steps that write class indexes for
+        strings (Op.label_strings), and of the data movement that passes them on (the
+        Identity exporters add before an output), named after the run; None where such
+        indexes are read as numbers (the graph then runs node by node)."""
+        labels: dict = {}  # value -> the strings its indexes name
+        for step in steps:
+            op, node = step.op, step.op.node
+            strs = op.label_strings() if op.host else None
+            if strs is not None:
+                if node.output and node.output[0]:
+                    labels[node.output[0]] = strs
+                continue
+            read = [n for n in node.input if n in labels]
+            if not read:
+                continue
+            moved = {node.input[k] for k in op.moved_inputs(len(node.input))}
+            tables = {id(labels[n]) for n in read}
+            if not op.moves or any(n not in moved for n in read) or len(tables) != 1 or \
+                    any(n and n not in labels for n in moved):
+                return None
+            labels.update((o, labels[read[0]]) for o in node.output if o)
+        return {n: strs for n, strs in labels.items() if n in self.output_names}
 
     def _walk(self, ops, infos, taken=None) -> list:
         """The walk (walk.py) of `ops`, where each If whose condition is known at planning
@@ -144,7 +194,7 @@ class CPUPartition:
             taken = set(infos) | {o for op in ops for o in op.node.output if o}
         steps, start = [], 0
         for k, op in enumerate(ops):
-            if op.host:
+            if op.host and op.label_strings() is None:
                 steps += walk(ops[start:k], infos, self._record, self.pool)
                 steps += self._walk_branch(op, infos, taken)
                 start = k + 1
@@ -215,7 +265,10 @@ class CPUPartition:
         plan = self._plan_for(feeds)
         if plan is _DYNAMIC:
             return self._run_eager(feeds)
-        results = plan.run(feeds)
+        try:
+            results = plan.run(feeds)
+        except Dynamic:  # strings that the plan's kernels cannot be given exactly
+            return self._run_eager(feeds)
         if plan.fixed_outputs:
             for name, value in plan.fixed_outputs.items():
                 results[name] = np.array(feeds[name] if value is None else value, copy=True)
@@ -348,13 +401,14 @@ def _rename(g, mapping: dict) -> None:
 
 
 def _needs_host(op: Op, arrays) -> bool:
-    """A value a C kernel cannot take: a sequence, an empty optional, a string array."""
+    """A value a C kernel cannot take: a sequence, an empty optional, a string array
+    (unless the op's kernel takes strings: Op.takes)."""
     for name, a in zip(op.node.input, arrays):
         if a is None and name:
             return True
-        if a is not None and (not isinstance(a, np.ndarray) or a.dtype.kind in "OUS"):
+        if a is not None and not isinstance(a, np.ndarray):
             return True
-    return False
+    return not op.takes([a.dtype if a is not None else None for a in arrays])
 
 
 def _copy_value(v):

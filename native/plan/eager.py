@@ -102,6 +102,17 @@ def run_eager(op: Op, arrays: list[np.ndarray | None], pool) -> list[np.ndarray 
         if a is None:
             ins[i].dtype = 0
             continue
+        if a.dtype.kind in "OUS":  # a kernel that takes strings reads them as an mlrt_strings
+            u = _lib.utf32(a)
+            if u is None:  # (not exact in that layout: the op's Python, which is exact)
+                if type(op).run_host is Op.run_host:
+                    raise NotImplemented(f"{op.where}: these strings are not for its C kernel")
+                return op.run_host(list(arrays[:len(arrays) - len(launch.extra)]), None)
+            head, kept = _lib.strings_header(u)
+            keep.append(kept)
+            _lib.fill_tensor(ins[i], _lib.STRING, a.shape, None, head)
+            keep.append(head)
+            continue
         if type(a) is not np.ndarray or not a.flags.c_contiguous:
             a = np.require(a, requirements="C")  # (ascontiguousarray would make rank 0 rank 1)
         keep.append(a)

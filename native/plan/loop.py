@@ -17,6 +17,7 @@ import numpy as np
 
 from .. import _lib, profile, terminate
 from .memory import allocate
+from .walk import Dynamic
 
 _FIRST_CHUNK = 16
 _MAX_CHUNK = 4096
@@ -59,8 +60,8 @@ def _iterate(sub, feeds, carried_in, carried_out, state, scan_in, slices, scan_o
     outputs_named = [n for n in (cond_out, *carried_out, *scan_out) if n]
     if len(set(outputs_named)) != len(outputs_named):
         return None  # a value returned twice (carried and scanned): its slot cannot hold both
-    if any(not isinstance(v, np.ndarray) or not v.size for v in list(state) + list(slices)):
-        return None  # (empty values: the final ones are told apart by address below)
+    if any(not isinstance(v, np.ndarray) or not v.size or v.dtype.kind in "OUS" for v in list(state) + list(slices)):
+        return None  # (empty values: the final ones are told apart by address below; strings: bound per run)
     carried = [np.array(v, copy=True, order="C") for v in state]  # buffers of our own: the loop writes them
     slices = [np.ascontiguousarray(s) for s in slices]
     plan_feeds = dict(feeds)
@@ -71,8 +72,9 @@ def _iterate(sub, feeds, carried_in, carried_out, state, scan_in, slices, scan_o
     if cond_in:
         plan_feeds[cond_in] = np.array(True)
     plan = sub._plan_for(plan_feeds)
-    if not hasattr(plan, "output_bases") or plan.fixed_outputs or any(n not in plan.output_bases for n in outputs_named):
-        return None
+    if (not hasattr(plan, "output_bases") or plan.fixed_outputs or plan.labels
+            or any(n not in plan.output_bases for n in outputs_named)):
+        return None  # (labels: named after a run of the plan's own)
     infos = plan.output_infos
     for name, v in zip(carried_out, carried):
         if tuple(infos[name].shape) != v.shape or infos[name].dtype != v.dtype:
@@ -82,7 +84,10 @@ def _iterate(sub, feeds, carried_in, carried_out, state, scan_in, slices, scan_o
     slot_in = {n: i for i, n in enumerate(plan.input_names)}
     slot_out = {n: b - 1 for n, b in plan.output_bases.items()}
 
-    ext, outputs, keep = plan.bind(plan_feeds)  # (keep: alive while ext points at them)
+    try:
+        ext, outputs, keep = plan.bind(plan_feeds)  # (keep: alive while ext points at them)
+    except Dynamic:
+        return None  # (strings the kernels cannot be given exactly)
     loop = ffi.new("mlrt_loop *")
     loop.index_input = slot_in[index_in] if index_in else -1
     loop.cond_input = slot_in[cond_in] if cond_in else -1

@@ -3,12 +3,14 @@ call (`mlrt_plan_run`).
 
 Steps come from the walk (walk.py) with shapes resolved, intermediate values are laid
 out in one arena by lifetime (memory.py), and constants and the partition's inputs
-and outputs are external pointers bound at each run.
+and outputs are external pointers bound at each run.  A string input (read only by
+kernels that take strings: Op.takes) is bound as an mlrt_strings over its UTF-32 copy
+(_lib.utf32); string class labels are written as indexes and named after the run.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -19,27 +21,39 @@ from ..ops.concat import Concat
 from ..ops.split import Split
 from ..ops._shape import _Reshape
 from .memory import ALIGN, allocate, arena_layout, check_size, lifetimes
+from .walk import Dynamic
 
 
 @dataclass
 class NativeStep:
     """One node as the CPU records it: its operator, resolved input and output infos,
-    the op's Launch (parameters, views, extra constant inputs) and the C kernel."""
+    the op's Launch (parameters, views, extra constant inputs) and the C kernel;
+    `sources`: {input index: the string input it reads instead (its elements picked by
+    numbers among the Launch's extra inputs)}."""
 
     op: Op
     inputs: list
     outputs: list
     launch: object
     kernel: int
+    sources: dict = field(default_factory=dict)
 
 
 class NativePlan:
     """A native plan for one input signature, plus what run() needs to bind it."""
 
-    def __init__(self, input_names, constants, output_names, infos, steps, pool):
+    def __init__(self, input_names, constants, output_names, infos, steps, pool, labels=None):
+        """`labels`: {output: the strings its int64 indexes name}.  Raises Dynamic for a
+        string constant that a kernel cannot be given exactly."""
         ffi, lib = _lib.ffi(), _lib.lib()
         self.input_names = list(input_names)
         self.output_names = list(output_names)
+        self.strings = [k for k, n in enumerate(self.input_names) if infos[n].dtype.kind in "OUS"]
+        self.labels = {}
+        for name, strs in (labels or {}).items():
+            table = np.empty(len(strs), dtype=object)
+            table[:] = list(strs)
+            self.labels[name] = table
         constants = dict(constants)
         extra_names = []  # per step: names given to its Launch.extra arrays
         for k, step in enumerate(steps):
@@ -90,6 +104,9 @@ class NativePlan:
             out_slots = ffi.new("mlrt_slot[]", max(len(step.outputs), 1))
             for i, info in enumerate(step.inputs):
                 name = node.input[i] if i < len(node.input) else ""
+                if i in step.sources:  # strings moved ahead: read from the input they came from
+                    name = step.sources[i]
+                    info = infos[name]
                 _describe(ins, in_slots, i, info, step.launch.views.get(i), slot_of(name))
             for j, name in enumerate(extras):
                 _describe(ins, in_slots, len(step.inputs) + j, Info.of(constants[name]), None, (external[name], 0))
@@ -114,7 +131,17 @@ class NativePlan:
         self.pool = pool
         self._arenas: list = []  # idle arenas
         self._arena_pointers: dict = {}  # id(arena) -> its cffi pointer, made once
-        self._const_ptrs = [_lib.array_pointer(c) for c in self.constants]
+        self._const_ptrs, self._const_kept = [], []
+        for c in self.constants:
+            if c.dtype.kind in "OUS":
+                u = _lib.utf32(c)
+                if u is None:
+                    raise Dynamic("a string constant that its kernel cannot be given exactly")
+                head, kept = _lib.strings_header(u)
+                self._const_kept.append(kept)
+                self._const_ptrs.append(head)
+            else:
+                self._const_ptrs.append(_lib.array_pointer(c))
         self._ffi, self._run_plan = ffi, lib.mlrt_plan_run  # what run() calls, looked up once
         # the run that reads a terminate flag between nodes (None: an older runtime without it)
         self._run_flagged = lib.mlrt_plan_run_flagged if hasattr(lib, "mlrt_plan_run_flagged") else None
@@ -127,6 +154,14 @@ class NativePlan:
         pointers, keep = [], []
         for name in self.input_names:
             a = feeds[name]
+            if a.dtype.kind in "OUS":
+                u = _lib.utf32(a)
+                if u is None:
+                    raise Dynamic(f"input '{name}': strings the kernels cannot be given exactly")
+                head, kept = _lib.strings_header(u)
+                keep += [head, kept]
+                pointers.append(head)
+                continue
             if type(a) is not np.ndarray or not a.flags.c_contiguous:
                 a = np.ascontiguousarray(a)
                 keep.append(a)
@@ -166,7 +201,7 @@ class NativePlan:
                     self._arenas.append(arena)
             if status:
                 _lib.raise_status(status)
-            return results
+            return self._named(results) if self.labels else results
         arena = self._take_arena()
         arena_ptr = ffi.from_buffer(arena) if arena is not None else ffi.NULL
         try:
@@ -182,6 +217,13 @@ class NativePlan:
         finally:
             self._give_back_arena(arena)
         _lib.raise_status(status)
+        return self._named(results) if self.labels else results
+
+    def _named(self, results: dict) -> dict:
+        """The class labels of `labels`, named: their indexes made strings."""
+        for name, table in self.labels.items():
+            if name in results:
+                results[name] = table[results[name]]
         return results
 
     def _take_arena(self):
@@ -213,7 +255,8 @@ class NativePlan:
             return None
         if any(type(feeds[n]) is not np.ndarray for n in self.input_names):
             return None
-        return QuickRun(self, [(n, feeds[n].dtype, feeds[n].shape) for n in self.input_names], output_names,
+        return QuickRun(self, [(n, None if k in self.strings else feeds[n].dtype, feeds[n].shape)
+                               for k, n in enumerate(self.input_names)], output_names,
                         {n: v.tobytes() for n, v in (contents or {}).items()})
 
 
@@ -223,19 +266,23 @@ class QuickRun:
     layers, the external-pointer array kept from run to run (one per concurrent run,
     list pop/append) with the constants' pointers written once, outputs allocated to
     the sizes the plan checked.  run() does nothing and answers None where the feeds
-    are not exactly those: other names, or an array of another type, shape or layout."""
+    are not exactly those: other names, or an array of another type, shape or layout.
+    A string input (dtype None here) takes any string array of its shape, bound as the
+    plan binds it, through an mlrt_strings kept with the pointer array."""
 
     def __init__(self, plan: NativePlan, signature: list, output_names, contents=None):
         self.plan = plan
-        self._inputs = signature  # (name, dtype, shape), in the plan's external order
+        self._inputs = signature  # (name, dtype or None for strings, shape), in the plan's external order
         self._contents = list((contents or {}).items())  # (name, bytes): inputs the plan was made for the content of
         self._outputs = [(shape, dtype) for _, shape, dtype in plan._outputs]
         order = {name: k for k, (name, _, _) in enumerate(plan._outputs)}
         self._order = [order[n] for n in output_names]
+        # (position among the plan's outputs, the strings its indexes name)
+        self._labels = [(order[n], t) for n, t in plan.labels.items() if n in order]
         if self._order == list(range(len(self._outputs))):
             self._order = None  # the plan's own order
         self._first_output = len(plan.input_names) + len(plan.constants)
-        self._free: list = []  # idle pointer arrays
+        self._free: list = []  # idle (pointer array, its string inputs' mlrt_strings)
         self._from_buffer, self._null = plan._ffi.from_buffer, plan._ffi.NULL
         self._run_plan, self._handle, self._pool = plan._run_plan, plan.handle, plan.pool
         self._arena_bytes = plan.arena_bytes
@@ -246,28 +293,47 @@ class QuickRun:
             return False
         for name, dtype, shape in self._inputs:
             a = feeds.get(name)
-            if type(a) is not np.ndarray or a.dtype != dtype or a.shape != shape:
+            if type(a) is not np.ndarray or a.shape != shape or (
+                    a.dtype != dtype if dtype is not None else a.dtype.kind not in "OUS"):
                 return False
         return all(feeds[name].tobytes() == b for name, b in self._contents)
 
     def _pointers(self):
-        ext = self.plan._ffi.new(self.plan._pointers, max(self.plan.n_external, 1))
+        ffi = self.plan._ffi
+        ext = ffi.new(self.plan._pointers, max(self.plan.n_external, 1))
         for i, p in enumerate(self.plan._const_ptrs, len(self.plan.input_names)):
             ext[i] = p
-        return ext
+        heads = {}
+        for i, (_, dtype, _) in enumerate(self._inputs):
+            if dtype is None:
+                ext[i] = heads[i] = ffi.new("mlrt_strings *")
+        return ext, heads
 
     def run(self, feeds: dict) -> list | None:
         if len(feeds) != len(self._inputs):
             return None
         from_buffer, free = self._from_buffer, self._free
         try:
-            ext = free.pop()  # (atomic: another thread may take the last one between a test and a pop)
+            ext, heads = free.pop()  # (atomic: another thread may take the last one between a test and a pop)
         except IndexError:
-            ext = self._pointers()
+            ext, heads = self._pointers()
+        kept = []
         try:
             i = 0
             for name, dtype, shape in self._inputs:
                 a = feeds.get(name)
+                if dtype is None:  # a string input: its mlrt_strings rewritten
+                    if type(a) is not np.ndarray or a.dtype.kind not in "OUS" or a.shape != shape:
+                        return None
+                    made = _utf32(a)
+                    if made is None:
+                        return None  # (the full path runs it node by node)
+                    chars = from_buffer("uint32_t[]", made[1])
+                    head = heads[i]
+                    head.width, head.chars = made[0], chars
+                    kept.append((chars, made))
+                    i += 1
+                    continue
                 if type(a) is not np.ndarray or a.dtype != dtype or a.shape != shape or not a.flags.c_contiguous:
                     return None
                 ext[i] = from_buffer(a)
@@ -295,13 +361,17 @@ class QuickRun:
             else:
                 status = self._run_plan(self._handle, self._pool.handle, ext, self._null)
         finally:
-            free.append(ext)
+            free.append((ext, heads))
+            del kept
         if status:
             _lib.raise_status(status)
+        for k, table in self._labels:
+            outs[k] = table[outs[k]]
         return outs if self._order is None else [outs[k] for k in self._order]
 
 
 _empty = np.empty
+_utf32 = _lib.utf32
 
 
 def _shared_bytes(steps, external, infos) -> dict[str, tuple[str, int]]:
@@ -363,5 +433,5 @@ def _describe(descs, slots, i, info: Info | None, view, slot) -> None:
         slots[i].base, slots[i].offset = -1, 0
         return
     shape, strides = (view.shape, view.strides) if view is not None else (info.shape, None)
-    _lib.fill_tensor(descs[i], info.dtype, shape, strides)
+    _lib.fill_tensor(descs[i], _lib.STRING if info.dtype.kind in "OUS" else info.dtype, shape, strides)
     slots[i].base, slots[i].offset = slot

@@ -10,7 +10,7 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 import mlrt
-from _ml_oracle import ML, check_ml, ml_model, run_ref, same
+from _ml_oracle import ML, ML_OPSET, check_ml, ml_model, run_ref, same
 from oracle import run_mlrt
 
 rng = np.random.default_rng(5)
@@ -189,3 +189,150 @@ def test_dict_vectorizer_sequence_and_bad_key():
     same(got, [e.astype(np.float32) for e in run_ref(model, [rows])], 0, 0, "DictVectorizer vs run_ref")
     with pytest.raises(mlrt.MlrtError, match="vocabulary"):
         _run_program(model, {"x0": {"q": np.float32(1.0)}})
+
+
+# -- strings in native plans (kernels/ml_string.c) -------------------------------------------------
+#
+# A string input read by OneHotEncoder, LabelEncoder or CategoryMapper (after data movement
+# or not) is bound to the plan as UTF-32 (mlrt_strings); strings the layout cannot hold
+# exactly (a str ending in U+0000, bytes elements) run node by node in Python instead.
+# Every case runs three times: the run that plans, then the session's quick runs.
+
+WORDS = ["", "a", "b", "zz", "é", "e\u0301", "😀", "a\0b", "日本語", "x" * 300, "paris", "Paris"]
+
+
+def _planned_steps(sess) -> list:
+    """The op types of the native plans the session's partitions hold."""
+    runnable = sess._runnable.pieces[0].runnable
+    return [s.op.op_type for p in runnable.plans.values() if hasattr(p, "steps") for s in p.steps]
+
+
+def _run_thrice(model, feeds: dict):
+    import mlrt.lowlevel as ml
+    sess = ml.InferenceSession(model.SerializeToString())
+    runs = [sess.run(None, feeds) for _ in range(3)]
+    for r in runs[1:]:
+        for g, w in zip(r, runs[0]):
+            same(g, w, 0, 0, "a quick run")
+    return sess, runs[0]
+
+
+def _string_model(nodes, inputs, outputs, opset=ML_OPSET):
+    graph = helper.make_graph(nodes, "strings", inputs, outputs)
+    return helper.make_model(graph, ir_version=10, opset_imports=[helper.make_opsetid("", 17),
+                                                                  helper.make_opsetid(ML, opset)])
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 13, 127])
+def test_string_lookups_in_a_plan(n):
+    """OneHotEncoder, LabelEncoder (opsets 1, 2, 4) and CategoryMapper on strings of
+    every width (none, accents, combining marks, beyond the BMP, an embedded NUL, 300
+    characters), fed as str objects and as numpy 'U', against onnx.reference (and a
+    dict for CategoryMapper), run in one native plan."""
+    words = rng.choice(np.array(WORDS + ["unseen", "A"], dtype=object), size=(n, 1))
+    keys = WORDS[1:] + ["a"]  # a repeated key: the last wins (not for OneHotEncoder, whose columns it would be)
+    ints = list(range(10, 10 + len(keys)))
+    nodes = [helper.make_node("OneHotEncoder", ["x"], ["onehot"], domain=ML, cats_strings=keys[:-1], zeros=1),
+             helper.make_node("LabelEncoder", ["x"], ["ints"], domain=ML, keys_strings=keys, values_int64s=ints),
+             helper.make_node("LabelEncoder", ["x"], ["floats"], domain=ML, keys_strings=keys,
+                              values_floats=[i / 4 for i in ints], default_float=-1.5),
+             helper.make_node("CategoryMapper", ["x"], ["cats"], domain=ML, cats_strings=keys, cats_int64s=ints,
+                              default_int64=-7)]
+    outs = [helper.make_tensor_value_info(o, t, None) for o, t in
+            (("onehot", TensorProto.FLOAT), ("ints", TensorProto.INT64), ("floats", TensorProto.FLOAT),
+             ("cats", TensorProto.INT64))]
+    model = _string_model(nodes, [helper.make_tensor_value_info("x", TensorProto.STRING, [None, 1])], outs)
+    table = dict(zip(keys, ints))
+    want_cats = np.array([table.get(w, -7) for w in words.reshape(-1)], np.int64).reshape(words.shape)
+    for x in (words, words.astype(np.str_) if n else words):
+        sess, got = _run_thrice(model, {"x": x})
+        assert {"OneHotEncoder", "LabelEncoder", "CategoryMapper"} <= set(_planned_steps(sess))
+        no_mapper = _string_model(nodes[:3], model.graph.input, outs[:3])
+        for g, w in zip(got[:3], run_ref(no_mapper, [words])):
+            same(g, w, 0, 0, "against onnx.reference")
+        same(got[3], want_cats, 0, 0, "CategoryMapper")
+    opset1 = _string_model([helper.make_node("LabelEncoder", ["x"], ["ints"], domain=ML, classes_strings=keys,
+                                             default_int64=-2)], model.graph.input, outs[1:2], opset=1)
+    sess, got = _run_thrice(opset1, {"x": words})
+    index = {k: i for i, k in enumerate(keys)}
+    same(got[0], np.array([index.get(w, -2) for w in words.reshape(-1)], np.int64).reshape(words.shape), 0, 0, "opset 1")
+
+
+def test_strings_the_plan_cannot_hold_run_on_the_host():
+    """A str ending in U+0000 (which the UTF-32 layout cannot tell from its end) and bytes
+    elements (decoded as UTF-8 on the host): the same results, node by node."""
+    keys = ["a", "a\0", "b"]
+    model = _string_model([helper.make_node("OneHotEncoder", ["x"], ["y"], domain=ML, cats_strings=keys)],
+                          [helper.make_tensor_value_info("x", TensorProto.STRING, [None])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+    sess, got = _run_thrice(model, {"x": np.array(["a\0", "a", "b", "c"], dtype=object)})
+    np.testing.assert_array_equal(got[0], np.array([[0, 1, 0], [1, 0, 0], [0, 0, 1], [0, 0, 0]], np.float32))
+    keys = ["a", "b"]
+    model = _string_model([helper.make_node("OneHotEncoder", ["x"], ["y"], domain=ML, cats_strings=keys)],
+                          model.graph.input, model.graph.output)
+    for x in (np.array(["b", "a\0", "a"], dtype=object), np.array([b"b", "a", b"a"], dtype=object)):
+        sess, got = _run_thrice(model, {"x": x})
+        want = [[0, 1], [0, 0], [1, 0]] if "a\0" in list(x) else [[0, 1], [1, 0], [1, 0]]
+        np.testing.assert_array_equal(got[0], np.array(want, np.float32))
+    sess, got = _run_thrice(model, {"x": np.array(["b", "a"], dtype=object)})  # the plan, once the feeds allow
+    np.testing.assert_array_equal(got[0], np.array([[0, 1], [1, 0]], np.float32))
+    assert "OneHotEncoder" in _planned_steps(sess)
+
+
+def test_string_columns_moved_ahead_of_the_lookups():
+    """The columns skl2onnx picks out of one [N, 3] string input (Gather, Slice, then
+    Reshape / Squeeze / Identity) are moved on the strings' numbers while planning: the
+    lookups read the input itself, in one native plan; against onnxruntime."""
+    ort = pytest.importorskip("onnxruntime")
+    x = np.array([["red", "paris", "pro"], ["blue", "lima", "free"], ["green", "oslo", "pro"],
+                  ["red", "cairo", "basic"]], dtype=object)
+    i64 = lambda name, *v: numpy_helper.from_array(np.array(v, np.int64), name)  # noqa: E731
+    nodes = [helper.make_node("Gather", ["x", "one"], ["city"], axis=1),
+             helper.make_node("OneHotEncoder", ["city"], ["city_hot"], domain=ML,
+                              cats_strings=["lima", "oslo", "paris"]),
+             helper.make_node("Slice", ["x", "two", "three", "one"], ["plan"]),
+             helper.make_node("Reshape", ["plan", "flat"], ["plan_flat"]),
+             helper.make_node("LabelEncoder", ["plan_flat"], ["plan_id"], domain=ML, keys_strings=["free", "pro"],
+                              values_int64s=[0, 2], default_int64=1),
+             helper.make_node("Gather", ["x", "zero"], ["color"], axis=1),
+             helper.make_node("Squeeze", ["color", "one"], ["color_1d"]),
+             helper.make_node("Identity", ["color_1d"], ["color_id"]),
+             helper.make_node("CategoryMapper", ["color_id"], ["color_cat"], domain=ML,
+                              cats_strings=["red", "green"], cats_int64s=[1, 2])]
+    graph = helper.make_graph(nodes, "columns", [helper.make_tensor_value_info("x", TensorProto.STRING, [None, 3])],
+                              [helper.make_tensor_value_info(n, t, None) for n, t in
+                               (("city_hot", TensorProto.FLOAT), ("plan_id", TensorProto.INT64),
+                                ("color_cat", TensorProto.INT64))],
+                              [i64("one", 1), i64("two", 2), i64("three", 3), i64("zero", 0), i64("flat", -1)])
+    model = helper.make_model(graph, ir_version=10, opset_imports=[helper.make_opsetid("", 17),
+                                                                   helper.make_opsetid(ML, 3)])
+    for rows in (x, x[:1], x[:0]):
+        sess, got = _run_thrice(model, {"x": rows})
+        want = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None,
+                                                                                                      {"x": rows})
+        for g, w in zip(got, want):
+            same(g, w, 0, 0, f"{len(rows)} rows")
+        steps = _planned_steps(sess)
+        assert {"OneHotEncoder", "LabelEncoder", "CategoryMapper"} <= set(steps)
+        assert not {"Gather", "Slice", "Reshape", "Squeeze", "Identity"} & set(steps)
+
+
+def test_strings_not_for_the_lookups_run_node_by_node():
+    """Strings joined from two inputs, and a moved string that is itself an output: node
+    by node, with the same results as onnxruntime."""
+    ort = pytest.importorskip("onnxruntime")
+    a = np.array([["x"], ["y"]], dtype=object)
+    b = np.array([["y"], ["z"]], dtype=object)
+    nodes = [helper.make_node("Concat", ["a", "b"], ["ab"], axis=1),
+             helper.make_node("OneHotEncoder", ["ab"], ["hot"], domain=ML, cats_strings=["x", "y", "z"]),
+             helper.make_node("Identity", ["a"], ["a_out"])]
+    graph = helper.make_graph(nodes, "fallback", [helper.make_tensor_value_info(n, TensorProto.STRING, [None, 1])
+                                                  for n in "ab"],
+                              [helper.make_tensor_value_info("hot", TensorProto.FLOAT, None),
+                               helper.make_tensor_value_info("a_out", TensorProto.STRING, None)])
+    model = helper.make_model(graph, ir_version=10, opset_imports=[helper.make_opsetid("", 17),
+                                                                   helper.make_opsetid(ML, 3)])
+    want = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, {"a": a, "b": b})
+    sess, got = _run_thrice(model, {"a": a, "b": b})
+    for g, w in zip(got, want):
+        same(g, w, 0, 0, "node by node")

@@ -216,3 +216,41 @@ def test_svm_classifier_bad():
     bad = {**attrs, "rho": [0.0]}
     with pytest.raises(mlrt.MlrtError, match="rho"):
         run("SVMClassifier", [np.ones((2, 2), np.float32)], bad, n_outputs=2)
+
+
+def test_string_labels_named_after_a_plan_run():
+    """String class labels: the plan writes class indexes and names them after its run,
+    also where an Identity passes them on to the output (as skl2onnx writes it); where
+    they are read as strings by another node (a CategoryMapper), node by node.  Every
+    way against onnxruntime, over the run that plans and the quick runs after it."""
+    ort = pytest.importorskip("onnxruntime")
+    import mlrt.lowlevel as ml
+    from onnx import TensorProto, helper
+
+    rng = np.random.default_rng(11)
+    x = rng.standard_normal((5, 4)).astype(np.float32)
+    attrs = {"coefficients": rng.standard_normal(12).tolist(), "intercepts": [0.1, -0.2, 0.3],
+             "classlabels_strings": ["cat", "dog", "eel"], "post_transform": "SOFTMAX"}
+    clf = helper.make_node("LinearClassifier", ["x"], ["label", "scores"], domain="ai.onnx.ml", **attrs)
+    tails = {"identity": [helper.make_node("Identity", ["label"], ["out"])],
+             "mapper": [helper.make_node("Identity", ["label"], ["out"]),
+                        helper.make_node("CategoryMapper", ["label"], ["ids"], domain="ai.onnx.ml",
+                                         cats_strings=["dog", "eel"], cats_int64s=[7, 9])]}
+    for name, tail in tails.items():
+        outs = [helper.make_tensor_value_info(o, t, None) for o, t in
+                (("out", TensorProto.STRING), ("scores", TensorProto.FLOAT), ("ids", TensorProto.INT64))
+                if any(o in n.output for n in [clf, *tail])]
+        graph = helper.make_graph([clf, *tail], name, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [None, 4])],
+                                  outs)
+        model = helper.make_model(graph, ir_version=10, opset_imports=[helper.make_opsetid("", 17),
+                                                                       helper.make_opsetid("ai.onnx.ml", 3)])
+        want = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, {"x": x})
+        sess = ml.InferenceSession(model.SerializeToString())
+        for _ in range(3):
+            got = sess.run(None, {"x": x})
+            assert got[0].dtype == object and list(got[0]) == list(want[0]), name
+            np.testing.assert_allclose(got[1], want[1], rtol=1e-5, atol=1e-6)
+            if name == "mapper":
+                np.testing.assert_array_equal(got[2], want[2])
+        planned = [p for p in sess._runnable.pieces[0].runnable.plans.values() if hasattr(p, "steps")]
+        assert bool(planned) == (name == "identity"), name

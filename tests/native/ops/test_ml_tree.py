@@ -410,15 +410,24 @@ def test_v5_bad_leaf_index():
         _run("TreeEnsemble", features(rng, 2, 4), attrs, opset=5)
 
 
-def test_int_labels_are_planned_string_labels_run_on_the_host():
+def test_int_and_string_labels_are_planned():
+    """String labels too: the plan writes class indexes and names them after its run
+    (plain runs and the session's quick runs alike), as the host path does."""
     import mlrt.lowlevel as ml
     a, w = random_forest(rng, n_trees=3, n_targets=3)
     x = features(rng, 9, 4)
-    for labels, planned in (([1, 2, 3], True), (["a", "b", "c"], False)):
+    got = {}
+    for labels in ([1, 2, 3], ["a", "b", "c"]):
         model = ml_model("TreeEnsembleClassifier", [x], classifier_attrs(a, w, labels), 2, opset=3)
         sess = ml.InferenceSession(model.SerializeToString())
-        sess.run(None, {"x0": x})
-        assert bool(sess._runnable.pieces[0].runnable.plans) == planned, labels
+        runs = [sess.run(None, {"x0": x}) for _ in range(3)]
+        assert sess._runnable.pieces[0].runnable.plans, labels
+        for y, z in runs[1:]:
+            np.testing.assert_array_equal(y, runs[0][0])
+            np.testing.assert_array_equal(z, runs[0][1])
+        got[str(labels[0])] = runs[0][0]
+    assert got["a"].dtype == object
+    np.testing.assert_array_equal(got["a"], np.array(["a", "b", "c"], dtype=object)[got["1"] - 1])
 
 
 # -- made while the checker works ------------------------------------------------------------

@@ -323,13 +323,66 @@ def test_batch_with_constant_weights():
         check_batch1(op, ins, {"hidden_size": 21, "direction": "bidirectional"}, threads=(2,))
 
 
+# -- several batch rows: R^T in strips; directions side by side, a step's units in parts ------
+
+def check_batched(op, ins, attrs, threads=(1, 2, 4)):
+    """Constant weights (as exporters write them: R^T in strips made once) on 1, 2 and 4
+    threads -- one direction at a time, or the directions side by side with a step's
+    units in parts -- against onnxruntime (which honours sequence_lens), weights as
+    inputs too (R^T in strips made per run)."""
+    ort = pytest.importorskip("onnxruntime")
+    model = make_model(op, ins, attrs, N_OUT[op], 14)
+    model.ir_version = 8
+    so = ort.SessionOptions()
+    so.log_severity_level = 3
+    sess = ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"])
+    want = sess.run(None, {i.name: a for i, a in zip(sess.get_inputs(), [a for a in ins if a is not None])})
+    feeds = [v for k, v in enumerate(ins) if k not in (1, 2)]
+    runs = [run_mlrt(model, ins)]
+    runs += [run_threads(constant_weights(make_model(op, ins, attrs, N_OUT[op], 14), ins), feeds, t) for t in threads]
+    for got in runs:
+        for g, w in zip(got, want):
+            np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-5)
+    for got in runs[2:]:  # a batch row gets the same numbers whichever task or thread runs it
+        for g, w in zip(got, runs[1]):
+            np.testing.assert_array_equal(g, w)
+
+
+@pytest.mark.parametrize("op", list(GATES))
+@pytest.mark.parametrize("direction", list(DIRS))
+@pytest.mark.parametrize("batch", [2, 8, 9])
+def test_batched_tasks_and_threads(op, direction, batch):
+    """2, 8 and 9 rows (the strips' products 8 rows at a time, then the rest); 37 units
+    (two strips, the second partial) or, with 8 and 9 rows, 96 (three strips, a step in
+    two parts of 64 and 32 units on 2 and 4 threads); with and without sequence_lens
+    (rows of every length, one empty)."""
+    hidden = 37 if batch == 2 else 96
+    for lens in (None, np.array([6, 1, 4, 0, 6, 3, 5, 2, 6][:batch], np.int32)):
+        ins = contractive(make_inputs(op, 6, batch, 9, hidden, direction, lens=lens, peepholes=False), hidden)
+        check_batched(op, ins, {"hidden_size": hidden, "direction": direction})
+
+
+@pytest.mark.parametrize("op", ["GRU", "LSTM"])
+def test_batched_exported_shapes(op):
+    """The shapes torch.onnx exports (hidden 64-256, input 32-128, seq 8-64, batch 8),
+    bidirectional with sequence_lens; GRU with and without linear_before_reset."""
+    for seq, size, hidden in ((8, 32, 64), (16, 128, 256)):
+        lens = np.linspace(seq, seq // 2, 8).astype(np.int32)
+        ins = contractive(make_inputs(op, seq, 8, size, hidden, "bidirectional", lens=lens, peepholes=False), hidden)
+        for lbr in ((0, 1) if op == "GRU" else (0,)):
+            attrs = {"hidden_size": hidden, "direction": "bidirectional", **({"linear_before_reset": lbr} if lbr else {})}
+            check_batched(op, ins, attrs, threads=(1, 2))
+
+
 def test_batch1_portable_kernels():
     """MLRT_SGEMM_KERNEL=avx2 (read once per process, so in a child): the matrix-vector
-    product through the GEMM and the gate arithmetic of every activation."""
+    product through the GEMM, the gate arithmetic of every activation, and the batched
+    steps' products on R^T packed in the GEMM's strips."""
     code = ("import sys; sys.path.insert(0, %r); import test_rnn as t; "
             "[t.test_batch1(op, d, 0) for op in t.GATES for d in t.DIRS]; "
             "[t.test_batch1_sizes_and_threads(op, 127) for op in t.GATES]; "
-            "t.test_batch1_sequence_lens('GRU', 'bidirectional')") % os.path.dirname(__file__)
+            "t.test_batch1_sequence_lens('GRU', 'bidirectional'); "
+            "[t.test_batched_tasks_and_threads(op, 'bidirectional', 9) for op in t.GATES]") % os.path.dirname(__file__)
     env = dict(os.environ, MLRT_SGEMM_KERNEL="avx2")
     tests = os.path.dirname(os.path.dirname(os.path.dirname(__file__)))
     env["PYTHONPATH"] = os.pathsep.join([tests, env.get("PYTHONPATH", "")])
