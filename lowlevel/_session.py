@@ -183,8 +183,7 @@ class InferenceSession(SessionMethods):  # (run_async, memory infos, ...: _sessi
         graph_inputs = {id(v) for v in self._graph.inputs}
         self._quick_checks = {v.name: _quick_check(v, id(v) in graph_inputs)
                               for v in self._graph.inputs + self._graph.overridable
-                              if v.kind == "tensor" and v.elem_type and v.shape is not None
-                              and v.elem_type != _STRING}  # (strings: bytes elements are decoded)
+                              if v.kind == "tensor" and v.elem_type and v.shape is not None}
 
         cpu = self._providers[-1]
         level = int(self._options.graph_optimization_level)
@@ -335,7 +334,8 @@ class InferenceSession(SessionMethods):  # (run_async, memory infos, ...: _sessi
             check = quick.get(name)
             if check is not None and type(value) is np.ndarray and value.dtype == check[0]:
                 shape = value.shape
-                if shape == check[1] or (len(shape) == check[3] and (check[4] is None or check[4](shape) == check[5])):
+                if (shape == check[1] or (len(shape) == check[3] and (check[4] is None or check[4](shape) == check[5]))) \
+                        and (not check[6] or _all_str(value)):  # (strings: other elements, bytes, are made str)
                     feeds[name] = value  # the common case, kept quick: a host array of the right type
                     required += check[2]
                     continue
@@ -537,16 +537,25 @@ def _use_initializers(graph, given: dict) -> None:
         graph.initializers[name] = np.ascontiguousarray(value)
 
 
+def _all_str(a: np.ndarray) -> bool:
+    """Whether an object array holds str elements only (which _feeds.strings leaves as they are)."""
+    if a.size == 1:
+        return type(a.item()) is str
+    return all(type(s) is str for s in a.flat)
+
+
 def _quick_check(vt: graph_mod.ValueType, required: bool) -> tuple:
     """(dtype, dims, 1 if a graph input else 0, rank, getter of the fixed dims or None,
-    their sizes) a fed array is checked against on the quick path of _check_feeds; a dim
-    of None takes any size (as _check_value: free, symbolic or non-positive)."""
+    their sizes, whether it holds strings) a fed array is checked against on the quick
+    path of _check_feeds; a dim of None takes any size (as _check_value: free, symbolic
+    or non-positive)."""
     dims = tuple(d if isinstance(d, int) and d > 0 else None for d in vt.shape)
     fixed = [(i, d) for i, d in enumerate(dims) if d is not None]
     getter = operator.itemgetter(*(i for i, _ in fixed)) if fixed else None
     sizes = tuple(d for _, d in fixed) if len(fixed) > 1 else fixed[0][1] if fixed else None
     from onnx import helper
-    return np.dtype(helper.tensor_dtype_to_np_dtype(vt.elem_type)), dims, int(required), len(dims), getter, sizes
+    return (np.dtype(helper.tensor_dtype_to_np_dtype(vt.elem_type)), dims, int(required), len(dims), getter, sizes,
+            vt.elem_type == _STRING)
 
 
 __all__ = ["InferenceSession", "NodeArg", "ModelMetadata", "get_available_providers",

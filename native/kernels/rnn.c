@@ -730,6 +730,7 @@ typedef struct rnn_seq {
     const float *P;  /* batched: the direction's R^T in strips */
     int64_t len, t_lo, n, parts, part_units, phases;
     bool batched;    /* several batch rows: seq_part_rows */
+    int64_t xw_ld;   /* batched, > 0: xw holds the whole sequence's projections by X's rows, xw_ld apart */
     _Alignas(64) atomic_int_fast64_t done; /* parts finished, over the chunk's phases */
     rnn_part part[RNN_MAX_PARTS];
 } rnn_seq;
@@ -915,7 +916,9 @@ static void seq_part_rows(rnn_seq *q, int64_t s, int32_t phase, int64_t part) {
             else memset(rh + b * H + u0, 0, (size_t)n * sizeof(float));
             continue;
         }
-        rnn_row row = {.g = hr + b * GH, .xw = (const float *)q->xw + ((s - j->s0) * nb + b) * GH, .h = h + b * H,
+        const float *xw = q->xw_ld ? (const float *)q->xw + x_off(j, t, b) / j->I * q->xw_ld
+                                   : (const float *)q->xw + ((s - j->s0) * nb + b) * GH;
+        rnn_row row = {.g = hr + b * GH, .xw = xw, .h = h + b * H,
                        .hn = hn + b * H, .c = c ? c + b * H : NULL,
                        .rh = q->phases == 2 && phase == 0 ? rh + b * H : NULL,
                        .hrh = phase == 1 ? hrh + b * H : NULL,
@@ -931,15 +934,22 @@ static int rnn_batch_parts(const mlrt_context *ctx, const rnn_job *j, const char
     bool gru_split = j->kind == KIND_GRU && !j->p->linear_before_reset;
     int64_t steps = 0; /* the longest sequence: every row has ended after it */
     for (int64_t b = 0; b < Bt; ++b) steps = seq_len(j, b) > steps ? seq_len(j, b) : steps;
-    int64_t chunk = RNN_CHUNK_BYTES / ((GH + I) * (int64_t)sizeof(float) * Bt);
+    /* the whole sequence's projections at once where they fit: every direction's in one
+     * product on X's rows as they are, read by time (no gathering); else per chunk of steps,
+     * gathered per direction */
+    bool whole = S * Bt * nd * GH * (int64_t)sizeof(float) <= RNN_CHUNK_BYTES;
+    int64_t chunk = whole ? S : RNN_CHUNK_BYTES / ((GH + I) * (int64_t)sizeof(float) * Bt);
     chunk = chunk < 1 ? 1 : chunk > S ? S : chunk;
     /* per direction: xg, xw (a chunk's), hr (G * H a row), hs[0], hs[1], c, rh, hrh (H a row), bias */
-    size_t al = 16, n_xg = (size_t)(chunk * Bt * I), n_xw = (size_t)(chunk * Bt * GH), n_state = (size_t)(Bt * H);
+    size_t al = 16, n_state = (size_t)(Bt * H);
+    size_t n_xg = whole ? 0 : (size_t)(chunk * Bt * I), n_xw = whole ? 0 : (size_t)(chunk * Bt * GH);
+    size_t n_all = whole ? (size_t)(S * Bt * nd * GH) : 0;
 #define RNN_ROUND(n) (((n) + al - 1) / al * al)
     size_t per_dir = RNN_ROUND(n_xg) + RNN_ROUND(n_xw) + RNN_ROUND((size_t)(Bt * GH)) + 5 * RNN_ROUND(n_state) +
                      RNN_ROUND((size_t)GH);
-    float *work = aligned_alloc(64, (size_t)nd * per_dir * sizeof(float));
+    float *work = aligned_alloc(64, ((size_t)nd * per_dir + RNN_ROUND(n_all)) * sizeof(float));
     if (!work) return mlrt_fail(MLRT_ERR_OUT_OF_MEMORY, "%s: cannot allocate work space", op);
+    float *xw_all = work + (size_t)nd * per_dir;
     int64_t per = mlrt_ctx_threads(ctx) / nd;
     per = per < 1 || Bt * j->G * H * H < RNN_ROWS_SPLIT_MIN ? 1 : per < RNN_MAX_PARTS ? per : RNN_MAX_PARTS;
     int64_t part_units = ((H + per - 1) / per + RNN_STRIP - 1) / RNN_STRIP * RNN_STRIP;
@@ -964,12 +974,12 @@ static int rnn_batch_parts(const mlrt_context *ctx, const rnn_job *j, const char
         bias_f32(k), init_state_f32(k);
         q->R = (const char *)j->R + (size_t)(d * GH * H) * sizeof(float);
         q->P = j->RP + d * j->G * rnn_gate_floats(H);
-        q->xw = k->xw;
+        q->xw = whole ? xw_all + d * GH : k->xw, q->xw_ld = whole ? nd * GH : 0;
         q->len = steps, q->parts = parts, q->part_units = part_units, q->phases = gru_split ? 2 : 1;
         q->batched = true;
     }
 #undef RNN_ROUND
-    int status = MLRT_OK;
+    int status = whole ? rnn_project(ctx, j, S * Bt, j->X, 0, nd * GH, xw_all, nd * GH) : MLRT_OK;
     for (int64_t s0 = 0; s0 < steps && status == MLRT_OK; s0 += chunk) {
         int64_t n = steps - s0 < chunk ? steps - s0 : chunk;
         for (int64_t d = 0; d < nd && status == MLRT_OK; ++d) {
@@ -980,8 +990,10 @@ static int rnn_batch_parts(const mlrt_context *ctx, const rnn_job *j, const char
                 atomic_store(&q->part[k].next, 0);
                 atomic_store(&q->part[k].present, false);
             }
-            gather_f32(&q->j, n);
-            status = rnn_project(ctx, &q->j, n * Bt, q->j.xg, d * GH, GH, q->j.xw, GH);
+            if (!whole) {
+                gather_f32(&q->j, n);
+                status = rnn_project(ctx, &q->j, n * Bt, q->j.xg, d * GH, GH, q->j.xw, GH);
+            }
         }
         if (status == MLRT_OK) mlrt_parallel_for(ctx, nd * parts, 1, seq_tasks, seq);
     }
