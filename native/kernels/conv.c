@@ -8,13 +8,16 @@
  *   - conv_depthwise.c: depthwise 1-D/2-D (one input channel per group), a plane per task;
  *   - conv_direct.c: float32 on AVX2 / AVX-512, 2-D, strides up to 4: the micro-kernels
  *     of src/gemm.c read the (zero-padded) input directly, no patch matrix (not 1 x 1
- *     kernels with 48 filters or more: for those packing is a plain copy that pays);
+ *     kernels with 48 filters or more: for those packing is a plain copy that pays; nor
+ *     one row of outputs, a 1-D conv's, whose patch rows pack cheaply);
  *   - conv_winograd.c: float32 3 x 3, stride 1, where the plan made Winograd filters;
  *   - conv_fvec.c: float32 on AVX-512, one group, kernels of 2 taps or more, where the
- *     plan made filter vectors: 16 filters of one output in each vector;
+ *     plan made filter vectors: 16 filters of one output in each vector (1-D convs too,
+ *     up to 256 outputs);
  *   - conv_gemm.c: the patch columns (im2col) of a tile of output positions, gathered
- *     straight into packed strips for the micro-kernels (float32 on AVX2 / AVX-512),
- *     or else multiplied through BLAS.
+ *     straight into packed strips for the micro-kernels (float32 on AVX2 / AVX-512;
+ *     long 1-D convs in tiles of 256 columns across the threads), or else multiplied
+ *     through BLAS.
  * A plan packs a constant float32 W once (mlrt_conv_pack_weights, below: the micro-
  * kernels' panels) and passes it as one more input, named by params.packed_weights; the
  * micro-kernel paths then read only that copy.

@@ -53,8 +53,9 @@ int mlrt_conv_winograd_pack(int64_t group, int64_t filters, int64_t channels_per
                             int64_t capacity, int64_t *size, float *packed);
 
 /* The filter-vector path (kernels/conv_fvec.c): 1 where a float32 Conv with these params
- * over X (N, channels, height, width) and `filters` filters runs on it (AVX-512, one group,
- * a kernel of 2 taps or more, strides up to 4), else 0.  Its weights are made once by
+ * over X (N, channels, height, width) -- a 1-D conv's (N, channels, length) as height 1,
+ * width length -- and `filters` filters runs on it (AVX-512, one group, a kernel of 2 taps
+ * or more, strides up to 4 but on one row of outputs), else 0.  Its weights are made once by
  * mlrt_conv_fvec_pack from W (filters, channels, taps) -- *size is set to the floats they
  * take, `packed` written when capacity >= *size -- and the plan passes them as
  * packed_weights with winograd = 2. */

@@ -1,4 +1,4 @@
-/* conv_fvec.c -- Conv, filter-vector path: float32, 2-D, one group, AVX-512.
+/* conv_fvec.c -- Conv, filter-vector path: float32, 2-D (and 1-D as one row), one group, AVX-512.
  *
  * The other micro-kernel paths put output positions in the vector lanes and broadcast
  * the weights; their rows of input are a shifted run of one padded plane, which for
@@ -49,6 +49,12 @@
 /* The largest padded copy of the input the path makes (floats, 64 MB), as the direct path. */
 #define FV_MAX_FLOATS ((size_t)1 << 24)
 #define FV_MAX_SPAN ((int64_t)FV_MAX_FLOATS)
+/* One row of outputs (1-D convs, [N, C, 1, L]) runs here up to this width, longer rows on
+ * the packed strips, in column tiles across the threads (kernels/conv_gemm.c).  Measured
+ * on AVX-512, one core: here 5-50% faster up to 200 outputs (128 channels, kernel 3,
+ * strides 1 and 2), 15-20% at 256 with stride 2 but 5% slower with stride 1; from 1024
+ * outputs as fast (kernel 3) or 1.3-1.5x slower (kernel = stride = 4 or 8). */
+#define FV_ROW_MAX 256
 
 int64_t mlrt_conv_fvec_size(int64_t filters, int64_t kdim) {
     if (filters < 0 || filters > INT32_MAX || kdim < 0 || kdim > INT32_MAX) return 0;
@@ -76,30 +82,44 @@ int mlrt_conv_fvec_pack(int64_t filters, int64_t channels, int64_t taps, const f
 }
 
 int mlrt_conv_fvec_fits(const mlrt_conv_params *p, int64_t channels, int64_t filters, int64_t height, int64_t width) {
-    if (!p || p->n_spatial != 2 || p->group != 1 || mlrt_sgemm_strip_width() != 64) return 0; /* AVX-512 */
+    if (!p || (p->n_spatial != 1 && p->n_spatial != 2) || p->group != 1 || mlrt_sgemm_strip_width() != 64)
+        return 0; /* AVX-512 */
     const char *off = getenv("MLRT_CONV_FVEC"); /* "0": never (to compare with the other paths) */
     if (off && strcmp(off, "0") == 0) return 0;
-    int64_t taps = p->kernel[0] * p->kernel[1];
+    /* a 1-D conv (height 1, width its length) runs as 2-D over one row: its window, steps
+     * and pads are [1]'s, [0]'s are 1, 1, 0 */
+    int32_t at = p->n_spatial == 2 ? 0 : -1;
+    int64_t k[2], s[2], d[2], span[2], out[2], in[2] = {height, width};
+    if (p->n_spatial == 1 && height != 1) return 0;
+    for (int i = 0; i < 2; ++i, ++at) {
+        k[i] = at < 0 ? 1 : p->kernel[at], s[i] = at < 0 ? 1 : p->strides[at], d[i] = at < 0 ? 1 : p->dilations[at];
+        span[i] = at < 0 ? in[i] : in[i] + p->pads_begin[at] + p->pads_end[at];
+        if (s[i] < 1 || d[i] < 1 || k[i] < 1) return 0;
+        out[i] = (span[i] - (k[i] - 1) * d[i] - 1) / s[i] + 1;
+    }
+    int64_t taps = k[0] * k[1];
+    bool row = out[0] == 1; /* one output row: 1-D convs, [N, C, 1, L] */
+    if (row && out[1] > FV_ROW_MAX) return 0;
     /* 1 x 1: the packed strips (in ResNet-50 the tiles ran 5-45% slower at 7 x 7 and
      * 14 x 14, but for one strided conv, and 2.5x slower at 56 x 56); under 8 channels
-     * (a stem conv over RGB) the tile's few multiply-adds per
-     * output do not pay for its scatter */
-    if (taps < 2 || filters < 16 || channels < 8) return 0;
+     * (a stem conv over RGB) the tile's few multiply-adds per output do not pay for its
+     * scatter -- but for one row of outputs from a long window (a Conv-made STFT over one
+     * channel: 256 taps, 3 outputs, 2x faster here), whose patch matrix has as many rows */
+    if (taps < 2 || filters < 16 || (channels < 8 && !(row && channels * taps >= 64))) return 0;
+    /* strides up to 4 (one row: any, a stride only spaces the broadcasts) */
     for (int i = 0; i < 2; ++i)
-        if (p->strides[i] < 1 || p->strides[i] > 4 || p->dilations[i] < 1) return 0;
-    int64_t ow = (width + p->pads_begin[1] + p->pads_end[1] - (p->kernel[1] - 1) * p->dilations[1] - 1) /
-                 p->strides[1] + 1;
-    int64_t oh = (height + p->pads_begin[0] + p->pads_end[0] - (p->kernel[0] - 1) * p->dilations[0] - 1) /
-                 p->strides[0] + 1;
+        if (s[i] > 4 && !row) return 0;
     /* any width (rows of 7 or less pair up in 14-position tiles) and any number of channels
      * (a block's weights stream in order, prefetched on its first tile); a plane that the
      * scatter's int32 indexes reach */
-    return oh >= 1 && ow >= 1 && oh * ow <= INT32_MAX / 16;
+    return out[0] >= 1 && out[1] >= 1 && out[0] * out[1] <= INT32_MAX / 16;
 }
 
 #ifdef FV_X86
 typedef struct fvec_job {
     conv_job *j;
+    conv_geom g;           /* j->g, or its folded form (mlrt_conv_fvec) */
+    bool folded;           /* one channel's taps folded into 16 (fvec_pad_folded) */
     const float *wp;       /* packed weights */
     float *P;              /* N * CB padded blocks of 16 channels */
     int64_t PH, PW, plane; /* rows, row width, floats per block of 16 planes (with slack) */
@@ -141,7 +161,7 @@ __attribute__((target("avx512f"))) static inline void fvec_transpose16(__m512 v[
  * position (row, column) holds its 16 channels side by side (channels past C are 0). */
 __attribute__((target("avx512f"))) static void fvec_pad(void *arg, int64_t begin, int64_t end) {
     const fvec_job *f = arg;
-    const conv_geom *g = &f->j->g;
+    const conv_geom *g = &f->g;
     int64_t H = g->in[0], W = g->in[1], ph = g->pb[0], pw = g->pb[1], C = g->C;
     for (int64_t t = begin; t < end; ++t) {
         int64_t n = t / f->CB, c0 = t % f->CB * 16, cn = C - c0 < 16 ? C - c0 : 16;
@@ -161,6 +181,34 @@ __attribute__((target("avx512f"))) static void fvec_pad(void *arg, int64_t begin
                     v[c] = c < cn ? _mm512_maskz_loadu_ps(m, x + c * g->in_size + r * W + w) : _mm512_setzero_ps();
                 fvec_transpose16(v);
                 for (int64_t k = 0; k < nw; ++k) _mm512_storeu_ps(dst + (w + k) * 16, v[k]);
+            }
+        }
+    }
+}
+
+/* Padded rows [begin, end) (n * PH + row) of one channel whose kernel row folds into 16
+ * channels (mlrt_conv_fvec): slot c of padded position (row, col) holds input (row - ph,
+ * col + c * d - pw), 0 outside X, so that folded tap q reads taps 16 q .. 16 q + 15. */
+static void fvec_pad_folded(void *arg, int64_t begin, int64_t end) {
+    const fvec_job *f = arg;
+    const conv_geom *g = &f->j->g; /* (the real one: one channel, k taps at dilation d) */
+    int64_t H = g->in[0], W = g->in[1], ph = g->pb[0], pw = g->pb[1], dl = g->d[1];
+    for (int64_t t = begin; t < end; ++t) {
+        int64_t n = t / f->PH, r = t % f->PH - ph;
+        float *dst = f->P + n * f->plane + (t % f->PH) * f->PW * 16;
+        if (r < 0 || r >= H) {
+            memset(dst, 0, (size_t)(f->PW * 16) * sizeof(float));
+            continue;
+        }
+        const float *x = (const float *)f->j->x + n * g->in_size + r * W;
+        for (int64_t col = -pw; col < f->PW - pw; ++col, dst += 16) {
+            if (dl == 1 && col >= 0 && col + 16 <= W) { /* (inside X: 16 in a row) */
+                memcpy(dst, x + col, 16 * sizeof(float));
+                continue;
+            }
+            for (int64_t c = 0; c < 16; ++c) {
+                int64_t at = col + c * dl;
+                dst[c] = at >= 0 && at < W ? x[at] : 0.0f;
             }
         }
     }
@@ -191,7 +239,7 @@ __attribute__((target("avx512f"))) static void fvec_pad(void *arg, int64_t begin
         const fvec_job *f, const float *in, int64_t rs, const float *w, int64_t s, float *r, int64_t OW, \
         int64_t ldr, const __mmask16 *mask, int64_t pf, const float *nx, int64_t nl) {                        \
         enum { NP = NPR * ROWS, NR = NPR };                                                                 \
-        const conv_geom *g = &f->j->g;                                                            \
+        const conv_geom *g = &f->g;                                                               \
         __m512 acc[FV_NP][FV_V];                                                                  \
         const int64_t sx = (S ? S : s) * 16, plane = f->plane, CB = f->CB, tail = g->C % 16;      \
         const int64_t dh = g->d[0] * f->PW * 16, dw = g->d[1] * 16; \
@@ -251,7 +299,7 @@ static const fvec_tile_fn fvec_tiles[3][2][FV_NP + 1] = {FV_TABLE(0), FV_TABLE(1
 __attribute__((target("avx512f"))) static void fvec_tasks(void *arg, int64_t begin, int64_t end) {
     const fvec_job *f = arg;
     conv_job *j = f->j;
-    const conv_geom *g = &j->g;
+    const conv_geom *g = &f->g;
     int64_t OH = g->out[0], OW = g->out[1], S = g->out_size, sh = g->s[0], sw = g->s[1];
     int64_t groups = (OH + f->rows - 1) / f->rows, si = sw <= 2 ? sw : 0;
     /* a group's rows of the block's outputs are scattered into R (filter rows ldr apart: Y's
@@ -303,15 +351,25 @@ __attribute__((target("avx512f"))) static void fvec_tasks(void *arg, int64_t beg
 #endif
 
 int mlrt_conv_fvec(conv_job *j, const mlrt_context *ctx, const float *wp) {
-    const conv_geom *g = &j->g;
 #ifdef FV_X86
-    fvec_job f = {.j = j, .wp = wp, .blocks = (g->M + FV_BLOCK - 1) / FV_BLOCK};
+    fvec_job f = {.j = j, .g = j->g, .wp = wp, .blocks = (j->g.M + FV_BLOCK - 1) / FV_BLOCK};
+    const conv_geom *g = &f.g;
+    /* One channel and a kernel row of 16k taps (a Conv-made STFT: 256): the taps fold into
+     * 16 channels, k taps at dilation 16 d, and the tiles run whole blocks of 16 (one
+     * channel ran a tap at a time, the loop around each tap's 2 x NP multiply-adds
+     * costing about as much: the STFT of a 512-sample call 15% slower).  The packed
+     * weights are the same floats in the same order (taps 16 q + c), and so are the sums. */
+    if (g->C == 1 && g->k[0] == 1 && g->k[1] % 16 == 0 && g->k[1] <= FV_MAX_SPAN) {
+        f.folded = true;
+        f.g.C = f.g.Cg = 16;
+        f.g.k[1] /= 16, f.g.d[1] *= 16, f.g.k_size = f.g.k[1];
+    }
     /* padded planes: every row and column a tap of an output reads */
     int64_t span[2];
     for (int i = 0; i < 2; ++i) { /* (checked: strides and dilations come from attributes) */
         int64_t reach;
-        if (g->s[i] < 1 || g->s[i] > 4 || g->d[i] < 1 || __builtin_mul_overflow(g->k[i] - 1, g->d[i], &reach) ||
-            reach > FV_MAX_SPAN || g->out[i] > FV_MAX_SPAN)
+        if (g->s[i] < 1 || g->s[i] > FV_MAX_SPAN || g->d[i] < 1 || __builtin_mul_overflow(g->k[i] - 1, g->d[i], &reach) ||
+            reach > FV_MAX_SPAN || g->out[i] > FV_MAX_SPAN || (g->out[i] - 1) * g->s[i] > FV_MAX_SPAN)
             return mlrt_fail(MLRT_ERR_INVALID_ARGUMENT, "Conv: strides or dilations out of the filter-vector path's range");
         span[i] = (g->out[i] - 1) * g->s[i] + reach + 1;
     }
@@ -327,7 +385,10 @@ int mlrt_conv_fvec(conv_job *j, const mlrt_context *ctx, const float *wp) {
         return mlrt_fail(MLRT_ERR_NOT_IMPLEMENTED, "Conv: the filter-vector path's padded input of %zu floats is too large", floats);
     f.P = mlrt_scratch_slot(1, floats * sizeof(float) + 64);
     if (!f.P) return mlrt_fail(MLRT_ERR_OUT_OF_MEMORY, "Conv: cannot allocate the padded input");
-    mlrt_parallel_for(ctx, g->N * f.CB, (1 << 15) / (f.plane + 1) + 1, fvec_pad, &f);
+    if (f.folded)
+        mlrt_parallel_for(ctx, g->N * f.PH, (1 << 15) / (f.PW * 16 + 1) + 1, fvec_pad_folded, &f);
+    else
+        mlrt_parallel_for(ctx, g->N * f.CB, (1 << 15) / (f.plane + 1) + 1, fvec_pad, &f);
     int64_t tasks = g->N * f.blocks * ((g->out[0] + f.rows - 1) / f.rows);
     f.share = (tasks + mlrt_ctx_threads(ctx) - 1) / mlrt_ctx_threads(ctx);
     int64_t work = g->kdim * FV_BLOCK * g->out[1] * f.rows; /* multiply-adds a task */
@@ -335,7 +396,7 @@ int mlrt_conv_fvec(conv_job *j, const mlrt_context *ctx, const float *wp) {
     if (atomic_load(&j->failed)) return mlrt_fail(MLRT_ERR_OUT_OF_MEMORY, "Conv: cannot allocate a row buffer");
     return MLRT_OK;
 #else
-    (void)ctx, (void)wp, (void)g;
+    (void)j, (void)ctx, (void)wp;
     return mlrt_fail(MLRT_ERR_NOT_IMPLEMENTED, "Conv: the filter-vector path needs x86-64 (AVX-512)");
 #endif
 }

@@ -664,15 +664,28 @@ HOT_LOOP SUM_LOOP static double sum_f32(const float *x, int64_t n) {
     return s;
 }
 
+/* A float32 plane's largest value as the plain loop m = x[0], then m = x[i] > m ? x[i] : m,
+ * finds it (NaN skipped, unless x[0] is NaN: then it stays), kept in 16 running maxima
+ * that vectorise (the one compare chain took 4 cycles a value: a 1-D conv classifier's
+ * GlobalMaxPool over 256 x 1024 values 2.5x slower than onnxruntime's). */
+HOT_LOOP static float max_plane_f32(const float *x, int64_t n) {
+    float lane[16], m = x[0];
+    for (int l = 0; l < 16; ++l) lane[l] = m;
+    int64_t i = 1;
+    for (; i + 16 <= n; i += 16)
+        for (int l = 0; l < 16; ++l) lane[l] = x[i + l] > lane[l] ? x[i + l] : lane[l];
+    for (int l = 0; l < 16; ++l) m = lane[l] > m ? lane[l] : m;
+    for (; i < n; ++i) m = x[i] > m ? x[i] : m;
+    return m;
+}
+
 static void global_planes(void *arg, int64_t begin, int64_t end) {
     const global_job *j = arg;
     for (int64_t plane = begin; plane < end; ++plane) {
         if (j->dtype == MLRT_FLOAT) {
             const float *x = (const float *)j->x + plane * j->size;
             if (j->max) {
-                float m = x[0];
-                for (int64_t i = 1; i < j->size; ++i) m = x[i] > m ? x[i] : m;
-                ((float *)j->y)[plane] = m;
+                ((float *)j->y)[plane] = max_plane_f32(x, j->size);
             } else {
                 ((float *)j->y)[plane] = (float)(sum_f32(x, j->size) / (double)j->size);
             }

@@ -60,19 +60,20 @@ class Conv(Op):
         vectors, 2) where mlrt_conv_fvec_fits takes the conv (AVX-512, one group, 2 taps or
         more), else (W packed for the micro-kernels by mlrt_conv_pack_weights, 0); (None,
         0) where the kernel would read none (no micro-kernels on this CPU, one input
-        channel per group: the depthwise kernels)."""
+        channel in each of several groups: the depthwise kernels)."""
         w, x = inputs[1], inputs[0]
-        if w.value is None or np.dtype(x.dtype) != np.float32 or w.shape[1] == 1 or w.value.size == 0:
+        group = params["group"]
+        if w.value is None or np.dtype(x.dtype) != np.float32 or (w.shape[1] == 1 and group > 1) or w.value.size == 0:
             return None, 0  # (no filters, or filters of nothing: an empty output, or zeros plus the bias)
         ffi, lib = _lib.ffi(), _lib.lib()
-        group = params["group"]
         kind = 0  # the kernel's packed-weights kind: 0 strip panels, 1 Winograd filters, 2 filter vectors
-        if x.rank == 4:
+        if x.rank in (3, 4):  # (a 1-D conv as one row: height 1, width its length)
             _, struct, _ = _lib.pack_params(self.params, params)
-            if lib.mlrt_conv_winograd_fits(struct, x.shape[1], w.shape[0], x.shape[2], x.shape[3]):
+            height, width = (x.shape[2], x.shape[3]) if x.rank == 4 else (1, x.shape[2])
+            if x.rank == 4 and lib.mlrt_conv_winograd_fits(struct, x.shape[1], w.shape[0], height, width):
                 kind = 1
             elif hasattr(lib, "mlrt_conv_fvec_fits") and lib.mlrt_conv_fvec_fits(struct, x.shape[1], w.shape[0],
-                                                                                 x.shape[2], x.shape[3]):
+                                                                                 height, width):
                 kind = 2
         cached = getattr(self, "_packed", None)
         if cached is not None and cached[0] is w.value and cached[1] == (group, kind):

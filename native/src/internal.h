@@ -52,6 +52,8 @@ void mlrt_threadpool_hold(mlrt_threadpool *pool, int delta);
 
 /* e[i] = v[2i], o[i] = v[2i + 1] for i < n (SIMD permutes), in src/deinterleave.c */
 void mlrt_split_even_odd(const float *v, float *e, float *o, int64_t n);
+/* o[p][i] = v[4i + p] for p < 4, i < n, the same way */
+void mlrt_split_mod4(const float *v, float *const o[4], int64_t n);
 
 /* float16 / bfloat16 <-> float (round to nearest even), in src/half.c */
 float mlrt_f16_to_f32(uint16_t h);

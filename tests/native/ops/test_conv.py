@@ -1,6 +1,6 @@
 """Conv against onnx.reference: 1-D/2-D/3-D, groups and depthwise, strides, dilations,
 pads and auto_pad, bias, float64, the pointwise / depthwise / im2col / direct / Winograd
-paths, threads, edge values and bad input.  Each float32 case also runs on the AVX2 micro-kernel and
+paths, long 1-D sequences, threads, edge values and bad input.  Each float32 case also runs on the AVX2 micro-kernel and
 on BLAS (MLRT_SGEMM_KERNEL, read once per process) in test_conv_kernel_choices."""
 
 import contextlib
@@ -118,6 +118,9 @@ def test_conv_channel_sizes(c):
     ((1, 3, 30, 91), (8, 3, 3, 3), {"pads": [2, 1, 0, 2], "strides": [2, 2]}),
     ((1, 2, 21, 77), (8, 2, 3, 3), {"pads": [0, 3, 1, 0], "strides": [3, 2]}),
     ((1, 3, 19, 80), (8, 3, 3, 3), {"pads": [1, 1, 1, 1], "strides": [2, 2], "dilations": [1, 2]}),
+    # column stride 4: the four column phases split from one pass (runs of 16 and tails)
+    ((1, 3, 23, 227), (16, 3, 11, 11), {"pads": [2, 2, 2, 2], "strides": [4, 4]}),  # AlexNet's stem
+    ((1, 2, 13, 150), (8, 2, 5, 5), {"pads": [1, 3, 2, 0], "strides": [2, 4]}),
 ])
 def test_conv_large(xs, ws, attrs):
     conv(xs, ws, attrs, rtol=1e-4, atol=1e-4)
@@ -196,6 +199,7 @@ def test_conv_kernel_choices(kernel):
             "t.conv((1, 13, 9, 11), (13, 13, 3, 3), {'pads': [1, 1, 1, 1]}, atol=1e-4); "
             "[t.test_conv_constant_weights(xs, ws, a, True, 2) for xs, ws, a in t.CONST_W]; "
             "[t.test_conv_winograd(xs, ws, a, 2) for xs, ws, a in t.WINOGRAD]; "
+            "[t.test_conv_long_1d(xs, ws, a, 2) for xs, ws, a in t.LONG_1D]; "
             "[t.test_fusedconv_constant_weights(*f, *c, True) for f in t.FUSED[:3] for c in t.CONST_W[:2]]"
             ) % os.path.dirname(__file__)
     env = dict(os.environ, MLRT_SGEMM_KERNEL=kernel)
@@ -228,7 +232,9 @@ FUSED = [("Relu", None, lambda v, p: np.maximum(v, 0)),
                                          ((1, 4, 11, 37), (4, 1, 3, 3), {"group": 4, "pads": [1, 1, 1, 1]}),
                                          ((1, 4, 11, 37), (4, 1, 3, 3), {"group": 4, "pads": [1, 1, 1, 1],
                                                                          "strides": [2, 2]}),
-                                         ((1, 2, 4, 5, 6), (3, 2, 2, 2, 2), {})])                         # 3-D
+                                         ((1, 2, 4, 5, 6), (3, 2, 2, 2, 2), {}),                          # 3-D
+                                         ((1, 8, 301), (12, 8, 3), {"pads": [1, 1]}),                     # 1-D
+                                         ((1, 8, 1203), (16, 8, 4), {"strides": [4], "pads": [1, 2]})])
 @pytest.mark.parametrize("with_z", [False, True])
 def test_fusedconv(name, params, fn, xs, ws, attrs, with_z):
     """com.microsoft FusedConv = activation(Conv + Z): checked as the activation of the reference Conv."""
@@ -280,6 +286,23 @@ CONST_W = [
 ]
 
 
+# 1-D convs over long sequences (one output row: the packed strips of kernels/conv_gemm.c,
+# in column tiles across the threads; the filter vectors take rows of 256 or fewer): odd
+# lengths, strides 1 to 8 (stride = kernel too), pads, dilation, groups, batch 2, an odd
+# number of filters, patch rows in several blocks; each also as [N, C, 1, L] in
+# test_conv_long_1d, which must take the same path
+LONG_1D = [
+    ((1, 64, 1031), (48, 64, 3), {"pads": [1, 1]}),
+    ((2, 24, 4099), (32, 24, 4), {"strides": [4]}),                   # stride = kernel
+    ((1, 16, 3001), (24, 16, 8), {"strides": [8]}),                   # stride over 4
+    ((1, 20, 1500), (36, 20, 3), {"dilations": [3], "pads": [3, 2]}),
+    ((1, 32, 2000), (32, 8, 5), {"group": 4, "pads": [2, 2]}),        # groups
+    ((1, 8, 777), (17, 8, 7), {"strides": [2], "pads": [3, 0]}),
+    ((1, 130, 1024), (64, 130, 5), {"pads": [2, 2]}),                 # 650 patch rows: 3 blocks of k
+    ((1, 12, 1029), (20, 12, 5), {"strides": [4], "pads": [2, 1]}),
+]
+
+
 def _const_w_model(op, x, w, b, z, attrs, domain=""):
     from onnx import TensorProto, helper, numpy_helper
     ins = [helper.make_tensor_value_info("x", TensorProto.FLOAT, x.shape)]
@@ -310,7 +333,7 @@ def test_conv_constant_weights(xs, ws, attrs, bias, threads):
 
 
 @pytest.mark.parametrize("name,params,fn", [f for f in FUSED if f[0] in ("Relu", "Clip", "HardSwish", "Swish", "")])
-@pytest.mark.parametrize("xs,ws,attrs", [CONST_W[i] for i in (0, 1, 4, 7, 8, 11)])
+@pytest.mark.parametrize("xs,ws,attrs", [CONST_W[i] for i in (0, 1, 4, 7, 8, 11)] + [LONG_1D[1]])
 @pytest.mark.parametrize("with_z", [False, True])
 def test_fusedconv_constant_weights(name, params, fn, xs, ws, attrs, with_z):
     """Bias, Z and the activation finished in the micro-kernels' store (the column kernels' too)."""
@@ -375,6 +398,33 @@ def _random_conv(xs, ws, attrs, threads, gen):
     model = _const_w_model("Conv", x, w, b, None, attrs)
     got = run_mlrt(model, [x], sess_options=_options(threads))[0]
     return x, model, exact, got, float(np.abs(exact).max())
+
+
+def _as_rows(xs, ws, attrs):
+    """The same conv over [N, C, 1, L] with a 1 x k kernel."""
+    twice = {"pads": lambda v: [0, v[0], 0, v[1]], "strides": lambda v: [1] + v, "dilations": lambda v: [1] + v}
+    return ((xs[0], xs[1], 1, xs[2]), (ws[0], ws[1], 1, ws[2]),
+            {k: twice[k](v) if k in twice else v for k, v in attrs.items()})
+
+
+@pytest.mark.parametrize("xs,ws,attrs", LONG_1D)
+@pytest.mark.parametrize("threads", [1, 2, 4])
+def test_conv_long_1d(xs, ws, attrs, threads):
+    """Within float32 rounding of the exact conv, W constant (packed by the plan) and W an
+    input, on 1, 2 and 4 threads; the [N, C, 1, L] form bit-equal to the [N, C, L] one."""
+    x = rng.standard_normal(xs).astype(np.float32)
+    w = rng.standard_normal(ws).astype(np.float32)
+    b = rng.standard_normal(ws[0]).astype(np.float32)
+    exact = _exact_conv(x, w, b, attrs)
+    scale = float(np.abs(exact).max())
+    got = run_mlrt(_const_w_model("Conv", x, w, b, None, attrs), [x], sess_options=_options(threads))[0]
+    np.testing.assert_allclose(got, exact, rtol=1e-4, atol=2e-6 * scale, err_msg="Conv 1-D, constant W")
+    given = run_mlrt(make_model("Conv", [x, w, b], attrs), [x, w, b], sess_options=_options(threads))[0]
+    np.testing.assert_allclose(given, exact, rtol=1e-4, atol=2e-6 * scale, err_msg="Conv 1-D, W an input")
+    xs4, ws4, attrs4 = _as_rows(xs, ws, attrs)
+    rows = run_mlrt(_const_w_model("Conv", x.reshape(xs4), w.reshape(ws4), b, None, attrs4), [x.reshape(xs4)],
+                    sess_options=_options(threads))[0]
+    assert np.array_equal(rows.reshape(got.shape), got), "[N, C, 1, L] and [N, C, L] took different paths"
 
 
 @pytest.mark.parametrize("xs,ws,attrs", WINOGRAD)

@@ -152,6 +152,26 @@ def test_global_pool_empty_batch(op):
     assert run_mlrt(make_model(op, [x]), [x])[0].shape == (0, 3, 1, 1)
 
 
+@pytest.mark.parametrize("n", [1, 2, 16, 17, 40, 1024])
+def test_globalmaxpool_nan_rule(n):
+    """A plane's NaN is skipped unless it is the plane's first value, which then stays (the
+    plain loop's rule, kept by the 16 running maxima and their tail): planes with NaN first,
+    NaN in the lanes and the tail, all NaN, and none."""
+    x = rng.standard_normal((1, 4, n)).astype(np.float32)
+    x[0, 0, 0] = np.nan
+    x[0, 1, n // 2] = x[0, 1, n - 1] = np.nan
+    x[0, 2, :] = np.nan
+    got = run_mlrt(make_model("GlobalMaxPool", [x]), [x])[0].ravel()
+    plain = []
+    for plane in x[0]:
+        m = plane[0]
+        for v in plane[1:]:
+            m = v if v > m else m
+        plain.append(m)
+    assert_same(got, np.array(plain, np.float32), 0, 0, where="GlobalMaxPool NaN")
+    assert np.isnan(got[0]) and np.isnan(got[2]) and (n == 1 or not np.isnan(got[1]))
+
+
 def test_pool_edge_values():
     x = np.array([[[[1.0, np.inf, -np.inf, 2.0], [-np.inf, -np.inf, 3.0, 1e-40],
                     [0.5, -0.0, 1e38, 3e38], [-1.0, 2.0, -3e38, -3e38]]]], np.float32)
