@@ -29,12 +29,19 @@
 #define WG_TB 64          /* tiles per block: one strip of the AVX-512 kernels */
 #define WG_MB 48          /* filters per block (a multiple of the panel, 6): 36 x 48 x 64 floats, 432 KB */
 #define WG_V_FLOATS (INT64_C(1) << 18) /* V of one chunk: at most 8 MB (or one row of tiles) */
-/* Where the path pays (measured on AVX-512 against the direct path): enough channels and
- * filters that the products outweigh the transforms, and enough tiles that each U[xi],
- * four times W's size, is used often once read from memory (7 x 7 outputs are not). */
-#define WG_MIN_CHANNELS 8
+/* Where the path pays (measured on AVX-512, 2 threads, against the other paths): enough
+ * channels that the products outweigh the transforms, and enough tiles that each U[xi],
+ * four times W's size, is used often once read from memory (7 x 7 outputs are not).
+ * Under 32 channels the transforms cost more than the products save (16 channels to 32
+ * filters at 38 x 16: 2.2x the filter-vector path's time; 16 to 16 at 160 x 160: 2x the
+ * direct path's); from 32 channels, to 32 filters or more the filter-vector path is as
+ * fast or faster until 2048 channel-filter pairs (32 to 32 at 56 x 56: 1.2-1.3x), while
+ * to fewer filters (which fill half its vectors) Winograd stays the fastest (64 to 16
+ * at 28 x 28: 0.65x the direct path). */
+#define WG_MIN_CHANNELS 32
 #define WG_MIN_FILTERS 8
-#define WG_MIN_PRODUCT 512
+#define WG_FVEC_FILTERS 32 /* from here the filter-vector path fills its vectors */
+#define WG_MIN_PRODUCT 2048 /* ... and Winograd needs this many channel-filter pairs to pay */
 #define WG_MIN_TILES 8
 #define WG_FVEC_TILES 16
 
@@ -48,7 +55,9 @@ int mlrt_conv_winograd_fits(const mlrt_conv_params *p, int64_t channels, int64_t
     if (channels % p->group || filters % p->group) return 0;
     int64_t cg = channels / p->group, mg = filters / p->group;
     int64_t oh = height + p->pads_begin[0] + p->pads_end[0] - 2, ow = width + p->pads_begin[1] + p->pads_end[1] - 2;
-    if (cg < WG_MIN_CHANNELS || mg < WG_MIN_FILTERS || cg * mg < WG_MIN_PRODUCT || oh < 1 || ow < 1) return 0;
+    if (cg < WG_MIN_CHANNELS || mg < WG_MIN_FILTERS || (mg >= WG_FVEC_FILTERS && cg * mg < WG_MIN_PRODUCT) || oh < 1 ||
+        ow < 1)
+        return 0;
     int64_t tiles = ceil_div(oh, 4) * ceil_div(ow, 4);
     /* up to 16 x 16 outputs the filter-vector path is faster where it runs: 1.4-1.6x at
      * 10 x 10 on AVX-512 (a 10 x 10's tiles compute 144 outputs for its 100); at 14 x 14

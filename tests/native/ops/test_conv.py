@@ -360,14 +360,14 @@ def _winograd_off():
 
 # Winograd F(4x4, 3x3) (kernels/conv_winograd.c): float32 3 x 3, stride 1, constant W with
 # enough channels x filters (512) and tiles of 4 x 4 outputs (8)
-WINOGRAD = [
-    ((1, 16, 16, 16), (32, 16, 3, 3), {"pads": [1, 1, 1, 1]}),               # 16 tiles, one block
-    ((2, 13, 9, 9), (127, 13, 3, 3), {"pads": [1, 1, 1, 1]}),                # batch 2, 9 tiles, 3 filter blocks
-    ((1, 24, 30, 29), (50, 24, 3, 3), {"pads": [2, 0, 1, 3]}),               # uneven pads, part tiles
-    ((1, 40, 30, 30), (96, 20, 3, 3), {"group": 2, "pads": [1, 1, 1, 1]}),   # groups
+WINOGRAD = [  # (each one the path takes: 32 channels a group or more, mlrt_conv_winograd_fits)
+    ((1, 32, 16, 16), (16, 32, 3, 3), {"pads": [1, 1, 1, 1]}),               # 16 tiles, one block
+    ((2, 32, 17, 17), (127, 32, 3, 3), {"pads": [1, 1, 1, 1]}),              # batch 2, 25 tiles, 3 filter blocks
+    ((1, 40, 30, 29), (64, 40, 3, 3), {"pads": [2, 0, 1, 3]}),               # uneven pads, part tiles
+    ((1, 128, 30, 30), (96, 64, 3, 3), {"group": 2, "pads": [1, 1, 1, 1]}),  # groups
     ((1, 300, 12, 12), (16, 300, 3, 3), {"pads": [1, 1, 1, 1]}),             # channels in 2 blocks of k
     ((1, 32, 100, 100), (16, 32, 3, 3), {}),                                 # 625 tiles: chunks of tile rows
-    ((1, 16, 6, 70), (48, 16, 3, 3), {"pads": [1, 1, 1, 1]}),                # 2 x 18 tiles
+    ((1, 32, 6, 70), (64, 32, 3, 3), {"pads": [1, 1, 1, 1]}),                # 2 x 18 tiles
 ]
 
 
@@ -437,6 +437,7 @@ def test_conv_winograd(xs, ws, attrs, threads):
     with _winograd_off():
         direct = run_mlrt(model, [x], sess_options=_options(threads))[0]
     np.testing.assert_allclose(direct, exact, rtol=1e-4, atol=2e-6 * scale, err_msg="Conv, direct")
+    assert _winograd_fits(xs, ws, attrs) or not _micro_kernels(), "a case the Winograd path does not take"
     if _winograd_fits(xs, ws, attrs):
         assert not np.array_equal(got, direct), "the Winograd path did not run"
 
@@ -457,6 +458,14 @@ def test_conv_winograd_fits_only_3x3_stride_1():
     assert _winograd_fits((1, 64, 56, 56), (64, 64, 3, 3), {"pads": [1, 1, 1, 1]}) or not _micro_kernels()
     assert not _winograd_fits((1, 64, 7, 7), (64, 64, 3, 3), {"pads": [1, 1, 1, 1]})   # 4 tiles
     assert not _winograd_fits((1, 8, 56, 56), (8, 8, 3, 3), {"pads": [1, 1, 1, 1]})     # 8 x 8 products
+    # under 32 channels the transforms cost more than they save; to 32 filters or more the
+    # filter vectors are as fast until 2048 channel-filter pairs; to fewer, Winograd stays
+    assert not _winograd_fits((1, 16, 38, 16), (32, 16, 3, 3), {"pads": [1, 1, 1, 1]})
+    assert not _winograd_fits((1, 16, 160, 160), (16, 16, 3, 3), {"pads": [1, 1, 1, 1]})
+    assert not _winograd_fits((1, 32, 56, 56), (32, 32, 3, 3), {"pads": [1, 1, 1, 1]})
+    m = _micro_kernels()
+    assert _winograd_fits((1, 32, 80, 80), (64, 32, 3, 3), {"pads": [1, 1, 1, 1]}) or not m   # 2048 pairs
+    assert _winograd_fits((1, 64, 28, 28), (16, 64, 3, 3), {"pads": [1, 1, 1, 1]}) or not m   # 16 filters
     assert not _winograd_fits((1, 64, 56, 56), (64, 64, 5, 5), {"pads": [2, 2, 2, 2]})  # 5 x 5
 
 

@@ -124,6 +124,8 @@ def test_conv_fvec_fits_where_it_pays():
     assert _fits((1, 32, 80, 80), (64, 32, 3, 3), s2)
     assert not _fits((1, 3, 224, 224), (32, 3, 3, 3), s2)         # 3 channels: a stem conv
     assert not _fits((1, 32, 80, 80), (8, 32, 3, 3), s2)          # 8 filters
+    assert not _fits((1, 16, 64, 64), (16, 16, 3, 3), s2)         # 16 filters: half a block (the direct path)
+    assert _fits((1, 16, 38, 16), (32, 16, 3, 3), {"pads": [1, 1, 1, 1]})  # small planes, few channels
     assert not _fits((1, 32, 80, 80), (64, 32, 1, 1), {})         # 1 x 1: the packed strips
     assert not _fits((1, 512, 7, 7), (2048, 512, 1, 1), {})       # (7 x 7 outputs included)
     assert _fits((1, 256, 28, 28), (256, 256, 3, 3), s2)          # 14 wide, 288 KB of weights a block
