@@ -376,6 +376,25 @@ def silero_vad_like(wrapped: bool = True, batch: int = 1, samples: int = 512):
     return g.model(ins[:1] + [_tensor("sr", [], T.INT64)] + ins[1:], outs), feeds
 
 
+def byte_conv1d(length: int = 4096, embed: int = 64, channels: int = 256, kernel: int = 4, classes: int = 16):
+    """A byte-level file classifier (MalConv-style): `input` [1, length] int64 bytes, a
+    Gather embedding (257 x embed, the last row padding), Transpose to [1, embed, length],
+    Conv1d with kernel = stride (non-overlapping windows) + Relu, a second Conv1d (kernel
+    3, stride 1, padded) + Relu over the length / kernel positions, GlobalMaxPool over
+    them, Flatten, Gemm to `classes` and Softmax."""
+    g = Graph(14)
+    table = g.const((g.rng.standard_normal((257, embed)) * 0.5).astype(np.float32), "embed")
+    x = g.op("Transpose", [g.op("Gather", [table, "input"], axis=0)], perm=[0, 2, 1])       # [1, E, L]
+    for c_in, c_out, k, stride, pad in ((embed, channels, kernel, kernel, 0), (channels, channels, 3, 1, 1)):
+        w, b = g.weight(c_out, c_in, k), g.const((g.rng.standard_normal(c_out) * 0.01).astype(np.float32), "b")
+        x = g.op("Relu", [g.op("Conv", [x, w, b], kernel_shape=[k], strides=[stride], pads=[pad, pad])])
+    x = g.op("Flatten", [g.op("GlobalMaxPool", [x])])                                       # [1, C]
+    logits = g.op("Gemm", [x, g.weight(classes, channels), g.const(np.zeros(classes, np.float32))], transB=1)
+    out = g.op("Softmax", [logits], axis=-1)
+    m = g.model([_tensor("input", [1, length], T.INT64)], [_tensor(out, [1, classes])])
+    return m, {"input": np.random.default_rng(0).integers(0, 256, (1, length)).astype(np.int64)}
+
+
 def bert_encoder(seq: int = 128, hidden: int = 256, heads: int = 4, layers: int = 4, vocab: int = 30522):
     """A BERT-style encoder as exported: Gather embeddings, then per layer Q/K/V MatMul +
     Add, Reshape/Transpose heads, scaled MatMul + mask Add + Softmax, output MatMul,
@@ -536,6 +555,62 @@ def tiny_add():
     return m, {"a": np.ones((1, 4), np.float32), "b": np.ones((1, 4), np.float32)}
 
 
+def wakeword_models(heads: int = 6):
+    """Several small models called in turn per 80 ms of audio, as a wake-word app calls
+    them: a spectrogram front end (framing MatMuls, power, mel MatMul, log), a small
+    convolutional embedding of the last 76 mel frames, and `heads` keyword heads (Gemm,
+    LayerNormalization, Relu, Gemm, Sigmoid) on the last 16 embeddings.  Returns a list of
+    (model, feeds): the suite runs them one after the other as one entry (the per-call
+    overhead of several sessions in one process)."""
+    rng = np.random.default_rng(11)
+    out = []
+    # front end: 1280 samples -> 8 frames of 160 hop, 400 window (framed by a MatMul on a
+    # [1, 8, 400] view made by Slice/Concat as exporters do), power spectrum, 32 mel bands
+    g = Graph(20)
+    frames = [g.op("Slice", ["audio", g.const(np.array([i * 110], np.int64)), g.const(np.array([i * 110 + 400], np.int64)),
+                             g.const(np.array([1], np.int64))]) for i in range(8)]
+    x = g.op("Reshape", [g.op("Concat", frames, axis=1), g.const(np.array([1, 8, 400], np.int64))])
+    re, im = g.op("MatMul", [x, g.weight(400, 257)]), g.op("MatMul", [x, g.weight(400, 257)])
+    power = g.op("Add", [g.op("Mul", [re, re]), g.op("Mul", [im, im])])
+    mel = g.op("MatMul", [power, g.const(np.abs(rng.standard_normal((257, 32))).astype(np.float32) * 0.05, "mel")])
+    y = g.op("Log", [g.op("Clip", [mel, g.const(np.float32(1e-10)), g.const(np.float32(1e10))])])
+    out.append((g.model([_tensor("audio", [1, 1280])], [_tensor(y, [1, 8, 32])]),
+                {"audio": rng.standard_normal((1, 1280)).astype(np.float32)}))
+    # embedding: [1, 1, 76, 32] mel frames -> 96 features
+    g = Graph(21)
+    h = g.act(g.conv("mel", 1, 16, 3), "relu")
+    h = g.op("MaxPool", [h], kernel_shape=[2, 2], strides=[2, 2])
+    h = g.act(g.conv(h, 16, 32, 3), "relu")
+    h = g.op("MaxPool", [h], kernel_shape=[2, 2], strides=[2, 2])
+    h = g.act(g.conv(h, 32, 32, 3), "relu")
+    h = g.op("ReduceMean", [h], axes=[2, 3], keepdims=0)
+    y = g.op("Gemm", [h, g.weight(96, 32), g.const(np.zeros(96, np.float32))], transB=1)
+    out.append((g.model([_tensor("mel", [1, 1, 76, 32])], [_tensor(y, [1, 96])]),
+                {"mel": rng.standard_normal((1, 1, 76, 32)).astype(np.float32)}))
+    # keyword heads: [1, 16, 96] embeddings -> one score each
+    for k in range(heads):
+        g = Graph(30 + k)
+        h = g.op("Flatten", ["emb"], axis=1)
+        h = g.op("Gemm", [h, g.weight(128, 16 * 96), g.const(np.zeros(128, np.float32))], transB=1)
+        h = g.op("LayerNormalization", [h, g.const(np.ones(128, np.float32)), g.const(np.zeros(128, np.float32))],
+                 axis=-1)
+        h = g.op("Relu", [h])
+        y = g.op("Sigmoid", [g.op("Gemm", [h, g.weight(1, 128), g.const(np.zeros(1, np.float32))], transB=1)])
+        out.append((g.model([_tensor("emb", [1, 16, 96])], [_tensor(y, [1, 1])]),
+                    {"emb": rng.standard_normal((1, 16, 96)).astype(np.float32)}))
+    return out
+
+
+def _int8_models() -> dict:
+    """MobileNetV2 and ResNet-18, float beside their int8 forms (onnxruntime.quantization:
+    QOperator, QDQ, dynamic; benchmarks/quantized.py, imported when built: it imports this)."""
+    def make(name, kind):
+        import quantized
+        return quantized.built(name, kind)
+    return {f"{name}_{kind}": (lambda name=name, kind=kind: make(name, kind))
+            for name in ("mobilenet_v2", "resnet18") for kind in ("float", "qoperator", "qdq", "dynamic")}
+
+
 def suite(groups=None) -> dict[str, dict[str, object]]:
     """{group: {model name: builder()}}, builders called lazily by the suite."""
     table = {
@@ -557,10 +632,14 @@ def suite(groups=None) -> dict[str, dict[str, object]]:
                      "gru_torch_b1": lambda: torch_rnn("GRU", seq=16, features=32, hidden=64),
                      "gru_torch_bidi_lens_b8": lambda: torch_rnn("GRU", True, batch=8, lengths=True),
                      "gru_torch_h256_b1": lambda: torch_rnn("GRU", seq=64, features=128, hidden=256, layers=1),
-                     "vad_if_lstm": streaming_vad},
+                     "vad_if_lstm": streaming_vad, "vad_silero_if": silero_vad_like},
+        "longconv": {"byte_conv1d_4096": byte_conv1d,
+                     "byte_conv1d_16384_c128": lambda: byte_conv1d(16384, channels=128),
+                     "byte_conv1d_8192_k8_c512": lambda: byte_conv1d(8192, channels=512, kernel=8)},
         "transformer": {"bert_encoder_seq128": bert_encoder},
+        "int8": _int8_models(),
         "sklearn": "sklearn",
-        "overhead": {"add_1x4": tiny_add},
+        "overhead": {"add_1x4": tiny_add, "wakeword_8_models": wakeword_models},
     }
     out = {}
     for group, models in table.items():

@@ -67,7 +67,10 @@ def images(n: int, seed: int, shape) -> list[np.ndarray]:
     return [rng.standard_normal(shape).astype(np.float32) for _ in range(n)]
 
 
-def quantize(model: onnx.ModelProto, kind: str, shape, folder: Path, activations: str) -> onnx.ModelProto:
+def quantize(model: onnx.ModelProto, kind: str, shape, folder: Path, activations: str,
+             calibration: int = 8) -> onnx.ModelProto:
+    """`model` quantized by onnxruntime.quantization as `kind` (qoperator, qdq, dynamic),
+    the static kinds calibrated on `calibration` random images."""
     from onnxruntime import quantization as q
 
     src, dst = folder / "float.onnx", folder / f"{kind}.onnx"
@@ -78,7 +81,7 @@ def quantize(model: onnx.ModelProto, kind: str, shape, folder: Path, activations
 
     class Reader(q.CalibrationDataReader):
         def __init__(self):
-            self.feeds = iter([{"input": x} for x in images(8, 123, shape)])
+            self.feeds = iter([{"input": x} for x in images(calibration, 123, shape)])
 
         def get_next(self):
             return next(self.feeds, None)
@@ -88,6 +91,16 @@ def quantize(model: onnx.ModelProto, kind: str, shape, folder: Path, activations
     q.quantize_static(str(src), str(dst), Reader(), quant_format=fmt, activation_type=act,
                       weight_type=q.QuantType.QInt8)
     return onnx.load(dst)
+
+
+def built(name: str, kind: str):
+    """(model, feeds) of BUILDERS' `name` as float (`kind` "float") or quantized as `kind`
+    (u8 activations, 4 calibration images: quick): the suite's int8 group."""
+    model, feeds = BUILDERS[name]()
+    if kind == "float":
+        return model, feeds
+    with tempfile.TemporaryDirectory() as tmp:
+        return quantize(model, kind, feeds["input"].shape, Path(tmp), "u8", calibration=4), feeds
 
 
 def block(run, feeds, runs: int) -> float:

@@ -1,6 +1,9 @@
 """mlrt vs onnxruntime on the kinds of models people deploy (benchmarks/models.py):
 mobile CNNs, a YOLO-style detector, PP-OCRv4, recurrent and If-driven models, a
-BERT-style encoder, scikit-learn models, the nine light models and a one-Add graph.
+BERT-style encoder, int8 MobileNetV2 and ResNet-18 (QOperator, QDQ, dynamic) beside their
+float models, byte-level classifiers of long sequences (1-D convolutions), scikit-learn
+models, the nine light models, a one-Add graph and an app's eight small models called
+in turn.
 
     python benchmarks/suite.py [--groups mobile,ocr] [--models yolo] [--runs 10] [--rounds 3]
                                [--pause 1] [--rss]
@@ -51,6 +54,21 @@ def _ort_session(data, spinning: bool = True):
     return ort.InferenceSession(data, so, providers=["CPUExecutionProvider"])
 
 
+class _Several:
+    """Several sessions run one after the other as one (an app's small models per frame):
+    a builder that returns a list of (model, feeds) is measured this way."""
+
+    def __init__(self, make, data: list, feeds: list):
+        self.sessions, self.feeds = [make(d) for d in data], feeds
+
+    def run(self, _names, _feeds):
+        return [out for s, f in zip(self.sessions, self.feeds) for out in s.run(None, f)]
+
+
+def _session(make, data, feeds):
+    return _Several(make, data, feeds) if isinstance(data, list) else make(data)
+
+
 def _timed(fn) -> float:
     t0 = time.perf_counter()
     fn()
@@ -74,12 +92,15 @@ import resource, sys, pickle
 data, feeds, which = pickle.load(open(sys.argv[1], "rb"))
 if which == "mlrt":
     import mlrt.lowlevel as ml
-    s = ml.InferenceSession(data)
+    make = ml.InferenceSession
 else:
     import onnxruntime as ort
-    s = ort.InferenceSession(data, providers=["CPUExecutionProvider"])
+    make = lambda d: ort.InferenceSession(d, providers=["CPUExecutionProvider"])
+pairs = list(zip(data, feeds)) if isinstance(data, list) else [(data, feeds)]
+sessions = [(make(d), f) for d, f in pairs]
 for _ in range(5):
-    s.run(None, feeds)
+    for s, f in sessions:
+        s.run(None, f)
 # VmHWM: this process image's own peak (ru_maxrss would carry over the forking parent's across exec)
 with open("/proc/self/status") as f:
     hwm = [int(line.split()[1]) for line in f if line.startswith("VmHWM:")]
@@ -105,16 +126,16 @@ FAST_ROUNDS = 7
 
 
 def bench(data, feeds, runs: int, rounds: int, pause: float, rss: bool) -> dict:
-    mine = ml.InferenceSession(data)
-    theirs = _ort_session(data)
-    quiet = _ort_session(data, spinning=False)
+    mine = _session(ml.InferenceSession, data, feeds)
+    theirs = _session(_ort_session, data, feeds)
+    quiet = _session(lambda d: _ort_session(d, spinning=False), data, feeds)
     r = {"diff": _difference(theirs.run(None, feeds), mine.run(None, feeds))}
     mine.run(None, feeds)
     quiet.run(None, feeds)
     create_m, create_o = [], []
     for _ in range(3):
-        create_m.append(_timed(lambda: ml.InferenceSession(data)))
-        create_o.append(_timed(lambda: _ort_session(data)))
+        create_m.append(_timed(lambda: _session(ml.InferenceSession, data, feeds)))
+        create_o.append(_timed(lambda: _session(_ort_session, data, feeds)))
     r["create"] = (statistics.median(create_m), statistics.median(create_o))
     # a block lasts at least BLOCK_SECONDS (a model of tens of microseconds: hundreds of
     # runs, so one hiccup of the host is not a tenth of the block), the same count for both
@@ -139,6 +160,10 @@ def bench(data, feeds, runs: int, rounds: int, pause: float, rss: bool) -> dict:
     if rss:
         r["rss"] = (peak_rss(data, feeds, "mlrt"), peak_rss(data, feeds, "ort"))
     return r
+
+
+def _bytes(model):
+    return model if isinstance(model, str) else model.SerializeToString()
 
 
 def _geomean(values) -> float:
@@ -169,8 +194,11 @@ def main(argv=None) -> int:
         for name, build in table.items():
             if wanted and not any(w in name for w in wanted):
                 continue
-            model, feeds = build()
-            data = model if isinstance(model, str) else model.SerializeToString()
+            built = build()
+            if isinstance(built, list):  # several models run in turn as one entry
+                data, feeds = [_bytes(m) for m, _ in built], [f for _, f in built]
+            else:
+                data, feeds = _bytes(built[0]), built[1]
             r = bench(data, feeds, args.runs, args.rounds, args.pause, args.rss)
             ratios = {k: r[k][0] / r[k][1] for k in ("blocks", "interleaved", "create") + (("rss",) if args.rss else ())}
             for k, v in ratios.items():

@@ -291,12 +291,14 @@ static int qconv_gemm_run(const mlrt_context *ctx, const char *op, const qconv_j
     int32_t *row_add = (int32_t *)(koff + g->K), *row_mul = row_add + g->M;
     char *wp = (char *)(row_mul + g->M);
     int64_t KH = g->k[0], KW = g->k[1], sh = g->s[0], sw = g->s[1], dh = g->d[0], dw = g->d[1];
-    for (int64_t k = 0; k < g->K; ++k) {
-        int64_t c = k / (KH * KW), kh = k / KW % KH, kw = k % KW;
-        koff[k] = g->pointwise ? k * g->out_size
-                               : (c * sh * sw + (kh * dh % sh) * sw + kw * dw % sw) * q.phase + (kh * dh / sh) * q.PWs +
-                                     kw * dw / sw;
-    }
+    if (g->pointwise) /* (no divisions per k: with K in the thousands they cost more than a small product) */
+        for (int64_t k = 0; k < g->K; ++k) koff[k] = k * g->out_size;
+    else if (planes) /* (K = Cg KH KW; beyond two dimensions the columns are gathered element by element) */
+        for (int64_t c = 0, k = 0; c < g->Cg; ++c)
+            for (int64_t kh = 0; kh < KH; ++kh)
+                for (int64_t kw = 0; kw < KW; ++kw, ++k)
+                    koff[k] = (c * sh * sw + (kh * dh % sh) * sw + kw * dw % sw) * q.phase + (kh * dh / sh) * q.PWs +
+                              kw * dw / sw;
     q.koff = koff;
     if (!packed) {
         qconv_pack(g->G, g->M, g->K, j->w_type, j->w, wp);
@@ -320,7 +322,9 @@ static int qconv_gemm_run(const mlrt_context *ctx, const char *op, const qconv_j
         memset(wp + wbytes + pbytes - (size_t)(q.PWs + 64), (int)j->xz, (size_t)(q.PWs + 64));
     }
     q.n_panels = ((planes ? g->out[0] * q.PWs : g->out_size) + NR - 1) / NR;
-    int64_t mpanels = (g->Mg + MR - 1) / MR, outer = g->N * g->G * q.n_panels, want = 4 * (int64_t)j->threads;
+    /* tasks: the column panels, and where too few for the pool, chunks of rows (each packs
+     * its panel of x again: 2 per thread, measured quicker than 4 on 7 x 7 and 14 x 14 planes) */
+    int64_t mpanels = (g->Mg + MR - 1) / MR, outer = g->N * g->G * q.n_panels, want = 2 * (int64_t)j->threads;
     q.n_mc = outer >= want || j->threads <= 1 ? 1 : (want + outer - 1) / outer;
     if (q.n_mc > mpanels) q.n_mc = mpanels;
     if (q.n_mc < 1) q.n_mc = 1;

@@ -35,3 +35,14 @@ def prune_initializers(graph) -> None:
     for name in list(graph.initializers):
         if name not in used:
             del graph.initializers[name]
+
+
+def drop_unread_dequantize(graph) -> None:
+    """Drop the DequantizeLinear nodes nothing reads (a fusion took the quantized input of
+    each of their readers; a node of several readers is left to the last one)."""
+    while True:
+        read = graph.names_read() | {o.name for o in graph.outputs}
+        keep = [n for n in graph.nodes if n.op_type != "DequantizeLinear" or n.domain != "" or n.output[0] in read]
+        if len(keep) == len(graph.nodes):
+            return
+        graph.nodes[:] = keep

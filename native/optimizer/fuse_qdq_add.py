@@ -11,7 +11,7 @@ The DequantizeLinear nodes nothing else reads go."""
 import numpy as np
 from onnx import helper
 
-from ._util import variable_names
+from ._util import drop_unread_dequantize, variable_names
 from .fuse_qdq_conv import _plain, _qparams
 
 LEVEL = 2
@@ -67,5 +67,6 @@ def apply(graph, context) -> int:
                 removed.add(id(d))
     if fused:
         graph.nodes[:] = [replace.get(id(n), n) for n in graph.nodes if id(n) not in removed]
+        drop_unread_dequantize(graph)
         graph.opsets.setdefault("com.microsoft", 1)
     return fused

@@ -19,7 +19,7 @@ weights, and only when the session optimizes at the extended level or above."""
 import numpy as np
 from onnx import helper
 
-from ._util import constant, variable_names
+from ._util import constant, drop_unread_dequantize, variable_names
 
 LEVEL = 1   # (runs before constant_folding's ORDER, but does nothing below level 2: see apply)
 ORDER = 15
@@ -131,6 +131,7 @@ def apply(graph, context) -> int:
                 removed.add(id(d))
     if fused:
         graph.nodes[:] = [replace.get(id(n), n) for n in graph.nodes if id(n) not in removed]
+        drop_unread_dequantize(graph)
         used = graph.names_read()
         for name in list(graph.initializers):  # (the dequantized weights' constants, now unread)
             if name not in used and name not in {v.name for v in graph.overridable}:

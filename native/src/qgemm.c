@@ -7,6 +7,9 @@
  *   avx512vnni  vpdpbusd: 16 lanes x 4 products summed into int32 per instruction;
  *   avx512bw    the same sums from vpmaddwd on the quads split into even and odd bytes
  *               widened to 16 bits (exact: no 16-bit saturation, unlike vpmaddubsw);
+ *   avxvnni     vpdpbusd in its VEX form on 8 lanes (AVX-VNNI), a tile in passes of 16
+ *               columns (MR x 2 sums: 12 of the 16 registers);
+ *   avx2        the avx512bw sums on 8 lanes, passes of 8 columns;
  *   portable    C loops, every CPU.
  * All compute the same int32 sums (exact, wrapping), then the same finish (qgemm.h). */
 #include <pthread.h>
@@ -91,6 +94,45 @@ __attribute__((target("avx512f,avx512bw"))) static void pack_r_avx512(const uint
             _mm512_mask_storeu_epi32(colsum + 16 * j,
                                      m, _mm512_add_epi32(_mm512_maskz_loadu_epi32(m, colsum + 16 * j), cs[j]));
         }
+}
+
+/* Four rows of 32 bytes at a time (two per panel of 64 columns; partial panels portable):
+ * per 128-bit lane the unpacks give quads of columns 16L.., 16L + 4.., 16L + 8..,
+ * 16L + 12.., which the lane permutes put in column order. */
+__attribute__((target("avx2"))) static void pack_r_avx2(const uint8_t *const *rows, int64_t K, int64_t n, bool flip,
+                                                        uint8_t *dst, int32_t *colsum) {
+    if (n != NR) {
+        pack_r_portable(rows, K, n, flip, dst, colsum);
+        return;
+    }
+    __m256i f = _mm256_set1_epi8(flip ? (char)0x80 : 0), ones8 = _mm256_set1_epi8(1), ones16 = _mm256_set1_epi16(1);
+    __m256i cs[8];
+    for (int j = 0; j < 8; ++j) cs[j] = _mm256_setzero_si256();
+    for (int64_t k = 0; k < K; k += 4) {
+        uint8_t *q = dst + (k / 4) * NR * 4;
+        for (int h = 0; h < 2; ++h) {
+            __m256i r[4];
+            for (int i = 0; i < 4; ++i)
+                r[i] = k + i < K ? _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)(rows[k + i] + 32 * h)), f)
+                                 : _mm256_setzero_si256();
+            __m256i ab_lo = _mm256_unpacklo_epi8(r[0], r[1]), ab_hi = _mm256_unpackhi_epi8(r[0], r[1]);
+            __m256i cd_lo = _mm256_unpacklo_epi8(r[2], r[3]), cd_hi = _mm256_unpackhi_epi8(r[2], r[3]);
+            __m256i q0 = _mm256_unpacklo_epi16(ab_lo, cd_lo), q1 = _mm256_unpackhi_epi16(ab_lo, cd_lo);
+            __m256i q2 = _mm256_unpacklo_epi16(ab_hi, cd_hi), q3 = _mm256_unpackhi_epi16(ab_hi, cd_hi);
+            __m256i o[4] = {_mm256_permute2x128_si256(q0, q1, 0x20), _mm256_permute2x128_si256(q2, q3, 0x20),
+                            _mm256_permute2x128_si256(q0, q1, 0x31), _mm256_permute2x128_si256(q2, q3, 0x31)};
+            for (int j = 0; j < 4; ++j) {
+                _mm256_storeu_si256((__m256i *)(q + 128 * h + 32 * j), o[j]);
+                if (colsum)
+                    cs[4 * h + j] = _mm256_add_epi32(cs[4 * h + j],
+                                                     _mm256_madd_epi16(_mm256_maddubs_epi16(o[j], ones8), ones16));
+            }
+        }
+    }
+    if (colsum)
+        for (int j = 0; j < 8; ++j)
+            _mm256_storeu_si256((__m256i *)(colsum + 8 * j),
+                                _mm256_add_epi32(_mm256_loadu_si256((const __m256i *)(colsum + 8 * j)), cs[j]));
 }
 #endif
 
@@ -269,6 +311,87 @@ static inline int32_t qg_quad(const int8_t *p) {
 DEFINE_TILES(vnni, "avx512f,avx512bw,avx512vnni", QG_VNNI_STEP)
 DEFINE_TILES(bw, "avx512f,avx512bw", QG_BW_STEP)
 static const qg_tile_fn tiles_vnni[4][MR] = TILE_TABLE(vnni), tiles_bw[4][MR] = TILE_TABLE(bw);
+
+/* AVX2 / AVX-VNNI: the tile in passes of CW vectors of 8 columns, MR rows. */
+__attribute__((target("avx2"), always_inline)) static inline void qg_store256(const mlrt_qgemm_out *o, int64_t i,
+                                                                              int64_t c0, int64_t w,
+                                                                              const __m256i *acc, int cw) {
+    /* w <= 8 cw columns from c0 of row i; acc[u] holds columns c0 + 8u .. */
+    __m256i v[2] = {acc[0], cw > 1 ? acc[1] : _mm256_setzero_si256()};
+    __m256i k[2]; /* columns inside the tile, for the masked loads and stores */
+    for (int u = 0; u < 2; ++u)
+        k[u] = _mm256_cmpgt_epi32(_mm256_set1_epi32((int32_t)w),
+                                  _mm256_add_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), _mm256_set1_epi32(8 * u)));
+    for (int u = 0; u < cw; ++u) {
+        if (o->row_add) v[u] = _mm256_add_epi32(v[u], _mm256_set1_epi32(o->row_add[i]));
+        if (o->col_add) v[u] = _mm256_add_epi32(v[u], _mm256_maskload_epi32(o->col_add + c0 + 8 * u, k[u]));
+        if (o->row_mul)
+            v[u] = _mm256_add_epi32(v[u], _mm256_mullo_epi32(_mm256_set1_epi32(o->row_mul[i]),
+                                                             _mm256_maskload_epi32(o->col_mul + c0 + 8 * u, k[u])));
+    }
+    if (!o->scale) {
+        int32_t *c = (int32_t *)o->c + i * o->ldc + c0;
+        for (int u = 0; u < cw; ++u) _mm256_maskstore_epi32(c + 8 * u, k[u], v[u]);
+        return;
+    }
+    __m256 flo = _mm256_set1_ps((float)(o->lo - o->zp)), fhi = _mm256_set1_ps((float)(o->hi - o->zp));
+    for (int u = 0; u < cw; ++u) {
+        __m256 s = o->scale_mode == MLRT_QSCALE_COL ? _mm256_maskload_ps(o->scale + c0 + 8 * u, k[u])
+                                                    : _mm256_set1_ps(o->scale[o->scale_mode == MLRT_QSCALE_ROW ? i : 0]);
+        __m256 x = _mm256_mul_ps(_mm256_cvtepi32_ps(v[u]), s);
+        x = _mm256_min_ps(_mm256_max_ps(x, flo), fhi); /* (a NaN product: max's second operand, the low end) */
+        v[u] = _mm256_add_epi32(_mm256_cvtps_epi32(x), _mm256_set1_epi32(o->zp)); /* (nearest even: the default) */
+    }
+    /* in range: the packs keep the values; per 128-bit lane: v0[0-3], v1[0-3] | v0[4-7], v1[4-7]
+     * as bytes (twice), which the permute puts in column order */
+    __m256i w16 = _mm256_packs_epi32(v[0], v[1]);
+    __m256i b = o->out_type == MLRT_UINT8 ? _mm256_packus_epi16(w16, w16) : _mm256_packs_epi16(w16, w16);
+    b = _mm256_permutevar8x32_epi32(b, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+    char *c = (char *)o->c + i * o->ldc + c0;
+    if (w == 16) {
+        _mm_storeu_si128((__m128i *)c, _mm256_castsi256_si128(b));
+    } else if (w == 8 && cw == 1) {
+        _mm_storel_epi64((__m128i *)c, _mm256_castsi256_si128(b));
+    } else {
+        uint8_t tmp[16];
+        _mm_storeu_si128((__m128i *)tmp, _mm256_castsi256_si128(b));
+        memcpy(c, tmp, (size_t)w);
+    }
+}
+
+#define QG_AVXVNNI_MAC(acc, r, b) acc = _mm256_dpbusd_avx_epi32(acc, r, b)
+#define QG_AVX2_MAC(acc, r, b)                                                                                        \
+    acc = _mm256_add_epi32(acc, _mm256_add_epi32(_mm256_madd_epi16(_mm256_and_si256(r, lo8), b##e),                   \
+                                                 _mm256_madd_epi16(_mm256_srli_epi16(r, 8), b##o)))
+/* (AVX2: the broadcast quad's even and odd bytes, sign-extended to 16 bits) */
+#define QG_AVX2_SPLIT(b) __m256i b##e = _mm256_srai_epi16(_mm256_slli_epi16(b, 8), 8), b##o = _mm256_srai_epi16(b, 8);
+#define QG_AVXVNNI_SPLIT(b)
+#define DEFINE_TILE256(NAME, TARGET, CW, MAC, SPLIT)                                                                  \
+    __attribute__((target(TARGET))) static void tile_##NAME(const int8_t *L, const uint8_t *R, int64_t K4,           \
+                                                             int64_t mr, int64_t n, const mlrt_qgemm_out *o) {       \
+        const __m256i lo8 = _mm256_set1_epi16(0x00FF);                                                                \
+        (void)lo8;                                                                                                    \
+        for (int64_t c0 = 0; c0 < n; c0 += 8 * CW) {                                                                  \
+            __m256i a[MR][CW];                                                                                        \
+            for (int i = 0; i < MR; ++i)                                                                              \
+                for (int u = 0; u < CW; ++u) a[i][u] = _mm256_setzero_si256();                                       \
+            for (int64_t q = 0; q < K4; ++q) {                                                                        \
+                const uint8_t *r = R + q * NR * 4 + c0 * 4;                                                           \
+                const int8_t *l = L + q * MR * 4;                                                                     \
+                __m256i rv[CW];                                                                                       \
+                for (int u = 0; u < CW; ++u) rv[u] = _mm256_loadu_si256((const __m256i *)(r + 32 * u));               \
+                for (int i = 0; i < MR; ++i) { /* (rows past mr: L's zero rows, not stored) */                       \
+                    __m256i b = _mm256_set1_epi32(qg_quad(l + 4 * i));                                                \
+                    SPLIT(b)                                                                                          \
+                    for (int u = 0; u < CW; ++u) MAC(a[i][u], rv[u], b);                                              \
+                }                                                                                                     \
+            }                                                                                                         \
+            int64_t w = n - c0 < 8 * CW ? n - c0 : 8 * CW;                                                            \
+            for (int64_t i = 0; i < mr; ++i) qg_store256(o, i, c0, w, a[i], CW);                                      \
+        }                                                                                                             \
+    }
+DEFINE_TILE256(avxvnni, "avx2,avxvnni", 2, QG_AVXVNNI_MAC, QG_AVXVNNI_SPLIT)
+DEFINE_TILE256(avx2, "avx2", 1, QG_AVX2_MAC, QG_AVX2_SPLIT)
 #endif
 
 /* -- the table ---------------------------------------------------------------------------------- */
@@ -281,26 +404,35 @@ static struct {
 static pthread_once_t qg_once = PTHREAD_ONCE_INIT;
 
 static void qg_init(void) {
+    /* MLRT_QGEMM_KERNEL caps the choice at a kernel (to test the others on a newer CPU):
+     * avx512vnni > avx512bw > avxvnni > avx2 > portable */
+    static const char *const order[] = {"avx512vnni", "avx512bw", "avxvnni", "avx2", "portable"};
     const char *want = getenv("MLRT_QGEMM_KERNEL");
-    bool portable = want && strcmp(want, "portable") == 0, bw = want && strcmp(want, "avx512bw") == 0;
+    int cap = 0;
+    for (int i = 0; want && *want && i < 5; ++i)
+        if (strcmp(want, order[i]) == 0) cap = i;
     for (int i = 0; i < 4; ++i)
         for (int r = 0; r < MR; ++r) qg.tile[i][r] = tile_portable;
     qg.pack_r = pack_r_portable;
     qg.name = "portable";
 #ifdef QG_X86
     __builtin_cpu_init();
-    if (!portable && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw")) {
+    bool avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw");
+    bool has[4] = {avx512 && __builtin_cpu_supports("avx512vnni"), avx512,
+                   __builtin_cpu_supports("avx2") && __builtin_cpu_supports("avxvnni"), __builtin_cpu_supports("avx2")};
+    int pick = cap;
+    while (pick < 4 && !has[pick]) ++pick;
+    if (pick <= 1) {
         qg.pack_r = pack_r_avx512;
-        if (!bw && __builtin_cpu_supports("avx512vnni")) {
-            memcpy(qg.tile, tiles_vnni, sizeof qg.tile);
-            qg.name = "avx512vnni";
-        } else {
-            memcpy(qg.tile, tiles_bw, sizeof qg.tile);
-            qg.name = "avx512bw";
-        }
+        memcpy(qg.tile, pick == 0 ? tiles_vnni : tiles_bw, sizeof qg.tile);
+    } else if (pick <= 3) {
+        qg.pack_r = pack_r_avx2;
+        for (int i = 0; i < 4; ++i)
+            for (int r = 0; r < MR; ++r) qg.tile[i][r] = pick == 2 ? tile_avxvnni : tile_avx2;
     }
+    qg.name = order[pick];
 #else
-    (void)portable, (void)bw;
+    (void)cap;
 #endif
 }
 

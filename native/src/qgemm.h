@@ -88,8 +88,8 @@ void mlrt_qgemm_pack_r_rows(const uint8_t *src, int64_t ld, int64_t K, int64_t n
 void mlrt_qgemm_panel(const int8_t *L, int64_t M, int64_t K4, const uint8_t *R, int64_t n,
                       const mlrt_qgemm_out *o);
 
-/* Which kernel runs: "avx512vnni", "avx512bw" or "portable" (MLRT_QGEMM_KERNEL=portable
- * | avx512bw narrows the choice, to test the others on a VNNI machine). */
+/* Which kernel runs: "avx512vnni", "avx512bw", "avxvnni", "avx2" or "portable"
+ * (MLRT_QGEMM_KERNEL names the best one allowed, to test the others on a newer CPU). */
 const char *mlrt_qgemm_kernel_name(void);
 
 #if defined(__x86_64__) && defined(__GNUC__)

@@ -349,6 +349,15 @@ ORT_CONV = [  # (x, w, attrs): sizes 1, 2, 13, 127; groups, depthwise, strides, 
     ((1, 3, 33, 33), (16, 3, 7, 7), {"strides": [2, 2], "pads": [3, 3, 3, 3]}),
     ((1, 24, 8, 8), (40, 24, 1, 1), {"strides": [2, 2]}),
     ((2, 3, 29), (5, 3, 4), {"pads": [2, 1], "dilations": [2]}),
+    # depthwise as MobileNet has it: 16 channels to a vector and a last group of 8, 7 x 7
+    # planes (a partial block of 4 columns), stride 2 on a larger plane, a depth
+    # multiplier, dilation, uneven pads, two images; 1-D
+    ((1, 40, 7, 7), (40, 1, 3, 3), {"group": 40, "pads": [1, 1, 1, 1]}),
+    ((1, 24, 28, 28), (24, 1, 3, 3), {"group": 24, "pads": [1, 1, 1, 1], "strides": [2, 2]}),
+    ((1, 18, 12, 12), (36, 1, 3, 3), {"group": 18, "pads": [1, 1, 1, 1]}),
+    ((1, 32, 20, 19), (32, 1, 3, 3), {"group": 32, "pads": [2, 2, 2, 2], "dilations": [2, 2]}),
+    ((2, 16, 9, 9), (16, 1, 3, 3), {"group": 16, "pads": [0, 1, 2, 0]}),
+    ((1, 20, 33), (20, 1, 5), {"group": 20, "pads": [2, 2]}),
 ]
 
 
@@ -470,13 +479,30 @@ np.savez(sys.argv[1], *out)
 """
 
 
+def _cpu_flags() -> set[str]:
+    try:
+        text = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return set()
+    return {f for line in text.splitlines() if line.startswith("flags") for f in line.split(":", 1)[1].split()}
+
+
+# MLRT_QGEMM_KERNEL value -> the /proc/cpuinfo flags it needs
+_KERNELS = {"avx512vnni": ("avx512bw", "avx512_vnni"), "avx512bw": ("avx512bw",), "avxvnni": ("avx2", "avx_vnni"),
+            "avx2": ("avx2",), "portable": ()}
+
+
 def test_every_kernel_gives_the_same(tmp_path):
-    """The portable kernels, the AVX-512 BW ones and the VNNI ones (those this CPU has:
-    MLRT_QGEMM_KERNEL narrows the choice) compute the same bits."""
+    """Every kernel this CPU has (portable C, AVX2, AVX-VNNI, AVX-512 BW, AVX-512 VNNI:
+    MLRT_QGEMM_KERNEL caps the choice) computes the same bits, products and depthwise."""
     here = Path(__file__).resolve().parent
     paths = [str(here), str(here.parents[1])]
+    flags = _cpu_flags()
+    kernels = [k for k, need in _KERNELS.items() if all(f in flags for f in need)]
+    if len(kernels) < 2:
+        pytest.skip("only the portable kernels run on this CPU (or /proc/cpuinfo is not readable)")
     results = {}
-    for kernel in ("", "avx512bw", "portable"):
+    for kernel in ["", *kernels]:
         env = dict(os.environ, MLRT_QGEMM_KERNEL=kernel)
         out = tmp_path / f"k{kernel or 'default'}.npz"
         subprocess.run([sys.executable, "-c", _KERNELS_SCRIPT, str(out), *paths], env=env, check=True, cwd=here)

@@ -57,6 +57,15 @@ def test_quantize_nonfinite_saturates():
     model = make_model("QuantizeLinear", [x, np.float32(1.0), np.int8(0)])
     (y,) = run_mlrt(model, [x, np.float32(1.0), np.int8(0)])
     np.testing.assert_array_equal(y, np.array([127, -128, -128, 1], np.int8))
+    # the same inside the vector loop (16 at a time), for both 8-bit types
+    x = (rng.standard_normal(67) * 50).astype(np.float32)
+    x[20:23] = [np.inf, -np.inf, np.nan]
+    for zp, lo, hi in ((np.int8(-5), -128, 127), (np.uint8(9), 0, 255)):
+        (y,) = run_mlrt(make_model("QuantizeLinear", [x, np.float32(0.5), zp]), [x, np.float32(0.5), zp])
+        assert list(y[20:23]) == [hi, lo, lo]
+        finite = np.isfinite(x)
+        want = np.clip(np.rint(x[finite] / np.float32(0.5)) + int(zp), lo, hi)
+        np.testing.assert_array_equal(y[finite], want.astype(zp.dtype))
 
 
 @pytest.mark.parametrize("axis", [0, 1, 2, -1])
@@ -196,7 +205,9 @@ DQL_VALUES = [np.abs(rng.standard_normal((3, 4))).astype(np.float32) + 1,
               (np.arange(-300, 300) * 0.5).astype(np.float32),
               (rng.standard_normal(200_000) * 3).astype(np.float32)]
 DQL_OPEN = [np.zeros((2, 2), np.float32), np.zeros((0, 3), np.float32), np.array([1.0, np.nan, -2.0], np.float32),
-            np.array([np.nan, np.nan], np.float32), np.r_[rng.standard_normal(5000), np.nan].astype(np.float32)]
+            np.array([np.nan, np.nan], np.float32), np.r_[rng.standard_normal(5000), np.nan].astype(np.float32),
+            # NaNs inside the vector loops (the range's and the quantization's), not only in their tails
+            np.r_[rng.standard_normal(100), np.nan, rng.standard_normal(300) * 7, np.nan, np.ones(70)].astype(np.float32)]
 
 
 @pytest.mark.parametrize("x", DQL_VALUES)
@@ -215,7 +226,8 @@ def test_dynamic_quantize_empty_range_and_nan(x):
 
 @pytest.mark.parametrize("x", DQL_VALUES + DQL_OPEN + [(rng.standard_normal(n) * 4).astype(np.float32)
                                                        for n in (1, 2, 13, 127)]
-                         + [np.array([1.0, np.inf, -2.0], np.float32), np.array([1.0, -np.inf, 2.0], np.float32)])
+                         + [np.array([1.0, np.inf, -2.0], np.float32), np.array([1.0, -np.inf, 2.0], np.float32),
+                            np.r_[rng.standard_normal(200), np.inf, rng.standard_normal(200)].astype(np.float32)])
 def test_dynamic_quantize_matches_onnxruntime(x):
     ort = pytest.importorskip("onnxruntime", reason="onnxruntime is the oracle where the spec leaves DQL open")
     model = make_model("DynamicQuantizeLinear", [x], n_outputs=3)
