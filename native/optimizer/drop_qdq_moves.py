@@ -12,45 +12,33 @@ The pattern: the move's data input a DequantizeLinear, its output read by one
 QuantizeLinear only, both with the same constant per-tensor scale and zero point (the
 same values) and 8-bit types; the DequantizeLinear goes if nothing else reads it."""
 
-import numpy as np
-
-from ._util import drop_unread_dequantize, variable_names
-from .fuse_qdq_conv import _plain, _qparams
+from ._qdq import TYPES, Rewrite, quantizes
 
 LEVEL = 2
 ORDER = 44
 MOVES = {"Flatten", "Reshape", "Squeeze", "Unsqueeze", "Transpose", "MaxPool"}
-_TYPES = {2: np.dtype(np.uint8), 3: np.dtype(np.int8)}
 
 
 def apply(graph, context) -> int:
-    if not any(n.op_type == "QuantizeLinear" for n in graph.nodes):
+    if not quantizes(graph):
         return 0
-    variable = variable_names(graph)
-    outputs = {o.name for o in graph.outputs}
-    producer = {o: n for n in graph.nodes for o in n.output}
-    readers = {name: [graph.nodes[i] for i in idx] for name, idx in graph.consumers().items()}
-    done, removed = 0, set()
+    qdq = Rewrite(graph)
     for move in graph.nodes:
-        if move.op_type not in MOVES or move.domain != "" or not move.input or move.output[0] in outputs:
+        if move.op_type not in MOVES or move.domain != "" or not move.input:
             continue
         if move.op_type == "MaxPool" and len([o for o in move.output if o]) != 1:
             continue  # (with its indices output: left as written)
-        rs = readers.get(move.output[0], [])
-        if len(rs) != 1 or not _plain(rs[0], "QuantizeLinear") or rs[0].input[0] != move.output[0]:
+        q = qdq.quantized_by(move)
+        dx = qdq.dequantized(move.input[0]) if q is not None else None
+        if dx is None or id(dx) in qdq.removed:
             continue
-        q, dx = rs[0], producer.get(move.input[0])
-        if not _plain(dx, "DequantizeLinear") or id(dx) in removed:
-            continue
-        xp, yp = _qparams(graph, dx, variable), _qparams(graph, q, variable)
+        xp, yp = qdq.params(dx), qdq.params(q)
         if xp is None or yp is None or xp[0].size != 1 or yp[0].size != 1 or xp[0].reshape(()) != yp[0].reshape(()):
             continue
         if not xp[0].reshape(()) > 0:
             continue  # (a scale of 0, negative or NaN: the round trip is not the identity)
-        known = graph.type_of(dx.input[0])
-        x_type = xp[1].dtype if xp[1] is not None else (_TYPES.get(known.elem_type) if known is not None else None)
-        y_type = yp[1].dtype if yp[1] is not None else np.dtype(np.uint8)
-        if x_type not in _TYPES.values() or y_type != x_type:
+        x_type, y_type = qdq.input_type(dx, xp), qdq.output_type(yp)
+        if x_type not in TYPES.values() or y_type != x_type:
             continue
         xz = xp[1].reshape(()) if xp[1] is not None else x_type.type(0)
         yz = yp[1].reshape(()) if yp[1] is not None else y_type.type(0)
@@ -58,11 +46,5 @@ def apply(graph, context) -> int:
             continue
         move.input[0] = dx.input[0]
         move.output[0] = q.output[0]
-        removed.add(id(q))
-        if dx.output[0] not in outputs and len(readers.get(dx.output[0], [])) == 1:
-            removed.add(id(dx))
-        done += 1
-    if done:
-        graph.nodes[:] = [n for n in graph.nodes if id(n) not in removed]
-        drop_unread_dequantize(graph)
-    return done
+        qdq.dropped(q, (dx,))
+    return qdq.finish()

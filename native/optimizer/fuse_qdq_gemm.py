@@ -16,23 +16,21 @@ b's DequantizeLinear into float weights)."""
 import numpy as np
 from onnx import helper
 
-from ._util import constant, drop_unread_dequantize, variable_names
-from .fuse_qdq_conv import _EIGHT, _attrs, _plain, _qparams
+from ._qdq import EIGHT, Rewrite, attrs, quantizes
 
 LEVEL = 1   # (does nothing below level 2: see apply)
 ORDER = 16
-_TYPES = {2: np.dtype(np.uint8), 3: np.dtype(np.int8)}
 
 
-def _per_column(graph, dq, variable, n: int, trans_b: int):
+def _per_column(qdq, dq, n: int, trans_b: int):
     """(scale, zero point) of b's DequantizeLinear: per tensor, or per column of B' (axis 0
     of a transposed B, 1 of a plain one) reshaped to (n,)."""
-    s = constant(graph, dq.input[1], variable)
+    s = qdq.constant(dq.input[1])
     if s is not None and s.size > 1:
         want_axis = 0 if trans_b else 1
-        if _attrs(dq).get("axis", 1) != want_axis or s.shape != (n,):
+        if attrs(dq).get("axis", 1) != want_axis or s.shape != (n,):
             return None
-    z = constant(graph, dq.input[2], variable) if len(dq.input) > 2 and dq.input[2] else None
+    z = qdq.constant(dq.input[2]) if len(dq.input) > 2 and dq.input[2] else None
     if s is None or s.dtype != np.float32 or (len(dq.input) > 2 and dq.input[2] and z is None):
         return None
     if z is not None and z.shape != s.shape and not (z.size == 1 and s.size == 1):
@@ -41,83 +39,40 @@ def _per_column(graph, dq, variable, n: int, trans_b: int):
 
 
 def apply(graph, context) -> int:
-    if getattr(context, "level", 99) < 2 or not any(n.op_type == "QuantizeLinear" for n in graph.nodes):
+    if getattr(context, "level", 99) < 2 or not quantizes(graph):
         return 0
-    variable = variable_names(graph)
-    outputs = {o.name for o in graph.outputs}
-    producer = {o: n for n in graph.nodes for o in n.output}
-    readers = {name: [graph.nodes[i] for i in idx] for name, idx in graph.consumers().items()}
-    fused, removed, replace, zeros = 0, set(), {}, 0
+    qdq = Rewrite(graph)
     for gemm in graph.nodes:
-        if gemm.op_type != "Gemm" or gemm.domain != "" or len(gemm.input) < 2 or gemm.output[0] in outputs:
+        if gemm.op_type != "Gemm" or gemm.domain != "" or len(gemm.input) < 2:
             continue
-        attrs = _attrs(gemm)
-        if attrs.get("beta", 1.0) != 1.0 and len(gemm.input) > 2 and gemm.input[2]:
+        has_bias = len(gemm.input) > 2 and gemm.input[2]
+        gemm_attrs = attrs(gemm)
+        if gemm_attrs.get("beta", 1.0) != 1.0 and has_bias:
             continue
-        rs = readers.get(gemm.output[0], [])
-        if len(rs) != 1 or not _plain(rs[0], "QuantizeLinear") or rs[0].input[0] != gemm.output[0]:
+        q, da, db = qdq.quantized_by(gemm), qdq.dequantized(gemm.input[0]), qdq.dequantized(gemm.input[1])
+        dc = qdq.dequantized(gemm.input[2]) if has_bias else None
+        if q is None or da is None or db is None or da is db or (has_bias and dc is None):
             continue
-        q = rs[0]
-        da, db = producer.get(gemm.input[0]), producer.get(gemm.input[1])
-        dc = producer.get(gemm.input[2]) if len(gemm.input) > 2 and gemm.input[2] else None
-        if not (_plain(da, "DequantizeLinear") and _plain(db, "DequantizeLinear")) or da is db:
+        b = qdq.constant(db.input[0])
+        if b is None or b.dtype not in EIGHT or b.ndim != 2:
             continue
-        if len(gemm.input) > 2 and gemm.input[2] and not _plain(dc, "DequantizeLinear"):
-            continue
-        b = constant(graph, db.input[0], variable)
-        if b is None or b.dtype not in _EIGHT or b.ndim != 2:
-            continue
-        trans_b = int(attrs.get("transB", 0))
+        trans_b = int(gemm_attrs.get("transB", 0))
         n = b.shape[0] if trans_b else b.shape[1]
-        ap, bp, yp = _qparams(graph, da, variable), _per_column(graph, db, variable, n, trans_b), _qparams(graph, q, variable)
+        ap, bp, yp = qdq.params(da), _per_column(qdq, db, n, trans_b), qdq.params(q)
         if ap is None or bp is None or yp is None:
             continue
-        a_known = graph.type_of(da.input[0])
-        a_type = ap[1].dtype if ap[1] is not None else (_TYPES.get(a_known.elem_type) if a_known is not None else None)
-        y_type = yp[1].dtype if yp[1] is not None else np.dtype(np.uint8)
-        if a_type not in _EIGHT or y_type != a_type or (a_type == np.int8 and b.dtype != np.int8):
+        a_type, y_type = qdq.input_type(da, ap), qdq.output_type(yp)
+        if a_type not in EIGHT or y_type != a_type or (a_type == np.int8 and b.dtype != np.int8):
             continue  # (QGemm: y of A's type; an int8 A takes an int8 B)
-        if ap[1] is not None and a_known is not None and a_known.elem_type and _TYPES.get(a_known.elem_type) != a_type:
+        if not qdq.declared_as(da.input[0], a_type):
             continue
-        bias = None
-        if dc is not None:
-            c = constant(graph, dc.input[0], variable)
-            cp = _qparams(graph, dc, variable, n)
-            if c is None or c.dtype != np.int32 or c.shape not in ((n,), (1, n)) or cp is None:
-                continue
-            if cp[1] is not None and np.any(cp[1] != 0):
-                continue
-            want = (ap[0].reshape(()) * bp[0]).astype(np.float32)  # the bias scale QGemm implies
-            if not np.array_equal(np.broadcast_to(cp[0], (n,)), np.broadcast_to(want, (n,))):
-                continue
-            bias = dc.input[0]
-
-        def zp(node, dtype, scale):
-            nonlocal zeros
-            if len(node.input) > 2 and node.input[2]:
-                return node.input[2]
-            name = f"{gemm.output[0]}__qdq_zero_{zeros}"
-            zeros += 1
-            graph.initializers[name] = np.zeros(np.shape(scale), dtype)
-            return name
-
-        ins = [da.input[0], da.input[1], zp(da, a_type, ap[0]), db.input[0], db.input[1], zp(db, b.dtype, bp[0]),
-               bias or "", q.input[1], zp(q, y_type, yp[0])]
-        kept = {k: v for k, v in attrs.items() if k in ("alpha", "transA", "transB")}
+        if dc is not None and not qdq.int32_bias(dc, n, ap[0], bp[0], ((n,), (1, n))):
+            continue
+        ins = [da.input[0], da.input[1], qdq.zero_point(da, a_type, np.shape(ap[0]), gemm),
+               db.input[0], db.input[1], qdq.zero_point(db, b.dtype, np.shape(bp[0]), gemm),
+               dc.input[0] if dc is not None else "", q.input[1], qdq.zero_point(q, y_type, np.shape(yp[0]), gemm)]
+        kept = {k: v for k, v in gemm_attrs.items() if k in ("alpha", "transA", "transB")}
         node = helper.make_node("QGemm", ins, [q.output[0]], name=(gemm.name or gemm.output[0]) + "_qgemm",
                                 domain="com.microsoft", **kept)
-        replace[id(gemm)] = node
-        removed.add(id(q))
-        fused += 1
-        for d in (da, db, dc):  # a dequantization only this Gemm read
-            if d is not None and d.output[0] not in outputs and len(readers.get(d.output[0], [])) == 1:
-                removed.add(id(d))
-    if fused:
-        graph.nodes[:] = [replace.get(id(n), n) for n in graph.nodes if id(n) not in removed]
-        drop_unread_dequantize(graph)
-        graph.opsets.setdefault("com.microsoft", 1)
-        used = graph.names_read()
-        for name in list(graph.initializers):  # (the dequantized weights' constants, now unread)
-            if name not in used and name not in {v.name for v in graph.overridable}:
-                del graph.initializers[name]
-    return fused
+        qdq.replaced(gemm, node, q, (da, db, dc))
+    return qdq.finish(prune=True)  # (prune: the dequantized weights' constants, now unread)

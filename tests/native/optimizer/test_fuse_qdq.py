@@ -42,11 +42,14 @@ def float_cnn():
     return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
 
 
-def qdq_model(tmp_path, per_channel, activation):
-    src, dst = tmp_path / "f.onnx", tmp_path / "q.onnx"
+def _quantized(tmp_path, model, feeds, per_channel, activation, spread=1.5):
+    """onnxruntime.quantization's QDQ model of `model` (int8 weights), calibrated on four
+    normal samples of feeds' shapes times `spread`."""
     import onnx
-    onnx.save(float_cnn(), src)
-    samples = iter([{"x": rng.standard_normal((1, 3, 13, 13)).astype(np.float32)} for _ in range(4)])
+    src, dst = tmp_path / "f.onnx", tmp_path / "q.onnx"
+    onnx.save(model, src)
+    samples = iter([{k: (rng.standard_normal(v.shape) * spread).astype(np.float32) for k, v in feeds.items()}
+                    for _ in range(4)])
 
     class Reader(quantization.CalibrationDataReader):
         def get_next(self):
@@ -56,6 +59,11 @@ def qdq_model(tmp_path, per_channel, activation):
                                  per_channel=per_channel, activation_type=activation,
                                  weight_type=quantization.QuantType.QInt8)
     return onnx.load(dst)
+
+
+def qdq_model(tmp_path, per_channel, activation):
+    return _quantized(tmp_path, float_cnn(), {"x": np.zeros((1, 3, 13, 13), np.float32)}, per_channel, activation,
+                      spread=1.0)
 
 
 def mlrt_session(model, level):
@@ -156,23 +164,6 @@ def test_qdq_add_of_mixed_types_not_fused():
 # -- the rest of a CNN and a transformer's products: QGemm, QLinearGlobalAveragePool,
 # QLinearMatMul, and the moves / MaxPool on quantized values (fuse_qdq_gemm.py,
 # fuse_qdq_pool.py, fuse_qdq_matmul.py, drop_qdq_moves.py) ------------------------------------
-
-def _quantized(tmp_path, model, feeds, per_channel, activation):
-    import onnx
-    src, dst = tmp_path / "f.onnx", tmp_path / "q.onnx"
-    onnx.save(model, src)
-    samples = iter([{k: (rng.standard_normal(v.shape) * 1.5).astype(np.float32) for k, v in feeds.items()}
-                    for _ in range(4)])
-
-    class Reader(quantization.CalibrationDataReader):
-        def get_next(self):
-            return next(samples, None)
-
-    quantization.quantize_static(str(src), str(dst), Reader(), quant_format=quantization.QuantFormat.QDQ,
-                                 per_channel=per_channel, activation_type=activation,
-                                 weight_type=quantization.QuantType.QInt8)
-    return onnx.load(dst)
-
 
 def float_head():
     """Conv + Relu, MaxPool, Conv, GlobalAveragePool, Flatten, Gemm (transB, bias): a CNN's
