@@ -4,8 +4,9 @@
  * p the output position, finished by the product's epilogue (zero points, bias and the
  * requantization of qgemm.h).  W is packed once, by mlrt_qconv_pack_weights, which the
  * plan calls for a constant W and passes back as one more input (named by
- * params.packed_weights), or here at each call.  X's columns are packed per task, 64
- * output positions at a time: straight from x for 1 x 1 windows at unit strides without
+ * params.packed_weights), or here at each call.  X's columns are packed by each task
+ * for itself, up to 64 output positions at a time (qconv_split: how columns and rows
+ * fall to the tasks): straight from x for 1 x 1 windows at unit strides without
  * padding; else (2-D) from a padded copy of x kept as stride phases (phase (a, b) holds
  * the padded rows a, a + sh, ... and columns b, b + sw, ...), over the grid of output
  * rows by the phase rows' width (the columns past the output's are computed and
@@ -113,7 +114,8 @@ typedef struct qconv_gemm {
     int64_t PHs, PWs, phase;  /* phase rows, row width, bytes per phase plane */
     uint64_t used;            /* bit a * sw + b: some tap reads phase (a, b) (the others are not made) */
     const int64_t *koff;      /* row k's offset from its group's first plane (2-D), or from x's channel (1 x 1) */
-    int64_t n_panels, n_mc, mc_rows; /* column panels; row chunks of mc_rows (a multiple of MR) */
+    int64_t unit, n_units;    /* columns cut in units of `unit` columns (NR or 16), n_units of them */
+    int64_t n_slices, n_mc, mc_rows; /* slices of units per image-group; row chunks of mc_rows (a multiple of MR) */
     const int32_t *row_add, *row_mul;
     atomic_int failed;
 } qconv_gemm;
@@ -201,68 +203,118 @@ static void gather_nd(const qconv_job *j, int64_t n_img, int64_t c, int64_t k, i
     }
 }
 
-/* Task t = ((n * G + grp) * n_panels + panel) * n_mc + chunk; columns are output
- * positions, or grid positions oh * PWs + ow over the phase planes. */
-static void gemm_tasks(void *arg, int64_t begin, int64_t end) {
-    qconv_gemm *q = arg;
+/* One panel: columns [p0, p0 + n) (n <= NR) of image-group ng by the rows of chunk mc;
+ * false: no scratch memory (q->failed set). */
+static bool gemm_block(qconv_gemm *q, int64_t ng, int64_t mc, int64_t p0, int64_t n) {
     const qconv_job *j = q->j;
     const qconv_geom *g = &j->g;
     int64_t K = g->K, K4 = q->K4, P = g->out_size, OW = g->out[1];
-    int64_t cols = q->planes ? g->out[0] * q->PWs : P; /* positions the panels run over */
+    int64_t n_img = ng / g->G, grp = ng % g->G;
+    int64_t m0 = mc * q->mc_rows, mrows = g->Mg - m0 < q->mc_rows ? g->Mg - m0 : q->mc_rows;
+    if (mrows <= 0 || n <= 0) return true;
+    /* grid positions past the output's columns: the results go to T, then their runs inside
+     * the output rows to y (with no such columns, as with 1-wide windows, the grid is y's) */
+    bool via_t = q->planes && q->PWs != OW;
     size_t esz = j->out.out_type == MLRT_INT32 ? 4 : 1, rbytes = (size_t)(K4 * NR * 4);
     uint8_t *R = mlrt_scratch(rbytes + 64 * sizeof(int32_t) + 4 * 64);
-    uint8_t *T = q->planes ? mlrt_scratch_slot(1, (size_t)(q->mc_rows * NR) * esz) : NULL; /* grid results */
-    if (!R || (q->planes && !T)) {
+    uint8_t *T = via_t ? mlrt_scratch_slot(1, (size_t)(q->mc_rows * NR) * esz) : NULL;
+    if (!R || (via_t && !T)) {
         atomic_store(&q->failed, 1);
-        return;
+        return false;
     }
     int32_t *colsum = (int32_t *)(R + rbytes);
     uint8_t *tmp = (uint8_t *)(colsum + 64);
     const uint8_t *rows[64];
-    for (int64_t t = begin; t < end; ++t) {
-        int64_t mc = t % q->n_mc, r = t / q->n_mc, panel = r % q->n_panels, ng = r / q->n_panels;
-        int64_t n_img = ng / g->G, grp = ng % g->G, p0 = panel * NR, n = cols - p0 < NR ? cols - p0 : NR;
-        int64_t m0 = mc * q->mc_rows, mrows = g->Mg - m0 < q->mc_rows ? g->Mg - m0 : q->mc_rows;
-        if (mrows <= 0 || n <= 0) continue;
-        int32_t *cs = q->row_mul ? colsum : NULL;
-        if (cs) memset(cs, 0, 64 * sizeof(int32_t));
-        int64_t c0 = n_img * g->C + grp * g->Cg; /* the group's first image-channel */
-        if (g->pointwise || q->planes) {
-            for (int64_t k0 = 0; k0 < K; k0 += 64) {
-                int64_t kc = K - k0 < 64 ? K - k0 : 64;
-                const uint8_t *base = (g->pointwise ? j->x + c0 * P : q->planes + c0 * q->phase * g->s[0] * g->s[1]) + p0;
-                for (int64_t i = 0; i < kc; ++i) rows[i] = base + q->koff[k0 + i];
-                mlrt_qgemm_pack_r(rows, kc, n, g->pointwise && j->x_flip, R + k0 * NR, cs);
-            }
-        } else {
-            for (int64_t k0 = 0; k0 < K; k0 += 4) {
-                int64_t kc = K - k0 < 4 ? K - k0 : 4;
-                for (int64_t i = 0; i < kc; ++i) {
-                    gather_nd(j, n_img, grp * g->Cg + (k0 + i) / g->k_size, (k0 + i) % g->k_size, p0, n, tmp + 64 * i);
-                    rows[i] = tmp + 64 * i;
-                }
-                mlrt_qgemm_pack_r(rows, kc, n, false, R + k0 * NR, cs);
-            }
+    int32_t *cs = q->row_mul ? colsum : NULL;
+    if (cs) memset(cs, 0, 64 * sizeof(int32_t));
+    int64_t c0 = n_img * g->C + grp * g->Cg; /* the group's first image-channel */
+    if (g->pointwise || q->planes) {
+        for (int64_t k0 = 0; k0 < K; k0 += 64) {
+            int64_t kc = K - k0 < 64 ? K - k0 : 64;
+            const uint8_t *base = (g->pointwise ? j->x + c0 * P : q->planes + c0 * q->phase * g->s[0] * g->s[1]) + p0;
+            for (int64_t i = 0; i < kc; ++i) rows[i] = base + q->koff[k0 + i];
+            mlrt_qgemm_pack_r(rows, kc, n, g->pointwise && j->x_flip, R + k0 * NR, cs);
         }
-        int64_t m = grp * g->Mg + m0; /* the block's first output channel */
-        mlrt_qgemm_out o = j->out;
-        o.row_add = q->row_add + m;
-        o.row_mul = q->row_mul ? q->row_mul + m : NULL;
-        o.col_mul = cs;
-        if (o.scale && o.scale_mode == MLRT_QSCALE_ROW) o.scale += m;
-        char *y = (char *)j->out.c + (size_t)((n_img * g->M + m) * P) * esz;
-        if (q->planes) o.c = T, o.ldc = NR;
-        else o.c = y + (size_t)p0 * esz;
-        mlrt_qgemm_panel(q->L + grp * q->l_each + (m0 / MR) * K4 * MR * 4, mrows, K4, R, n, &o);
-        if (!q->planes) continue;
-        for (int64_t v = p0; v < p0 + n;) { /* the grid's runs inside the output rows, into y */
-            int64_t oh = v / q->PWs, ow = v % q->PWs, len = q->PWs - ow < p0 + n - v ? q->PWs - ow : p0 + n - v;
-            int64_t keep = ow >= OW ? 0 : OW - ow < len ? OW - ow : len;
-            for (int64_t i = 0; keep && i < mrows; ++i)
-                memcpy(y + (size_t)(i * P + oh * OW + ow) * esz, T + (size_t)(i * NR + v - p0) * esz, (size_t)keep * esz);
-            v += len;
+    } else {
+        for (int64_t k0 = 0; k0 < K; k0 += 4) {
+            int64_t kc = K - k0 < 4 ? K - k0 : 4;
+            for (int64_t i = 0; i < kc; ++i) {
+                gather_nd(j, n_img, grp * g->Cg + (k0 + i) / g->k_size, (k0 + i) % g->k_size, p0, n, tmp + 64 * i);
+                rows[i] = tmp + 64 * i;
+            }
+            mlrt_qgemm_pack_r(rows, kc, n, false, R + k0 * NR, cs);
         }
     }
+    int64_t m = grp * g->Mg + m0; /* the block's first output channel */
+    mlrt_qgemm_out o = j->out;
+    o.row_add = q->row_add + m;
+    o.row_mul = q->row_mul ? q->row_mul + m : NULL;
+    o.col_mul = cs;
+    if (o.scale && o.scale_mode == MLRT_QSCALE_ROW) o.scale += m;
+    char *y = (char *)j->out.c + (size_t)((n_img * g->M + m) * P) * esz;
+    if (via_t) o.c = T, o.ldc = NR;
+    else o.c = y + (size_t)p0 * esz;
+    mlrt_qgemm_panel(q->L + grp * q->l_each + (m0 / MR) * K4 * MR * 4, mrows, K4, R, n, &o);
+    if (!via_t) return true;
+    for (int64_t v = p0; v < p0 + n;) {
+        int64_t oh = v / q->PWs, ow = v % q->PWs, len = q->PWs - ow < p0 + n - v ? q->PWs - ow : p0 + n - v;
+        int64_t keep = ow >= OW ? 0 : OW - ow < len ? OW - ow : len;
+        for (int64_t i = 0; keep && i < mrows; ++i)
+            memcpy(y + (size_t)(i * P + oh * OW + ow) * esz, T + (size_t)(i * NR + v - p0) * esz, (size_t)keep * esz);
+        v += len;
+    }
+    return true;
+}
+
+/* Task t = ((n * G + grp) * n_slices + slice) * n_mc + chunk.  Slice s holds units
+ * [s U / S, (s + 1) U / S) of the columns (output positions, or grid positions
+ * oh * PWs + ow over the phase planes), run as panels of up to NR columns. */
+static void gemm_tasks(void *arg, int64_t begin, int64_t end) {
+    qconv_gemm *q = arg;
+    int64_t cols = q->planes ? q->j->g.out[0] * q->PWs : q->j->g.out_size;
+    for (int64_t t = begin; t < end; ++t) {
+        int64_t mc = t % q->n_mc, r = t / q->n_mc, slice = r % q->n_slices, ng = r / q->n_slices;
+        int64_t a = slice * q->n_units / q->n_slices * q->unit, b = (slice + 1) * q->n_units / q->n_slices * q->unit;
+        for (b = b < cols ? b : cols; a < b; a += NR)
+            if (!gemm_block(q, ng, mc, a, b - a < NR ? b - a : NR)) return;
+    }
+}
+
+/* The tasks over `cols` columns per image-group for `threads` threads.
+ *  - Many panels of NR columns: a task per panel (a thread takes a run of them, the pool
+ *    balances what is left).
+ *  - A few (14 x 14 planes: 196 columns): each image-group's columns cut into slices of
+ *    whole 16-column vectors, as even as they go, image-groups by slices a multiple of
+ *    the threads, so that each thread gets the same number of vectors to compute (196
+ *    columns on 2 threads: 96 and 100, where panels of 64, 64, 64 and 4 fell 2 and 2,
+ *    8 vectors against 5); each task packs only its own columns of x.
+ *  - One panel (7 x 7 planes: 49 columns): cut by rows, in as many chunks as the threads
+ *    need, each packing the panel of x for itself.  Packing costs the same for 16
+ *    columns as for 64, so each thread packs once either way, and whole panels keep the
+ *    kernel's 4-vector tiles.  Measured on MobileNetV2's 7 x 7 shapes, 2 threads: cut
+ *    into 32 + 17 columns instead, 15-50% slower; two chunks per thread (packing twice
+ *    per thread), 5-50% slower. */
+static void qconv_split(const qconv_geom *g, int64_t cols, int64_t threads, qconv_gemm *q) {
+    int64_t ng = g->N * g->G, n_panels = (cols + NR - 1) / NR, mpanels = (g->Mg + MR - 1) / MR;
+    q->unit = NR, q->n_units = q->n_slices = n_panels, q->n_mc = 1;
+    if (threads > 1 && ng * n_panels < 4 * threads) {
+        int64_t a = ng, b = threads; /* tasks per image-group: threads / gcd(ng, threads) */
+        while (b) {
+            int64_t r = a % b;
+            a = b, b = r;
+        }
+        int64_t vectors = (cols + 15) / 16, per_ng = threads / a;
+        if (n_panels > 1) {
+            q->unit = 16, q->n_units = vectors;
+            q->n_slices = per_ng < vectors ? per_ng : vectors;
+        }
+        q->n_mc = (per_ng + q->n_slices - 1) / q->n_slices; /* the rest by rows */
+    }
+    if (q->n_mc > mpanels) q->n_mc = mpanels;
+    if (q->n_mc < 1) q->n_mc = 1;
+    q->mc_rows = (mpanels + q->n_mc - 1) / q->n_mc * MR;
+    q->n_mc = (g->Mg + q->mc_rows - 1) / q->mc_rows;
+    if (q->n_mc < 1) q->n_mc = 1;
 }
 
 static int qconv_gemm_run(const mlrt_context *ctx, const char *op, const qconv_job *j, const void *packed) {
@@ -321,17 +373,8 @@ static int qconv_gemm_run(const mlrt_context *ctx, const char *op, const qconv_j
         mlrt_parallel_for(ctx, g->N * g->C, 1, build_planes, &q);
         memset(wp + wbytes + pbytes - (size_t)(q.PWs + 64), (int)j->xz, (size_t)(q.PWs + 64));
     }
-    q.n_panels = ((planes ? g->out[0] * q.PWs : g->out_size) + NR - 1) / NR;
-    /* tasks: the column panels, and where too few for the pool, chunks of rows (each packs
-     * its panel of x again: 2 per thread, measured quicker than 4 on 7 x 7 and 14 x 14 planes) */
-    int64_t mpanels = (g->Mg + MR - 1) / MR, outer = g->N * g->G * q.n_panels, want = 2 * (int64_t)j->threads;
-    q.n_mc = outer >= want || j->threads <= 1 ? 1 : (want + outer - 1) / outer;
-    if (q.n_mc > mpanels) q.n_mc = mpanels;
-    if (q.n_mc < 1) q.n_mc = 1;
-    q.mc_rows = (mpanels + q.n_mc - 1) / q.n_mc * MR;
-    q.n_mc = (g->Mg + q.mc_rows - 1) / q.mc_rows;
-    if (q.n_mc < 1) q.n_mc = 1;
-    mlrt_parallel_for(ctx, outer * q.n_mc, 1, gemm_tasks, &q);
+    qconv_split(g, planes ? g->out[0] * q.PWs : g->out_size, j->threads, &q);
+    mlrt_parallel_for(ctx, g->N * g->G * q.n_slices * q.n_mc, 1, gemm_tasks, &q);
     free(buf);
     if (atomic_load(&q.failed)) return mlrt_fail(MLRT_ERR_OUT_OF_MEMORY, "%s: cannot allocate a scratch buffer", op);
     return MLRT_OK;

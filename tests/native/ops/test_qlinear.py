@@ -427,6 +427,43 @@ def test_convinteger_matches_onnxruntime(case):
         np.testing.assert_array_equal(run_mlrt(model, feeds)[0], want)
 
 
+# the work split of the product (kernels/qlinear_conv.c, qconv_split): few column panels
+# cut into even slices of 16-column vectors (14 x 14: 196 columns; a 3 x 3 window's grid of
+# 14 x 16; 20 x 20: 7 panels), fewer vectors than threads cut by rows too (7 x 7: 49
+# columns; 7 x 7 out of a stride-2 1 x 1 window), image-groups against the threads (two
+# images, three groups), a 3-D window (columns gathered element by element), and a
+# 1-wide window over the phase planes (its grid is y's: results stored in place)
+SPLIT_CONV = [
+    ((1, 64, 14, 14), (96, 64, 1, 1), {}),
+    ((1, 160, 7, 7), (22, 160, 1, 1), {}),
+    ((1, 24, 14, 14), (40, 24, 3, 3), {"pads": [1, 1, 1, 1]}),
+    ((1, 16, 20, 20), (13, 16, 1, 1), {}),
+    ((1, 32, 14, 14), (70, 32, 1, 1), {"strides": [2, 2]}),
+    ((2, 40, 7, 7), (30, 40, 1, 1), {}),
+    ((1, 27, 7, 7), (33, 9, 1, 1), {"group": 3}),
+    ((1, 8, 5, 6, 7), (9, 8, 2, 2, 2), {"pads": [1, 0, 1, 0, 1, 0]}),
+    ((1, 8, 9, 10), (12, 8, 3, 1), {"pads": [1, 1, 1, 1], "strides": [1, 2]}),
+]
+
+
+@pytest.mark.parametrize("case", range(len(SPLIT_CONV)))
+@pytest.mark.parametrize("threads", [1, 2, 4])
+def test_qlinearconv_split_matches_onnxruntime(case, threads):
+    xs, ws, attrs = SPLIT_CONV[case]
+    m = ws[0]
+    for k, (tx, tw) in enumerate(ORT_TYPES):
+        ins = [q(xs, tx), np.float32(0.02), extreme_zp(tx, k), q(ws, tw), (rng.random(m) * 0.02 + 0.002).astype(np.float32),
+               np.full(m, extreme_zp(tw, 2 - k) if tw == np.uint8 else 0, tw), np.float32(0.2),
+               extreme_zp(tx, (k + 1) % 3), rng.integers(-20000, 20000, m).astype(np.int32)]
+        want = run_ort(make_model("QLinearConv", ins, attrs), ins)[0]
+        model, feeds = const_model("QLinearConv", ins, range(1, 9), attrs)
+        np.testing.assert_array_equal(run_mlrt(model, feeds, intra_op_num_threads=threads)[0], want)
+        ins = [q(xs, np.uint8), q(ws, np.uint8), extreme_zp(np.uint8, k), extreme_zp(np.uint8, 2 - k)]
+        want = run_ort(make_model("ConvInteger", ins, attrs), ins)[0]
+        np.testing.assert_array_equal(run_mlrt(make_model("ConvInteger", ins, attrs), ins,
+                                               intra_op_num_threads=threads)[0], want)
+
+
 @pytest.mark.parametrize("sa,sb", [((1, 1), (1, 1)), ((2, 13), (13, 127)), ((3, 2, 130), (130, 65))])
 @pytest.mark.parametrize("ta,tb", ORT_TYPES)
 def test_matmulinteger_matches_onnxruntime(sa, sb, ta, tb):
