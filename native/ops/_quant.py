@@ -186,19 +186,24 @@ def packed_conv_weights(op, w: Info, group: int):
     lib = _lib.lib()
     if w.value is None or w.rank < 3 or (w.shape[1] == 1 and group > 1) or not hasattr(lib, "mlrt_qconv_pack_weights"):
         return None
+    weights = np.ascontiguousarray(w.value)
+    return _packed_once(op, w.value, group, lib.mlrt_qconv_pack_weights,
+                        (group, weights.shape[0], weights.size // max(weights.shape[0], 1), onnx_type(weights.dtype),
+                         _lib.ffi().cast("void *", weights.ctypes.data)))
+
+
+def _packed_once(op, value, key, pack, args):
+    """pack(*args, capacity, size, out) run twice (the size, then the bytes) and its result
+    kept on the op while `value` is the same array and `key` the same: once per node."""
     cached = getattr(op, "_qpacked", None)
-    if cached is not None and cached[0] is w.value and cached[1] == group:
+    if cached is not None and cached[0] is value and cached[1] == key:
         return cached[2]
     ffi = _lib.ffi()
-    weights = np.ascontiguousarray(w.value)
-    args = (group, weights.shape[0], weights.size // max(weights.shape[0], 1), onnx_type(weights.dtype),
-            ffi.cast("void *", weights.ctypes.data))
     size = ffi.new("int64_t *")
-    _lib.raise_status(lib.mlrt_qconv_pack_weights(*args, 0, size, ffi.NULL), op.where)
+    _lib.raise_status(pack(*args, 0, size, ffi.NULL), op.where)
     packed = np.empty(size[0], np.uint8)
-    _lib.raise_status(lib.mlrt_qconv_pack_weights(*args, packed.size, size, ffi.cast("void *", packed.ctypes.data)),
-                      op.where)
-    op._qpacked = (w.value, group, packed)
+    _lib.raise_status(pack(*args, packed.size, size, ffi.cast("void *", packed.ctypes.data)), op.where)
+    op._qpacked = (value, key, packed)
     return packed
 
 
@@ -210,18 +215,8 @@ def packed_matmul_b(op, b: Info, transposed: bool = False):
     lib = _lib.lib()
     if b.value is None or b.rank != 2 or not hasattr(lib, "mlrt_qmatmul_pack_b"):
         return None
-    cached = getattr(op, "_qpacked", None)
-    if cached is not None and cached[0] is b.value and cached[1] == transposed:
-        return cached[2]
-    ffi = _lib.ffi()
     v = np.ascontiguousarray(b.value)
     rows, cols = v.shape
     k, n, sk, sn = (cols, rows, 1, cols) if transposed else (rows, cols, cols, 1)
-    args = (k, n, onnx_type(v.dtype), ffi.cast("void *", v.ctypes.data), sk, sn)
-    size = ffi.new("int64_t *")
-    _lib.raise_status(lib.mlrt_qmatmul_pack_b(*args, 0, size, ffi.NULL), op.where)
-    packed = np.empty(size[0], np.uint8)
-    _lib.raise_status(lib.mlrt_qmatmul_pack_b(*args, packed.size, size, ffi.cast("void *", packed.ctypes.data)),
-                      op.where)
-    op._qpacked = (b.value, transposed, packed)
-    return packed
+    return _packed_once(op, b.value, transposed, lib.mlrt_qmatmul_pack_b,
+                        (k, n, onnx_type(v.dtype), _lib.ffi().cast("void *", v.ctypes.data), sk, sn))

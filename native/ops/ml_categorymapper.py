@@ -6,7 +6,7 @@ direction follows X's type.  Shape kept.  Strings -> int64 runs on the C kernel
 import numpy as np
 
 from ._host import strings
-from .ml_labelencoder import _STR, _Lookup
+from .ml_labelencoder import _Lookup
 
 
 class CategoryMapper(_Lookup):
@@ -26,11 +26,7 @@ class CategoryMapper(_Lookup):
 
     def out_dtype(self, x):
         self._lists()
-        if x.dtype.kind in "OUS":
-            return np.dtype(np.int64)
-        if np.dtype(x.dtype) != np.int64:
-            raise self.bad(f"X must be string or int64, got {np.dtype(x.dtype).name}")
-        return _STR
+        return self.strings_or_int64(x)
 
     def run_host(self, values, runtime):
         x = self.x_of(values)

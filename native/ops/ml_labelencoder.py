@@ -74,6 +74,15 @@ class _Lookup(_MlOp):
     def out_dtype(self, x) -> np.dtype:
         raise NotImplementedError
 
+    def strings_or_int64(self, x) -> np.dtype:
+        """The output type of a two-way map between strings and int64: int64 for string X,
+        strings for int64 X; any other X refused."""
+        if is_strings(x.dtype):
+            return np.dtype(np.int64)
+        if np.dtype(x.dtype) != np.int64:
+            raise self.bad(f"X must be string or int64, got {np.dtype(x.dtype).name}")
+        return _STR
+
     def takes(self, dtypes):
         return self.table is not None and bool(dtypes) and is_strings(dtypes[0])
 
@@ -103,11 +112,7 @@ class LabelEncoder(_Lookup):
         self.make_table(classes, np.arange(len(classes), dtype=np.int64), int(self.a.default_int64))
 
     def out_dtype(self, x):
-        if is_strings(x.dtype):
-            return np.dtype(np.int64)
-        if np.dtype(x.dtype) != np.int64:
-            raise self.bad(f"X must be string or int64, got {np.dtype(x.dtype).name}")
-        return _STR
+        return self.strings_or_int64(x)
 
     def run_host(self, values, runtime):
         x = self.x_of(values)
