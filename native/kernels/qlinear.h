@@ -12,6 +12,12 @@
  * channel per group (the depthwise path reads W as it is). */
 int mlrt_qconv_pack_weights(int64_t group, int64_t filters, int64_t kdim, int32_t w_type, const void *w,
                             int64_t capacity, int64_t *size, void *packed);
+/* The same for W's window of `taps` elements (kdim a multiple; 1 for windows of more than
+ * two dimensions): in the order of the kernel's channel-quad path where it takes one
+ * (1-D and 2-D windows of several taps, channels per group a multiple of 4; 64 bytes more,
+ * marking the order), else as above. */
+int mlrt_qconv_pack_weights_quads(int64_t group, int64_t filters, int64_t kdim, int64_t taps, int32_t w_type,
+                                  const void *w, int64_t capacity, int64_t *size, void *packed);
 
 /* MatMulInteger, QLinearMatMul */
 typedef struct mlrt_qmatmul_params {

@@ -83,25 +83,56 @@ static int64_t qconv_packed_size(int64_t group, int64_t filters, int64_t kdim) {
     return 4 * filters + group * mlrt_qgemm_l_size(filters / group, kdim);
 }
 
-/* Row sums (int32, filters of them), then each group's filters packed as L. */
-static void qconv_pack(int64_t group, int64_t filters, int64_t kdim, int32_t w_type, const void *w, void *packed) {
+/* Row sums (int32, filters of them), then each group's filters packed as L, k in W's order
+ * (channel, tap), or with taps > 1 in the channel-quad path's: (channel / 4, tap, channel % 4). */
+static int qconv_pack(int64_t group, int64_t filters, int64_t kdim, int64_t taps, int32_t w_type, const void *w,
+                      void *packed) {
     int64_t Mg = filters / group, each = mlrt_qgemm_l_size(Mg, kdim);
     int32_t *rowsum = packed;
     int8_t *L = (int8_t *)packed + 4 * filters;
-    for (int64_t grp = 0; grp < group; ++grp)
-        mlrt_qgemm_pack_l((const uint8_t *)w + grp * Mg * kdim, Mg, kdim, kdim, 1, w_type == MLRT_UINT8,
-                          L + grp * each, rowsum + grp * Mg);
+    uint8_t *order = NULL;
+    if (taps > 1 && !(order = malloc((size_t)(Mg * kdim) + 1)))
+        return mlrt_fail(MLRT_ERR_OUT_OF_MEMORY, "mlrt_qconv_pack_weights: out of memory");
+    for (int64_t grp = 0; grp < group; ++grp) {
+        const uint8_t *src = (const uint8_t *)w + grp * Mg * kdim;
+        if (order) {
+            for (int64_t m = 0; m < Mg; ++m)
+                for (int64_t k = 0; k < kdim; ++k) {
+                    int64_t c = k / taps, t = k % taps;
+                    order[m * kdim + ((c / 4) * taps + t) * 4 + c % 4] = src[m * kdim + k];
+                }
+            src = order;
+        }
+        mlrt_qgemm_pack_l(src, Mg, kdim, kdim, 1, w_type == MLRT_UINT8, L + grp * each, rowsum + grp * Mg);
+    }
+    free(order);
+    return MLRT_OK;
 }
+
+/* The channel-quad order's mark, in the 64 bytes after the packed weights: the tag, then
+ * the taps (the order depends on them). */
+#define QUADS_TAG 0x7364617571766e63LL
 
 int mlrt_qconv_pack_weights(int64_t group, int64_t filters, int64_t kdim, int32_t w_type, const void *w,
                             int64_t capacity, int64_t *size, void *packed) {
-    MLRT_CHECK(size && group >= 1 && filters >= 0 && filters % group == 0 && kdim >= 0 && qc_is_8bit(w_type),
+    return mlrt_qconv_pack_weights_quads(group, filters, kdim, 1, w_type, w, capacity, size, packed);
+}
+
+int mlrt_qconv_pack_weights_quads(int64_t group, int64_t filters, int64_t kdim, int64_t taps, int32_t w_type,
+                                  const void *w, int64_t capacity, int64_t *size, void *packed) {
+    MLRT_CHECK(size && group >= 1 && filters >= 0 && filters % group == 0 && kdim >= 0 && qc_is_8bit(w_type) &&
+                   taps >= 1 && kdim % taps == 0,
                "mlrt_qconv_pack_weights: bad arguments");
-    *size = qconv_packed_size(group, filters, kdim);
+    bool quads = taps > 1 && kdim / taps % 4 == 0;
+    int64_t base = qconv_packed_size(group, filters, kdim);
+    *size = base + (quads ? 64 : 0);
     if (!packed || capacity < *size) return MLRT_OK;
     MLRT_CHECK(w || filters * kdim == 0, "mlrt_qconv_pack_weights: no weights");
-    qconv_pack(group, filters, kdim, w_type, w, packed);
-    return MLRT_OK;
+    if (quads) {
+        int64_t mark[8] = {QUADS_TAG, taps};
+        memcpy((char *)packed + base, mark, sizeof mark);
+    }
+    return qconv_pack(group, filters, kdim, quads ? taps : 1, w_type, w, packed);
 }
 
 /* -- the GEMM path ------------------------------------------------------------------------------ */
@@ -110,75 +141,16 @@ typedef struct qconv_gemm {
     const qconv_job *j;
     const int8_t *L;          /* packed weights, per group */
     int64_t l_each, K4;
-    const uint8_t *planes;    /* padded phase planes (2-D, not pointwise), or NULL */
-    int64_t PHs, PWs, phase;  /* phase rows, row width, bytes per phase plane */
-    uint64_t used;            /* bit a * sw + b: some tap reads phase (a, b) (the others are not made) */
-    const int64_t *koff;      /* row k's offset from its group's first plane (2-D), or from x's channel (1 x 1) */
+    const uint8_t *planes;    /* the phase planes (2-D, not pointwise; qconv_phases), or NULL */
+    int64_t PWs, phase;       /* their row width and elements per plane */
+    bool quads;               /* planes of channel quads: R's group q at planes + qoff[q] from the panel's first */
+    const int64_t *koff;      /* row k's offset from its group's first plane (2-D), or from x's channel (1 x 1); */
+                              /* quads: group q's bytes from the group's first plane */
     int64_t unit, n_units;    /* columns cut in units of `unit` columns (NR or 16), n_units of them */
     int64_t n_slices, n_mc, mc_rows; /* slices of units per image-group; row chunks of mc_rows (a multiple of MR) */
     const int32_t *row_add, *row_mul;
     atomic_int failed;
 } qconv_gemm;
-
-/* Bytes src[0], src[2], ... (n of them) ^ f into dst. */
-static void even_bytes_portable(const uint8_t *src, int64_t n, uint8_t f, uint8_t *dst) {
-    for (int64_t c = 0; c < n; ++c) dst[c] = src[2 * c] ^ f;
-}
-
-#if defined(__x86_64__) && defined(__GNUC__)
-__attribute__((target("avx512f,avx512bw,avx512vl"))) static void even_bytes_avx512(const uint8_t *src, int64_t n,
-                                                                                    uint8_t f, uint8_t *dst) {
-    __m256i vf = _mm256_set1_epi8((char)f);
-    for (int64_t c = 0; c < n; c += 32) {
-        int64_t cnt = n - c < 32 ? n - c : 32;
-        __mmask64 k = ((__mmask64)1 << (2 * cnt - 1)) - 1; /* the 2 cnt - 1 bytes up to the last even one */
-        __m512i v = _mm512_maskz_loadu_epi8(k, src + 2 * c);
-        __m256i e = _mm256_xor_si256(_mm512_cvtepi16_epi8(v), vf); /* (the low byte of each 16-bit lane) */
-        _mm256_mask_storeu_epi8(dst + c, cnt == 32 ? ~(__mmask32)0 : (((__mmask32)1 << cnt) - 1), e);
-    }
-}
-#endif
-
-/* Phase planes of image-channels [begin, end): padding reads as the zero point. */
-static void build_planes(void *arg, int64_t begin, int64_t end) {
-    const qconv_gemm *q = arg;
-    const qconv_job *j = q->j;
-    const qconv_geom *g = &j->g;
-    int64_t sh = g->s[0], sw = g->s[1], H = g->in[0], W = g->in[1], PWs = q->PWs;
-    uint8_t f = j->x_flip ? 0x80 : 0, z = (uint8_t)j->xz;
-    void (*even)(const uint8_t *, int64_t, uint8_t, uint8_t *) = even_bytes_portable;
-#if defined(__x86_64__) && defined(__GNUC__)
-    if (__builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl")) even = even_bytes_avx512;
-#endif
-    for (int64_t nc = begin; nc < end; ++nc) {
-        const uint8_t *x = j->x + nc * g->in_size;
-        for (int64_t a = 0; a < sh; ++a)
-            for (int64_t b = 0; b < sw; ++b) {
-                if (!(q->used >> (a * sw + b) & 1)) continue;
-                uint8_t *P = (uint8_t *)q->planes + (nc * sh * sw + a * sw + b) * q->phase;
-                int64_t start = b - g->pb[1]; /* the input column of phase column 0 */
-                int64_t lo = start >= 0 ? 0 : (-start + sw - 1) / sw, hi = W - 1 - start < 0 ? 0 : (W - 1 - start) / sw + 1;
-                lo = lo < PWs ? lo : PWs, hi = hi < PWs ? hi : PWs, hi = hi > lo ? hi : lo;
-                for (int64_t r = 0; r < q->PHs; ++r) {
-                    uint8_t *row = P + r * PWs;
-                    int64_t ih = a + r * sh - g->pb[0];
-                    if (ih < 0 || ih >= H) {
-                        memset(row, z, (size_t)PWs);
-                        continue;
-                    }
-                    const uint8_t *xr = x + ih * W + start;
-                    memset(row, z, (size_t)lo);
-                    if (sw == 1)
-                        for (int64_t c = lo; c < hi; ++c) row[c] = xr[c] ^ f;
-                    else if (sw == 2)
-                        even(xr + 2 * lo, hi - lo, f, row + lo);
-                    else
-                        for (int64_t c = lo; c < hi; ++c) row[c] = xr[c * sw] ^ f;
-                    memset(row + hi, z, (size_t)(PWs - hi));
-                }
-            }
-    }
-}
 
 /* Column k of the im2col matrix for output positions [p0, p0 + n) into dst, element by
  * element (any spatial rank). */
@@ -215,7 +187,7 @@ static bool gemm_block(qconv_gemm *q, int64_t ng, int64_t mc, int64_t p0, int64_
     /* grid positions past the output's columns: the results go to T, then their runs inside
      * the output rows to y (with no such columns, as with 1-wide windows, the grid is y's) */
     bool via_t = q->planes && q->PWs != OW;
-    size_t esz = j->out.out_type == MLRT_INT32 ? 4 : 1, rbytes = (size_t)(K4 * NR * 4);
+    size_t esz = j->out.out_type == MLRT_INT32 ? 4 : 1, rbytes = q->quads ? 0 : (size_t)(K4 * NR * 4);
     uint8_t *R = mlrt_scratch(rbytes + 64 * sizeof(int32_t) + 4 * 64);
     uint8_t *T = via_t ? mlrt_scratch_slot(1, (size_t)(q->mc_rows * NR) * esz) : NULL;
     if (!R || (via_t && !T)) {
@@ -228,7 +200,11 @@ static bool gemm_block(qconv_gemm *q, int64_t ng, int64_t mc, int64_t p0, int64_
     int32_t *cs = q->row_mul ? colsum : NULL;
     if (cs) memset(cs, 0, 64 * sizeof(int32_t));
     int64_t c0 = n_img * g->C + grp * g->Cg; /* the group's first image-channel */
-    if (g->pointwise || q->planes) {
+    const uint8_t *at = NULL;                  /* quads: the panel's groups of four k at at + koff[q] */
+    if (q->quads) {
+        at = q->planes + (c0 / 4 * g->s[0] * g->s[1] * q->phase + p0) * 4;
+        if (cs) mlrt_qgemm_colsum_at(at, q->koff, K4, n, cs);
+    } else if (g->pointwise || q->planes) {
         for (int64_t k0 = 0; k0 < K; k0 += 64) {
             int64_t kc = K - k0 < 64 ? K - k0 : 64;
             const uint8_t *base = (g->pointwise ? j->x + c0 * P : q->planes + c0 * q->phase * g->s[0] * g->s[1]) + p0;
@@ -254,7 +230,9 @@ static bool gemm_block(qconv_gemm *q, int64_t ng, int64_t mc, int64_t p0, int64_
     char *y = (char *)j->out.c + (size_t)((n_img * g->M + m) * P) * esz;
     if (via_t) o.c = T, o.ldc = NR;
     else o.c = y + (size_t)p0 * esz;
-    mlrt_qgemm_panel(q->L + grp * q->l_each + (m0 / MR) * K4 * MR * 4, mrows, K4, R, n, &o);
+    const int8_t *L = q->L + grp * q->l_each + (m0 / MR) * K4 * MR * 4;
+    if (at) mlrt_qgemm_panel_at(L, mrows, K4, at, q->koff, n, &o);
+    else mlrt_qgemm_panel(L, mrows, K4, R, n, &o);
     if (!via_t) return true;
     for (int64_t v = p0; v < p0 + n;) {
         int64_t oh = v / q->PWs, ow = v % q->PWs, len = q->PWs - ow < p0 + n - v ? q->PWs - ow : p0 + n - v;
@@ -317,43 +295,64 @@ static void qconv_split(const qconv_geom *g, int64_t cols, int64_t threads, qcon
     if (q->n_mc < 1) q->n_mc = 1;
 }
 
-static int qconv_gemm_run(const mlrt_context *ctx, const char *op, const qconv_job *j, const void *packed) {
+/* The channel-quad path: 2-D windows (not 1 x 1 at unit strides unpadded), channels per
+ * group a multiple of four (packed weights: in its order, mlrt_qconv_pack_weights_quads). */
+static bool qconv_quads_fit(const qconv_geom *g) {
+    return !g->pointwise && g->nd == 2 && g->Cg % 4 == 0;
+}
+
+static int qconv_gemm_run(const mlrt_context *ctx, const char *op, const qconv_job *j, const void *packed,
+                          bool quads) {
     const qconv_geom *g = &j->g;
-    qconv_gemm q = {.j = j, .K4 = (g->K + 3) / 4, .l_each = mlrt_qgemm_l_size(g->Mg, g->K)};
+    qconv_gemm q = {.j = j, .K4 = (g->K + 3) / 4, .l_each = mlrt_qgemm_l_size(g->Mg, g->K), .quads = quads};
     atomic_init(&q.failed, 0);
     size_t wbytes = packed ? 0 : (size_t)qconv_packed_size(g->G, g->M, g->K);
     bool planes = !g->pointwise && g->nd == 2;
-    int64_t PH = 0, PW = 0;
+    int64_t e = quads ? 4 : 1; /* bytes per plane element */
+    qconv_phases ph = {.j = j, .quads = quads, .failed = &q.failed};
     if (planes) {
-        PH = (g->out[0] - 1) * g->s[0] + (g->k[0] - 1) * g->d[0] + 1;
-        PW = (g->out[1] - 1) * g->s[1] + (g->k[1] - 1) * g->d[1] + 1;
-        q.PHs = (PH + g->s[0] - 1) / g->s[0], q.PWs = (PW + g->s[1] - 1) / g->s[1];
-        q.phase = q.PHs * q.PWs;
+        int64_t PH = (g->out[0] - 1) * g->s[0] + (g->k[0] - 1) * g->d[0] + 1;
+        int64_t PW = (g->out[1] - 1) * g->s[1] + (g->k[1] - 1) * g->d[1] + 1;
+        ph.PHs = (PH + g->s[0] - 1) / g->s[0], ph.PWs = (PW + g->s[1] - 1) / g->s[1];
+        ph.phase = ph.PHs * ph.PWs;
         MLRT_CHECK(g->s[0] * g->s[1] <= 64, "%s: strides %lld x %lld: at most 64 phases", op, (long long)g->s[0],
                    (long long)g->s[1]);
         for (int64_t kh = 0; kh < g->k[0]; ++kh)
             for (int64_t kw = 0; kw < g->k[1]; ++kw)
-                q.used |= (uint64_t)1 << (kh * g->d[0] % g->s[0] * g->s[1] + kw * g->d[1] % g->s[1]);
+                ph.used |= (uint64_t)1 << (kh * g->d[0] % g->s[0] * g->s[1] + kw * g->d[1] % g->s[1]);
+        q.PWs = ph.PWs, q.phase = ph.phase;
     }
-    size_t pbytes = planes ? (size_t)(g->N * g->C * g->s[0] * g->s[1] * q.phase + q.PWs + 64) : 0; /* (+ what the
-                                                                           last taps' runs reach past the end) */
-    char *buf = malloc(wbytes + pbytes + 2 * (size_t)g->M * sizeof(int32_t) + (size_t)g->K * sizeof(int64_t) + 64);
+    /* (+ what the last taps' runs reach past the end: a grid row and a panel) */
+    size_t tail = (size_t)((ph.PWs + NR) * e);
+    size_t pbytes = planes ? (size_t)(g->N * g->C * g->s[0] * g->s[1] * ph.phase) + tail : 0;
+    size_t kbytes = (size_t)g->K * sizeof(int64_t);
+    char *buf = malloc(kbytes + 2 * (size_t)g->M * sizeof(int32_t) + wbytes + pbytes + 64);
     if (!buf) return mlrt_fail(MLRT_ERR_OUT_OF_MEMORY, "%s: cannot allocate the work space", op);
     int64_t *koff = (int64_t *)buf;
-    int32_t *row_add = (int32_t *)(koff + g->K), *row_mul = row_add + g->M;
+    int32_t *row_add = (int32_t *)(buf + kbytes), *row_mul = row_add + g->M;
     char *wp = (char *)(row_mul + g->M);
     int64_t KH = g->k[0], KW = g->k[1], sh = g->s[0], sw = g->s[1], dh = g->d[0], dw = g->d[1];
     if (g->pointwise) /* (no divisions per k: with K in the thousands they cost more than a small product) */
         for (int64_t k = 0; k < g->K; ++k) koff[k] = k * g->out_size;
+    else if (quads) /* group q = (channel quad, tap): its four channels' bytes at one tap */
+        for (int64_t c4 = 0, k = 0; c4 < g->Cg / 4; ++c4)
+            for (int64_t kh = 0; kh < KH; ++kh)
+                for (int64_t kw = 0; kw < KW; ++kw, ++k)
+                    koff[k] = ((c4 * sh * sw + (kh * dh % sh) * sw + kw * dw % sw) * ph.phase +
+                               (kh * dh / sh) * ph.PWs + kw * dw / sw) * 4;
     else if (planes) /* (K = Cg KH KW; beyond two dimensions the columns are gathered element by element) */
         for (int64_t c = 0, k = 0; c < g->Cg; ++c)
             for (int64_t kh = 0; kh < KH; ++kh)
                 for (int64_t kw = 0; kw < KW; ++kw, ++k)
-                    koff[k] = (c * sh * sw + (kh * dh % sh) * sw + kw * dw % sw) * q.phase + (kh * dh / sh) * q.PWs +
+                    koff[k] = (c * sh * sw + (kh * dh % sh) * sw + kw * dw % sw) * ph.phase + (kh * dh / sh) * ph.PWs +
                               kw * dw / sw;
     q.koff = koff;
     if (!packed) {
-        qconv_pack(g->G, g->M, g->K, j->w_type, j->w, wp);
+        int status = qconv_pack(g->G, g->M, g->K, quads ? g->k_size : 1, j->w_type, j->w, wp);
+        if (status) {
+            free(buf);
+            return status;
+        }
         packed = wp;
     }
     const int32_t *rowsum = packed;
@@ -369,12 +368,15 @@ static int qconv_gemm_run(const mlrt_context *ctx, const char *op, const qconv_j
     }
     q.row_add = row_add, q.row_mul = any_wz ? row_mul : NULL;
     if (planes) {
-        q.planes = (const uint8_t *)(wp + wbytes);
-        mlrt_parallel_for(ctx, g->N * g->C, 1, build_planes, &q);
-        memset(wp + wbytes + pbytes - (size_t)(q.PWs + 64), (int)j->xz, (size_t)(q.PWs + 64));
+        ph.planes = (uint8_t *)(wp + wbytes);
+        q.planes = ph.planes;
+        mlrt_parallel_for(ctx, g->N * g->C / e, 1, mlrt_qconv_build_phases, &ph);
+        memset(ph.planes + pbytes - tail, (int)j->xz, tail);
     }
-    qconv_split(g, planes ? g->out[0] * q.PWs : g->out_size, j->threads, &q);
-    mlrt_parallel_for(ctx, g->N * g->G * q.n_slices * q.n_mc, 1, gemm_tasks, &q);
+    if (!atomic_load(&q.failed)) {
+        qconv_split(g, planes ? g->out[0] * ph.PWs : g->out_size, j->threads, &q);
+        mlrt_parallel_for(ctx, g->N * g->G * q.n_slices * q.n_mc, 1, gemm_tasks, &q);
+    }
     free(buf);
     if (atomic_load(&q.failed)) return mlrt_fail(MLRT_ERR_OUT_OF_MEMORY, "%s: cannot allocate a scratch buffer", op);
     return MLRT_OK;
@@ -397,10 +399,17 @@ static int qconv_compute(const mlrt_context *ctx, const char *op, const mlrt_con
                "%s: w's zero point must be of w's type, one value or one per output channel", op);
     MLRT_CHECK(!B || (B->dtype == MLRT_INT32 && mlrt_numel(B) == g->M && mlrt_is_contiguous(B)),
                "%s: B must be int32 with %lld elements", op, (long long)g->M);
-    if (packed)
+    bool quads = qconv_quads_fit(g);
+    if (packed) {
+        int64_t base = qconv_packed_size(g->G, g->M, g->K), mark[2] = {0, 0};
         MLRT_CHECK(packed->dtype == MLRT_UINT8 && mlrt_is_contiguous(packed) &&
-                       mlrt_numel(packed) == qconv_packed_size(g->G, g->M, g->K),
+                       (mlrt_numel(packed) == base || mlrt_numel(packed) == base + 64),
                    "%s: the packed weights do not fit w", op);
+        if (mlrt_numel(packed) > base) memcpy(mark, (const char *)packed->data + base, sizeof mark);
+        bool in_quads = mark[0] == QUADS_TAG;
+        MLRT_CHECK(!in_quads || (mark[1] == g->k_size && quads), "%s: the packed weights do not fit w", op);
+        quads = quads && (in_quads || g->k_size == 1); /* (one tap: the two orders are the same) */
+    }
     if (mlrt_numel(Y) == 0) return MLRT_OK;
     int32_t *wz = malloc((size_t)(g->M + 1) * sizeof(int32_t));
     if (!wz) return mlrt_fail(MLRT_ERR_OUT_OF_MEMORY, "%s: out of memory", op);
@@ -410,7 +419,7 @@ static int qconv_compute(const mlrt_context *ctx, const char *op, const mlrt_con
     j.xz = (Xz ? qc_load8(Xz->data, 0, Xz->dtype) : 0) + (j.x_flip ? 128 : 0);
     j.bias = B ? B->data : NULL;
     j.out.c = Y->data, j.out.ldc = g->out_size;
-    status = g->depthwise ? mlrt_qconv_depthwise(ctx, &j) : qconv_gemm_run(ctx, op, &j, packed ? packed->data : NULL);
+    status = g->depthwise ? mlrt_qconv_depthwise(ctx, &j) : qconv_gemm_run(ctx, op, &j, packed ? packed->data : NULL, quads);
     free(wz);
     return status;
 }

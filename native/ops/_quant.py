@@ -187,9 +187,12 @@ def packed_conv_weights(op, w: Info, group: int):
     if w.value is None or w.rank < 3 or (w.shape[1] == 1 and group > 1) or not hasattr(lib, "mlrt_qconv_pack_weights"):
         return None
     weights = np.ascontiguousarray(w.value)
-    return _packed_once(op, w.value, group, lib.mlrt_qconv_pack_weights,
-                        (group, weights.shape[0], weights.size // max(weights.shape[0], 1), onnx_type(weights.dtype),
-                         _lib.ffi().cast("void *", weights.ctypes.data)))
+    filters, kdim = weights.shape[0], weights.size // max(weights.shape[0], 1)
+    tail = (onnx_type(weights.dtype), _lib.ffi().cast("void *", weights.ctypes.data))
+    if hasattr(lib, "mlrt_qconv_pack_weights_quads"):  # (in the order of the kernel's path for this window)
+        taps = int(np.prod(weights.shape[2:], dtype=np.int64)) if weights.ndim <= 4 else 1  # (1-D, 2-D windows)
+        return _packed_once(op, w.value, group, lib.mlrt_qconv_pack_weights_quads, (group, filters, kdim, taps) + tail)
+    return _packed_once(op, w.value, group, lib.mlrt_qconv_pack_weights, (group, filters, kdim) + tail)
 
 
 def _packed_once(op, value, key, pack, args):

@@ -10,6 +10,8 @@
 #ifndef MLRT_QCONV_INTERNAL_H
 #define MLRT_QCONV_INTERNAL_H
 
+#include <stdatomic.h>
+
 #include "qgemm.h"
 
 #define QCONV_MAX_SPATIAL 6
@@ -37,6 +39,20 @@ typedef struct qconv_job {
     mlrt_qgemm_out out;  /* the finish for the whole of y: c = y, ldc = out_size; rows are channels */
     int32_t threads;
 } qconv_job;
+
+/* The padded stride-phase copies of x (kernels/qlinear_planes.c), for 2-D windows. */
+typedef struct qconv_phases {
+    const qconv_job *j;
+    uint8_t *planes;
+    int64_t PHs, PWs, phase; /* phase rows, row width, elements per phase plane */
+    uint64_t used;           /* bit a * sw + b: some tap reads phase (a, b) (the others are not made) */
+    bool quads;              /* an element is four channels' bytes (C a multiple of 4), else one byte */
+    atomic_int *failed;      /* set when a task has no scratch memory */
+} qconv_phases;
+
+/* Tasks [begin, end) of mlrt_parallel_for: image-channels (bytes) or image-channel-quads
+ * (quads); plane t's phase (a, b) at planes + ((t sh + a) sw + b) * phase * (4 or 1). */
+void mlrt_qconv_build_phases(void *arg, int64_t begin, int64_t end);
 
 /* The depthwise path (kernels/qlinear_depthwise.c): the whole call, on the pool. */
 int mlrt_qconv_depthwise(const mlrt_context *ctx, const qconv_job *j);

@@ -138,25 +138,33 @@ __attribute__((target("avx2"))) static void pack_r_avx2(const uint8_t *const *ro
 
 /* -- tile kernels ------------------------------------------------------------------------------- */
 
-typedef void (*qg_tile_fn)(const int8_t *L, const uint8_t *R, int64_t K4, int64_t mr, int64_t n,
+/* R's group q of four k: at R + q * NR * 4 (a packed panel), or at R + qoff[q] (the
+ * "_at" kernels: groups anywhere, each 64 columns' quads in a row) */
+typedef void (*qg_tile_fn)(const int8_t *L, const uint8_t *R, const int64_t *qoff, int64_t K4, int64_t mr, int64_t n,
                            const mlrt_qgemm_out *o);
+#define QG_PACKED(q) (R + (q) * NR * 4)
+#define QG_AT(q) (R + qoff[q])
 
-static void tile_portable(const int8_t *L, const uint8_t *R, int64_t K4, int64_t mr, int64_t n,
-                          const mlrt_qgemm_out *o) {
-    uint32_t acc[MR][NR]; /* (wrapping) */
-    memset(acc, 0, sizeof acc);
-    for (int64_t q = 0; q < K4; ++q) {
-        const uint8_t *r = R + q * NR * 4;
-        const int8_t *l = L + q * MR * 4;
-        for (int64_t i = 0; i < mr; ++i) {
-            int32_t l0 = l[i * 4], l1 = l[i * 4 + 1], l2 = l[i * 4 + 2], l3 = l[i * 4 + 3];
-            for (int64_t j = 0; j < NR; ++j)
-                acc[i][j] += (uint32_t)(l0 * r[j * 4] + l1 * r[j * 4 + 1] + l2 * r[j * 4 + 2] + l3 * r[j * 4 + 3]);
-        }
+#define DEFINE_TILE_PORTABLE(NAME, ADDR)                                                                              \
+    static void NAME(const int8_t *L, const uint8_t *R, const int64_t *qoff, int64_t K4, int64_t mr, int64_t n,      \
+                     const mlrt_qgemm_out *o) {                                                                      \
+        uint32_t acc[MR][NR]; /* (wrapping) */                                                                        \
+        (void)qoff;                                                                                                   \
+        memset(acc, 0, sizeof acc);                                                                                   \
+        for (int64_t q = 0; q < K4; ++q) {                                                                            \
+            const uint8_t *r = ADDR(q);                                                                               \
+            const int8_t *l = L + q * MR * 4;                                                                         \
+            for (int64_t i = 0; i < mr; ++i) {                                                                        \
+                int32_t l0 = l[i * 4], l1 = l[i * 4 + 1], l2 = l[i * 4 + 2], l3 = l[i * 4 + 3];                       \
+                for (int64_t j = 0; j < n; ++j)                                                                       \
+                    acc[i][j] += (uint32_t)(l0 * r[j * 4] + l1 * r[j * 4 + 1] + l2 * r[j * 4 + 2] + l3 * r[j * 4 + 3]); \
+            }                                                                                                         \
+        }                                                                                                             \
+        for (int64_t i = 0; i < mr; ++i)                                                                              \
+            for (int64_t j = 0; j < n; ++j) mlrt_qgemm_store1(o, i, j, (int32_t)acc[i][j]);                           \
     }
-    for (int64_t i = 0; i < mr; ++i)
-        for (int64_t j = 0; j < n; ++j) mlrt_qgemm_store1(o, i, j, (int32_t)acc[i][j]);
-}
+DEFINE_TILE_PORTABLE(tile_portable, QG_PACKED)
+DEFINE_TILE_PORTABLE(tile_portable_at, QG_AT)
 
 #ifdef QG_X86
 /* The finish of mlrt_qgemm_out for a tile (up to 64 columns), its fields and constant
@@ -273,17 +281,19 @@ static inline int32_t qg_quad(const int8_t *p) {
         if (nv > 3) QG_BW_MAC(a##i##3, r3, be, bo);                                                                   \
     }
 
-#define DEFINE_TILE(NAME, NV, MRC, TARGET, STEP)                                                                      \
-    __attribute__((target(TARGET))) static void tile_##NAME##_##NV##_##MRC(                                          \
-        const int8_t *L, const uint8_t *R, int64_t K4, int64_t mr, int64_t n, const mlrt_qgemm_out *o) {            \
+#define DEFINE_TILE(NAME, NV, MRC, TARGET, STEP, ADDR)                                                                \
+    __attribute__((target(TARGET))) static void tile_##NAME##_##NV##_##MRC(const int8_t *L, const uint8_t *R,         \
+                                                                           const int64_t *qoff, int64_t K4,           \
+                                                                           int64_t mr, int64_t n,                     \
+                                                                           const mlrt_qgemm_out *o) {                 \
         const int nv = NV, mrc = MRC; /* (rows past mrc: not computed) */                                             \
         const __m512i z = _mm512_setzero_si512(), lo8 = _mm512_set1_epi16(0x00FF);                                   \
-        (void)lo8;                                                                                                    \
+        (void)lo8, (void)qoff;                                                                                        \
         qg_fin fin;                                                                                                   \
         qg_fin_init(&fin, o, n);                                                                                      \
         QG_ZERO4(0) QG_ZERO4(1) QG_ZERO4(2) QG_ZERO4(3) QG_ZERO4(4) QG_ZERO4(5)                                       \
         for (int64_t q = 0; q < K4; ++q) {                                                                            \
-            const uint8_t *r = R + q * NR * 4;                                                                        \
+            const uint8_t *r = ADDR(q);                                                                               \
             const int8_t *l = L + q * MR * 4;                                                                         \
             __m512i r0 = _mm512_loadu_si512((const void *)r), r1 = z, r2 = z, r3 = z;                                 \
             if (nv > 1) r1 = _mm512_loadu_si512((const void *)(r + 64));                                              \
@@ -298,19 +308,23 @@ static inline int32_t qg_quad(const int8_t *p) {
 #error "the tile kernels are written for MLRT_QGEMM_MR 6"
 #endif
 /* one kernel per vectors of columns (1..4) and rows computed (1..6) */
-#define DEFINE_TILES_NV(NAME, NV, TARGET, STEP)                                                                       \
-    DEFINE_TILE(NAME, NV, 1, TARGET, STEP) DEFINE_TILE(NAME, NV, 2, TARGET, STEP) DEFINE_TILE(NAME, NV, 3, TARGET, STEP) \
-    DEFINE_TILE(NAME, NV, 4, TARGET, STEP) DEFINE_TILE(NAME, NV, 5, TARGET, STEP) DEFINE_TILE(NAME, NV, 6, TARGET, STEP)
-#define DEFINE_TILES(NAME, TARGET, STEP)                                                                              \
-    DEFINE_TILES_NV(NAME, 1, TARGET, STEP) DEFINE_TILES_NV(NAME, 2, TARGET, STEP)                                     \
-    DEFINE_TILES_NV(NAME, 3, TARGET, STEP) DEFINE_TILES_NV(NAME, 4, TARGET, STEP)
+#define DEFINE_TILES_NV(NAME, NV, TARGET, STEP, ADDR)                                                                 \
+    DEFINE_TILE(NAME, NV, 1, TARGET, STEP, ADDR) DEFINE_TILE(NAME, NV, 2, TARGET, STEP, ADDR)                         \
+    DEFINE_TILE(NAME, NV, 3, TARGET, STEP, ADDR) DEFINE_TILE(NAME, NV, 4, TARGET, STEP, ADDR)                         \
+    DEFINE_TILE(NAME, NV, 5, TARGET, STEP, ADDR) DEFINE_TILE(NAME, NV, 6, TARGET, STEP, ADDR)
+#define DEFINE_TILES(NAME, TARGET, STEP, ADDR)                                                                        \
+    DEFINE_TILES_NV(NAME, 1, TARGET, STEP, ADDR) DEFINE_TILES_NV(NAME, 2, TARGET, STEP, ADDR)                         \
+    DEFINE_TILES_NV(NAME, 3, TARGET, STEP, ADDR) DEFINE_TILES_NV(NAME, 4, TARGET, STEP, ADDR)
 #define TILE_ROW(NAME, NV)                                                                                            \
     {tile_##NAME##_##NV##_1, tile_##NAME##_##NV##_2, tile_##NAME##_##NV##_3, tile_##NAME##_##NV##_4,                  \
      tile_##NAME##_##NV##_5, tile_##NAME##_##NV##_6}
 #define TILE_TABLE(NAME) {TILE_ROW(NAME, 1), TILE_ROW(NAME, 2), TILE_ROW(NAME, 3), TILE_ROW(NAME, 4)}
-DEFINE_TILES(vnni, "avx512f,avx512bw,avx512vnni", QG_VNNI_STEP)
-DEFINE_TILES(bw, "avx512f,avx512bw", QG_BW_STEP)
+DEFINE_TILES(vnni, "avx512f,avx512bw,avx512vnni", QG_VNNI_STEP, QG_PACKED)
+DEFINE_TILES(bw, "avx512f,avx512bw", QG_BW_STEP, QG_PACKED)
+DEFINE_TILES(vnni_at, "avx512f,avx512bw,avx512vnni", QG_VNNI_STEP, QG_AT)
+DEFINE_TILES(bw_at, "avx512f,avx512bw", QG_BW_STEP, QG_AT)
 static const qg_tile_fn tiles_vnni[4][MR] = TILE_TABLE(vnni), tiles_bw[4][MR] = TILE_TABLE(bw);
+static const qg_tile_fn tiles_vnni_at[4][MR] = TILE_TABLE(vnni_at), tiles_bw_at[4][MR] = TILE_TABLE(bw_at);
 
 /* AVX2 / AVX-VNNI: the tile in passes of CW vectors of 8 columns, MR rows. */
 __attribute__((target("avx2"), always_inline)) static inline void qg_store256(const mlrt_qgemm_out *o, int64_t i,
@@ -366,17 +380,18 @@ __attribute__((target("avx2"), always_inline)) static inline void qg_store256(co
 /* (AVX2: the broadcast quad's even and odd bytes, sign-extended to 16 bits) */
 #define QG_AVX2_SPLIT(b) __m256i b##e = _mm256_srai_epi16(_mm256_slli_epi16(b, 8), 8), b##o = _mm256_srai_epi16(b, 8);
 #define QG_AVXVNNI_SPLIT(b)
-#define DEFINE_TILE256(NAME, TARGET, CW, MAC, SPLIT)                                                                  \
-    __attribute__((target(TARGET))) static void tile_##NAME(const int8_t *L, const uint8_t *R, int64_t K4,           \
-                                                             int64_t mr, int64_t n, const mlrt_qgemm_out *o) {       \
+#define DEFINE_TILE256(NAME, TARGET, CW, MAC, SPLIT, ADDR)                                                            \
+    __attribute__((target(TARGET))) static void tile_##NAME(const int8_t *L, const uint8_t *R, const int64_t *qoff,  \
+                                                             int64_t K4, int64_t mr, int64_t n,                      \
+                                                             const mlrt_qgemm_out *o) {                              \
         const __m256i lo8 = _mm256_set1_epi16(0x00FF);                                                                \
-        (void)lo8;                                                                                                    \
+        (void)lo8, (void)qoff;                                                                                        \
         for (int64_t c0 = 0; c0 < n; c0 += 8 * CW) {                                                                  \
             __m256i a[MR][CW];                                                                                        \
             for (int i = 0; i < MR; ++i)                                                                              \
                 for (int u = 0; u < CW; ++u) a[i][u] = _mm256_setzero_si256();                                       \
             for (int64_t q = 0; q < K4; ++q) {                                                                        \
-                const uint8_t *r = R + q * NR * 4 + c0 * 4;                                                           \
+                const uint8_t *r = ADDR(q) + c0 * 4;                                                                  \
                 const int8_t *l = L + q * MR * 4;                                                                     \
                 __m256i rv[CW];                                                                                       \
                 for (int u = 0; u < CW; ++u) rv[u] = _mm256_loadu_si256((const __m256i *)(r + 32 * u));               \
@@ -390,14 +405,17 @@ __attribute__((target("avx2"), always_inline)) static inline void qg_store256(co
             for (int64_t i = 0; i < mr; ++i) qg_store256(o, i, c0, w, a[i], CW);                                      \
         }                                                                                                             \
     }
-DEFINE_TILE256(avxvnni, "avx2,avxvnni", 2, QG_AVXVNNI_MAC, QG_AVXVNNI_SPLIT)
-DEFINE_TILE256(avx2, "avx2", 1, QG_AVX2_MAC, QG_AVX2_SPLIT)
+DEFINE_TILE256(avxvnni, "avx2,avxvnni", 2, QG_AVXVNNI_MAC, QG_AVXVNNI_SPLIT, QG_PACKED)
+DEFINE_TILE256(avx2, "avx2", 1, QG_AVX2_MAC, QG_AVX2_SPLIT, QG_PACKED)
+DEFINE_TILE256(avxvnni_at, "avx2,avxvnni", 2, QG_AVXVNNI_MAC, QG_AVXVNNI_SPLIT, QG_AT)
+DEFINE_TILE256(avx2_at, "avx2", 1, QG_AVX2_MAC, QG_AVX2_SPLIT, QG_AT)
 #endif
 
 /* -- the table ---------------------------------------------------------------------------------- */
 
 static struct {
     qg_tile_fn tile[4][MR]; /* by vectors of 16 columns needed (1..4) and rows (1..MR); all portable ones the same */
+    qg_tile_fn tile_at[4][MR]; /* the same reading R's groups at R + qoff[q] */
     void (*pack_r)(const uint8_t *const *, int64_t, int64_t, bool, uint8_t *, int32_t *);
     const char *name;
 } qg;
@@ -412,7 +430,7 @@ static void qg_init(void) {
     for (int i = 0; want && *want && i < 5; ++i)
         if (strcmp(want, order[i]) == 0) cap = i;
     for (int i = 0; i < 4; ++i)
-        for (int r = 0; r < MR; ++r) qg.tile[i][r] = tile_portable;
+        for (int r = 0; r < MR; ++r) qg.tile[i][r] = tile_portable, qg.tile_at[i][r] = tile_portable_at;
     qg.pack_r = pack_r_portable;
     qg.name = "portable";
 #ifdef QG_X86
@@ -425,10 +443,14 @@ static void qg_init(void) {
     if (pick <= 1) {
         qg.pack_r = pack_r_avx512;
         memcpy(qg.tile, pick == 0 ? tiles_vnni : tiles_bw, sizeof qg.tile);
+        memcpy(qg.tile_at, pick == 0 ? tiles_vnni_at : tiles_bw_at, sizeof qg.tile_at);
     } else if (pick <= 3) {
         qg.pack_r = pack_r_avx2;
         for (int i = 0; i < 4; ++i)
-            for (int r = 0; r < MR; ++r) qg.tile[i][r] = pick == 2 ? tile_avxvnni : tile_avx2;
+            for (int r = 0; r < MR; ++r) {
+                qg.tile[i][r] = pick == 2 ? tile_avxvnni : tile_avx2;
+                qg.tile_at[i][r] = pick == 2 ? tile_avxvnni_at : tile_avx2_at;
+            }
     }
     qg.name = order[pick];
 #else
@@ -458,11 +480,8 @@ void mlrt_qgemm_pack_r_rows(const uint8_t *src, int64_t ld, int64_t K, int64_t n
     }
 }
 
-void mlrt_qgemm_panel(const int8_t *L, int64_t M, int64_t K4, const uint8_t *R, int64_t n,
-                      const mlrt_qgemm_out *o) {
-    pthread_once(&qg_once, qg_init);
-    if (n <= 0) return;
-    qg_tile_fn const *tiles = qg.tile[(n + 15) / 16 - 1];
+static void qg_panel(qg_tile_fn const *tiles, const int8_t *L, int64_t M, int64_t K4, const uint8_t *R,
+                     const int64_t *qoff, int64_t n, const mlrt_qgemm_out *o) {
     for (int64_t m0 = 0; m0 < M; m0 += MR) {
         mlrt_qgemm_out b = *o;
         if (b.row_add) b.row_add += m0;
@@ -470,6 +489,26 @@ void mlrt_qgemm_panel(const int8_t *L, int64_t M, int64_t K4, const uint8_t *R, 
         if (b.scale && b.scale_mode == MLRT_QSCALE_ROW) b.scale += m0;
         b.c = (char *)b.c + (size_t)(m0 * o->ldc) * (o->out_type == MLRT_INT32 ? 4 : 1);
         int64_t mr = M - m0 < MR ? M - m0 : MR;
-        tiles[mr - 1](L + (m0 / MR) * K4 * MR * 4, R, K4, mr, n, &b);
+        tiles[mr - 1](L + (m0 / MR) * K4 * MR * 4, R, qoff, K4, mr, n, &b);
+    }
+}
+
+void mlrt_qgemm_panel(const int8_t *L, int64_t M, int64_t K4, const uint8_t *R, int64_t n,
+                      const mlrt_qgemm_out *o) {
+    pthread_once(&qg_once, qg_init);
+    if (n > 0) qg_panel(qg.tile[(n + 15) / 16 - 1], L, M, K4, R, NULL, n, o);
+}
+
+void mlrt_qgemm_panel_at(const int8_t *L, int64_t M, int64_t K4, const uint8_t *R, const int64_t *qoff, int64_t n,
+                         const mlrt_qgemm_out *o) {
+    pthread_once(&qg_once, qg_init);
+    if (n > 0) qg_panel(qg.tile_at[(n + 15) / 16 - 1], L, M, K4, R, qoff, n, o);
+}
+
+void mlrt_qgemm_colsum_at(const uint8_t *R, const int64_t *qoff, int64_t K4, int64_t n, int32_t *colsum) {
+    for (int64_t j = 0; j < n; ++j) colsum[j] = 0;
+    for (int64_t q = 0; q < K4; ++q) {
+        const uint8_t *r = R + qoff[q];
+        for (int64_t j = 0; j < n; ++j) colsum[j] += r[4 * j] + r[4 * j + 1] + r[4 * j + 2] + r[4 * j + 3];
     }
 }

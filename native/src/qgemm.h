@@ -88,6 +88,13 @@ void mlrt_qgemm_pack_r_rows(const uint8_t *src, int64_t ld, int64_t K, int64_t n
 void mlrt_qgemm_panel(const int8_t *L, int64_t M, int64_t K4, const uint8_t *R, int64_t n,
                       const mlrt_qgemm_out *o);
 
+/* The same with R's groups of four k anywhere: group q (the quads of up to NR columns,
+ * 4 NR bytes, read whole whatever n) at R + qoff[q]. */
+void mlrt_qgemm_panel_at(const int8_t *L, int64_t M, int64_t K4, const uint8_t *R, const int64_t *qoff, int64_t n,
+                         const mlrt_qgemm_out *o);
+/* colsum[j] (j < n) = the sum of column j's values over those K4 groups. */
+void mlrt_qgemm_colsum_at(const uint8_t *R, const int64_t *qoff, int64_t K4, int64_t n, int32_t *colsum);
+
 /* Which kernel runs: "avx512vnni", "avx512bw", "avxvnni", "avx2" or "portable"
  * (MLRT_QGEMM_KERNEL names the best one allowed, to test the others on a newer CPU). */
 const char *mlrt_qgemm_kernel_name(void);

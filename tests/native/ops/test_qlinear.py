@@ -358,6 +358,16 @@ ORT_CONV = [  # (x, w, attrs): sizes 1, 2, 13, 127; groups, depthwise, strides, 
     ((1, 32, 20, 19), (32, 1, 3, 3), {"group": 32, "pads": [2, 2, 2, 2], "dilations": [2, 2]}),
     ((2, 16, 9, 9), (16, 1, 3, 3), {"group": 16, "pads": [0, 1, 2, 0]}),
     ((1, 20, 33), (20, 1, 5), {"group": 20, "pads": [2, 2]}),
+    # channels per group a multiple of 4 (the channel-quad planes, kernels/qlinear_planes.c):
+    # stride 2 on two images, rows over 64 columns at strides 1 and 2, groups of 4 channels
+    # with dilation, stride 3, 1-D at stride 2, a padded 1 x 1 window
+    ((2, 8, 13, 13), (13, 8, 3, 3), {"strides": [2, 2], "pads": [1, 1, 1, 1]}),
+    ((1, 12, 9, 70), (7, 12, 3, 3), {"pads": [1, 1, 1, 1]}),
+    ((1, 8, 11, 140), (5, 8, 3, 3), {"strides": [2, 2], "pads": [0, 1, 1, 0]}),
+    ((1, 16, 10, 10), (8, 4, 3, 3), {"group": 4, "dilations": [2, 2], "pads": [2, 2, 2, 2]}),
+    ((1, 4, 17, 17), (3, 4, 2, 2), {"strides": [3, 3], "pads": [1, 1, 1, 1]}),
+    ((1, 8, 31), (6, 8, 3), {"strides": [2], "pads": [1, 1]}),
+    ((1, 12, 9, 9), (10, 12, 1, 1), {"pads": [1, 1, 1, 1]}),
 ]
 
 
