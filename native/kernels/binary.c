@@ -2,7 +2,7 @@
  *
  * Inputs arrive as views of the output's shape (broadcast dims have stride 0, set
  * by the Python semantics), so a kernel only walks rows.  A row whose operands are
- * contiguous or constant takes the vectorisable loop. */
+ * contiguous or constant takes a vectorisable loop. */
 #include "nditer.h"
 
 typedef enum { OP_ADD, OP_SUB, OP_MUL, OP_DIV, OP_MAX, OP_MIN } binop;
@@ -18,6 +18,20 @@ typedef struct binary_job {
 #define APPLY(op, x, y) \
     ((op) == OP_ADD ? (x) + (y) : (op) == OP_SUB ? (x) - (y) : (op) == OP_MUL ? (x) * (y) : (x) / (y))
 
+/* One row: u (from a) op v (from b) into y, a loop per stride pattern (both contiguous, one
+ * operand constant: loops the compiler vectorizes), any strides otherwise. */
+#define ROW_LOOP(T, EXPR)                                                                          \
+    if (sa == 1 && sb == 1)                                                                        \
+        for (int64_t i = 0; i < n; ++i) { T u = pa[i], v = pb[i]; py[i] = (EXPR); }                \
+    else if (sa == 1 && sb == 0) {                                                                 \
+        T v = pb[0];                                                                               \
+        for (int64_t i = 0; i < n; ++i) { T u = pa[i]; py[i] = (EXPR); }                           \
+    } else if (sa == 0 && sb == 1) {                                                               \
+        T u = pa[0];                                                                               \
+        for (int64_t i = 0; i < n; ++i) { T v = pb[i]; py[i] = (EXPR); }                           \
+    } else                                                                                         \
+        for (int64_t i = 0; i < n; ++i) { T u = pa[i * sa], v = pb[i * sb]; py[i] = (EXPR); }
+
 #define DEFINE_ROWS(T, NAME, DIVOK)                                                              \
     static void NAME(void *arg, int64_t begin, int64_t end) {                                      \
         const binary_job *j = arg;                                                                \
@@ -30,12 +44,12 @@ typedef struct binary_job {
             const T *pa = a + off[0], *pb = b + off[1];                                            \
             T *py = y + off[2];                                                                    \
             switch (j->op) {                                                                       \
-            case OP_ADD: for (int64_t i = 0; i < n; ++i) py[i] = pa[i * sa] + pb[i * sb]; break;   \
-            case OP_SUB: for (int64_t i = 0; i < n; ++i) py[i] = pa[i * sa] - pb[i * sb]; break;   \
-            case OP_MUL: for (int64_t i = 0; i < n; ++i) py[i] = pa[i * sa] * pb[i * sb]; break;   \
-            case OP_DIV: for (int64_t i = 0; i < n; ++i) { T d = pb[i * sb]; py[i] = DIVOK(pa[i * sa], d); } break; \
-            case OP_MAX: for (int64_t i = 0; i < n; ++i) { T u = pa[i * sa], v = pb[i * sb]; py[i] = (u != u) ? u : (v != v) ? v : (u > v ? u : v); } break; \
-            case OP_MIN: for (int64_t i = 0; i < n; ++i) { T u = pa[i * sa], v = pb[i * sb]; py[i] = (u != u) ? u : (v != v) ? v : (u < v ? u : v); } break; \
+            case OP_ADD: ROW_LOOP(T, u + v) break;                                                 \
+            case OP_SUB: ROW_LOOP(T, u - v) break;                                                 \
+            case OP_MUL: ROW_LOOP(T, u * v) break;                                                 \
+            case OP_DIV: ROW_LOOP(T, DIVOK(u, v)) break;                                           \
+            case OP_MAX: ROW_LOOP(T, (u != u) ? u : (v != v) ? v : (u > v ? u : v)) break;         \
+            case OP_MIN: ROW_LOOP(T, (u != u) ? u : (v != v) ? v : (u < v ? u : v)) break;         \
             }                                                                                      \
         }                                                                                          \
     }

@@ -17,21 +17,50 @@ typedef struct mlrt_rows {
     int64_t n_rows, row_len;
 } mlrt_rows;
 
-/* Set up a walk over `shape` of operands with the given strides; merges nothing,
- * but collapses a rank-0 shape to [1]. */
+/* Set up a walk over `shape` of operands with the given strides.  Dimensions that every
+ * operand walks as one (stride of the outer = stride of the inner x its size, as for
+ * contiguous operands or broadcast constants) are merged, so rows are as long as the
+ * layouts allow; a row longer than MLRT_ROWS_SPLIT elements is cut into equal pieces
+ * (a divisor of its length from 1/8 of that up) so that the pool can share it out.  A
+ * rank-0 shape is [1]. */
+#define MLRT_ROWS_SPLIT 32768
 static inline void mlrt_rows_init(mlrt_rows *w, const mlrt_tensor *shape_of, const mlrt_tensor *const *ops, int32_t n) {
     w->n_operands = n;
-    w->rank = shape_of->rank ? shape_of->rank : 1;
-    for (int32_t d = 0; d < w->rank; ++d) {
-        w->shape[d] = shape_of->rank ? shape_of->shape[d] : 1;
-        for (int32_t k = 0; k < n; ++k) w->strides[k][d] = ops[k]->rank ? ops[k]->strides[d] : 0;
+    w->rank = 0;
+    int32_t rank = shape_of->rank ? shape_of->rank : 1;
+    for (int32_t d = 0; d < rank; ++d) {
+        int64_t size = shape_of->rank ? shape_of->shape[d] : 1;
+        int64_t st[4];
+        for (int32_t k = 0; k < n; ++k) st[k] = ops[k]->rank ? ops[k]->strides[d] : 0;
+        if (size == 1 && d < rank - 1) continue; /* (a unit dimension moves no operand) */
+        bool merge = w->rank > 0 && size != 0;
+        for (int32_t k = 0; merge && k < n; ++k) merge = w->strides[k][w->rank - 1] == st[k] * size;
+        if (merge) {
+            w->shape[w->rank - 1] *= size;
+            for (int32_t k = 0; k < n; ++k) w->strides[k][w->rank - 1] = st[k];
+            continue;
+        }
+        w->shape[w->rank] = size;
+        for (int32_t k = 0; k < n; ++k) w->strides[k][w->rank] = st[k];
+        ++w->rank;
     }
+    int64_t len = w->shape[w->rank - 1];
+    if (len > MLRT_ROWS_SPLIT && w->rank < MLRT_MAX_RANK)
+        for (int64_t piece = MLRT_ROWS_SPLIT; piece >= MLRT_ROWS_SPLIT / 8; --piece)
+            if (len % piece == 0) {
+                w->shape[w->rank - 1] = len / piece, w->shape[w->rank] = piece;
+                for (int32_t k = 0; k < n; ++k) {
+                    w->strides[k][w->rank] = w->strides[k][w->rank - 1];
+                    w->strides[k][w->rank - 1] *= piece;
+                }
+                ++w->rank;
+                break;
+            }
     w->row_len = w->shape[w->rank - 1];
     w->n_rows = 1;
     for (int32_t d = 0; d < w->rank - 1; ++d) w->n_rows *= w->shape[d];
     if (w->row_len == 0) w->n_rows = 0;
 }
-
 /* Element offsets of the start of `row` for every operand. */
 static inline void mlrt_rows_offsets(const mlrt_rows *w, int64_t row, int64_t *offsets) {
     for (int32_t k = 0; k < w->n_operands; ++k) offsets[k] = 0;

@@ -25,6 +25,20 @@ def test_binary_broadcast(op, shapes):
     check_node(op, [a, b])
 
 
+# the walk merges dimensions every operand steps through as one and cuts long rows
+# (src/nditer.h): a per-channel constant over planes, a scalar over a long row (cut into
+# pieces), a row of prime length (not cut), a constant in the middle, unit dimensions
+# between, a column broadcast along long rows
+@pytest.mark.parametrize("op", ["Add", "Sub", "Mul", "Div", "Max", "Min"])
+@pytest.mark.parametrize("shapes", [((1, 32, 30, 30), (32, 1, 1)), ((2, 3, 40000), ()), ((65537,), (1,)),
+                                    ((4, 5, 6), (5, 1)), ((3, 1, 1, 7), (1, 2, 1, 7)), ((2, 70000), (2, 1))])
+def test_binary_walks(op, shapes):
+    a = rng.standard_normal(shapes[0]).astype(np.float32)
+    b = rng.standard_normal(shapes[1]).astype(np.float32) + 3
+    check_node(op, [a, b])
+    check_node(op, [b, a])
+
+
 @pytest.mark.parametrize("op", ["Add", "Sub", "Mul", "Div"])
 @pytest.mark.parametrize("dtype", [np.int32, np.int64, np.uint8, np.float64])
 def test_binary_types(op, dtype):
