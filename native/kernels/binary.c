@@ -18,19 +18,7 @@ typedef struct binary_job {
 #define APPLY(op, x, y) \
     ((op) == OP_ADD ? (x) + (y) : (op) == OP_SUB ? (x) - (y) : (op) == OP_MUL ? (x) * (y) : (x) / (y))
 
-/* One row: u (from a) op v (from b) into y, a loop per stride pattern (both contiguous, one
- * operand constant: loops the compiler vectorizes), any strides otherwise. */
-#define ROW_LOOP(T, EXPR)                                                                          \
-    if (sa == 1 && sb == 1)                                                                        \
-        for (int64_t i = 0; i < n; ++i) { T u = pa[i], v = pb[i]; py[i] = (EXPR); }                \
-    else if (sa == 1 && sb == 0) {                                                                 \
-        T v = pb[0];                                                                               \
-        for (int64_t i = 0; i < n; ++i) { T u = pa[i]; py[i] = (EXPR); }                           \
-    } else if (sa == 0 && sb == 1) {                                                               \
-        T u = pa[0];                                                                               \
-        for (int64_t i = 0; i < n; ++i) { T v = pb[i]; py[i] = (EXPR); }                           \
-    } else                                                                                         \
-        for (int64_t i = 0; i < n; ++i) { T u = pa[i * sa], v = pb[i * sb]; py[i] = (EXPR); }
+#define ROW_LOOP(T, EXPR) MLRT_ROW2(T, T, EXPR)
 
 #define DEFINE_ROWS(T, NAME, DIVOK)                                                              \
     static void NAME(void *arg, int64_t begin, int64_t end) {                                      \

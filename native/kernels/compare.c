@@ -17,8 +17,7 @@ typedef struct cmp_job {
     cmpop op;
 } cmp_job;
 
-#define CMP_ROW(LOAD, REL) \
-    for (int64_t i = 0; i < n; ++i) py[i] = (uint8_t)(LOAD(pa[i * sa]) REL LOAD(pb[i * sb]));
+#define CMP_ROW(T, LOAD, REL) MLRT_ROW2(T, T, (uint8_t)(LOAD(u) REL LOAD(v)))
 
 #define CMP_LOOP(T, LOAD)                                                              \
     {                                                                                  \
@@ -28,11 +27,11 @@ typedef struct cmp_job {
             const T *pa = as + off[0], *pb = bs + off[1];                              \
             uint8_t *py = j->y + off[2];                                               \
             switch (j->op) {                                                           \
-            case CMP_EQ: CMP_ROW(LOAD, ==) break;                                      \
-            case CMP_LT: CMP_ROW(LOAD, <) break;                                       \
-            case CMP_GT: CMP_ROW(LOAD, >) break;                                       \
-            case CMP_LE: CMP_ROW(LOAD, <=) break;                                      \
-            case CMP_GE: CMP_ROW(LOAD, >=) break;                                      \
+            case CMP_EQ: CMP_ROW(T, LOAD, ==) break;                                      \
+            case CMP_LT: CMP_ROW(T, LOAD, <) break;                                       \
+            case CMP_GT: CMP_ROW(T, LOAD, >) break;                                       \
+            case CMP_LE: CMP_ROW(T, LOAD, <=) break;                                      \
+            case CMP_GE: CMP_ROW(T, LOAD, >=) break;                                      \
             }                                                                          \
         }                                                                              \
     }                                                                                  \

@@ -61,6 +61,22 @@ static inline void mlrt_rows_init(mlrt_rows *w, const mlrt_tensor *shape_of, con
     for (int32_t d = 0; d < w->rank - 1; ++d) w->n_rows *= w->shape[d];
     if (w->row_len == 0) w->n_rows = 0;
 }
+/* One row: py[i] = EXPR for i < n, EXPR reading u = the element of pa (stride sa) and
+ * v = the element of pb (stride sb), of types TA and TB: a loop per stride pattern (both
+ * contiguous, one a constant) that the compiler vectorizes, any strides otherwise. */
+#define MLRT_ROW2(TA, TB, EXPR)                                                                  \
+    if (sa == 1 && sb == 1)                                                                      \
+        for (int64_t i = 0; i < n; ++i) { TA u = pa[i]; TB v = pb[i]; (void)v; py[i] = (EXPR); }          \
+    else if (sa == 1 && sb == 0) {                                                               \
+        TB v = pb[0];                                                                            \
+        (void)v;                                                                                 \
+        for (int64_t i = 0; i < n; ++i) { TA u = pa[i]; py[i] = (EXPR); }                       \
+    } else if (sa == 0 && sb == 1) {                                                             \
+        TA u = pa[0];                                                                            \
+        for (int64_t i = 0; i < n; ++i) { TB v = pb[i]; (void)v; py[i] = (EXPR); }                       \
+    } else                                                                                       \
+        for (int64_t i = 0; i < n; ++i) { TA u = pa[i * sa]; TB v = pb[i * sb]; (void)v; py[i] = (EXPR); }
+
 /* Element offsets of the start of `row` for every operand. */
 static inline void mlrt_rows_offsets(const mlrt_rows *w, int64_t row, int64_t *offsets) {
     for (int32_t k = 0; k < w->n_operands; ++k) offsets[k] = 0;

@@ -32,6 +32,8 @@ def test_pow_sizes():
     for n in EDGE_SIZES:
         check_node("Pow", [rng.uniform(0, 4, n).astype(np.float32), np.array(2.0, np.float32)])
     check_node("Pow", [EDGE_VALUES.reshape(1, 13), np.array([2.0], np.float32)])   # the x*x path
+    for n in (1, 13, 127, 4099):  # the x*x*x path (within an ulp of powf: the op's tolerance)
+        check_node("Pow", [rng.uniform(-4, 4, n).astype(np.float32), np.array(3.0, np.float32)])
     check_node("Pow", [EDGE_VALUES.reshape(1, 13), np.array([3.0], np.float32)])
 
 
