@@ -603,12 +603,14 @@ def wakeword_models(heads: int = 6):
 
 def _int8_models() -> dict:
     """MobileNetV2 and ResNet-18, float beside their int8 forms (onnxruntime.quantization:
-    QOperator, QDQ, dynamic; benchmarks/quantized.py, imported when built: it imports this)."""
+    QOperator, QDQ, dynamic), and the BERT-style encoder beside its quantize_dynamic form
+    (benchmarks/quantized.py, imported when built: it imports this)."""
     def make(name, kind):
         import quantized
         return quantized.built(name, kind)
-    return {f"{name}_{kind}": (lambda name=name, kind=kind: make(name, kind))
-            for name in ("mobilenet_v2", "resnet18") for kind in ("float", "qoperator", "qdq", "dynamic")}
+    kinds = {"mobilenet_v2": ("float", "qoperator", "qdq", "dynamic"), "resnet18": ("float", "qoperator", "qdq", "dynamic"),
+             "bert": ("float", "dynamic")}
+    return {f"{name}_{kind}": (lambda name=name, kind=kind: make(name, kind)) for name, ks in kinds.items() for kind in ks}
 
 
 def suite(groups=None) -> dict[str, dict[str, object]]:

@@ -59,7 +59,8 @@ def resnet18(size: int = 224):
     return m, {"input": np.random.default_rng(0).standard_normal((1, 3, size, size)).astype(np.float32)}
 
 
-BUILDERS = {"mobilenet_v2": lambda: models.mobilenet_v2("relu6"), "resnet18": resnet18}
+BUILDERS = {"mobilenet_v2": lambda: models.mobilenet_v2("relu6"), "resnet18": resnet18,
+            "bert": models.bert_encoder}  # (bert: dynamic only, as transformers are quantized)
 
 
 def images(n: int, seed: int, shape) -> list[np.ndarray]:
@@ -100,7 +101,8 @@ def built(name: str, kind: str):
     if kind == "float":
         return model, feeds
     with tempfile.TemporaryDirectory() as tmp:
-        return quantize(model, kind, feeds["input"].shape, Path(tmp), "u8", calibration=4), feeds
+        shape = feeds["input"].shape if kind != "dynamic" else None
+        return quantize(model, kind, shape, Path(tmp), "u8", calibration=4), feeds
 
 
 def block(run, feeds, runs: int) -> float:

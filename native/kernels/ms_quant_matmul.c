@@ -24,6 +24,7 @@
 #include "gemm.h"
 #include "internal.h"
 #include "ms_quant_matmul.h"
+#include "qlinear.h"
 #include "quantize.h"
 
 #define MQ_GRAIN 16384
@@ -39,16 +40,20 @@ static inline int64_t mq_batch_offset(const mlrt_tensor *t, int32_t R, int64_t b
 
 static bool mq_is_8bit(int32_t t) { return t == MLRT_INT8 || t == MLRT_UINT8; }
 
-/* acc (contiguous int32, A's batch dims, M, N) = MatMulInteger(A, B, Az, Bz) */
+/* acc (contiguous int32, A's batch dims, M, N) = MatMulInteger(A, B, Az, Bz), with B
+ * packed by mlrt_qmatmul_pack_b where `packed` is not NULL */
 static int mq_integer_product(const mlrt_context *ctx, const char *op, const mlrt_tensor *A, const mlrt_tensor *Az,
-                              const mlrt_tensor *B, const mlrt_tensor *Bz, int32_t *acc, int64_t n_acc) {
+                              const mlrt_tensor *B, const mlrt_tensor *Bz, const mlrt_tensor *packed, int32_t *acc,
+                              int64_t n_acc) {
     int32_t k = mlrt_kernel_find("", "MatMulInteger", 10, A->dtype);
     if (k < 0) return mlrt_fail(MLRT_ERR_NOT_IMPLEMENTED, "%s: no MatMulInteger kernel to run on", op);
-    mlrt_tensor in[4], out = {0};
+    mlrt_tensor in[5], out = {0};
     in[0] = *A, in[1] = *B;
     memset(&in[2], 0, 2 * sizeof(mlrt_tensor)); /* MLRT_UNDEFINED: absent */
     if (Az) in[2] = *Az;
     if (Bz) in[3] = *Bz;
+    mlrt_qmatmul_params prm = {.packed_b = packed ? 4 : 0};
+    if (packed) in[4] = *packed;
     int32_t R = A->rank;
     out.dtype = MLRT_INT32, out.rank = R, out.data = acc;
     for (int32_t d = 0; d < R - 1; ++d) out.shape[d] = A->shape[d];
@@ -56,7 +61,7 @@ static int mq_integer_product(const mlrt_context *ctx, const char *op, const mlr
     int64_t s = 1;
     for (int32_t d = R - 1; d >= 0; --d) out.strides[d] = s, s *= out.shape[d];
     MLRT_CHECK(s == n_acc, "%s: the output has %lld elements, the product %lld", op, (long long)n_acc, (long long)s);
-    return mlrt_kernel_get(k)->run(ctx, in, 4, &out, 1, NULL, 0);
+    return mlrt_kernel_get(k)->run(ctx, in, packed ? 5 : 4, &out, 1, &prm, sizeof prm);
 }
 
 typedef struct mq_scale_job {
@@ -88,8 +93,8 @@ static void scale_rows(void *arg, int64_t begin, int64_t end) {
 
 /* Y = acc * (a_scale * b_scale) + bias, after the integer product of A (8-bit) and B */
 static int mq_finish(const mlrt_context *ctx, const char *op, const mlrt_tensor *A, const mlrt_tensor *Az,
-                     const mlrt_tensor *B, const mlrt_tensor *Bz, float a_scale, const mlrt_tensor *Bs,
-                     const mlrt_tensor *bias, mlrt_tensor *Y) {
+                     const mlrt_tensor *B, const mlrt_tensor *Bz, const mlrt_tensor *packed, float a_scale,
+                     const mlrt_tensor *Bs, const mlrt_tensor *bias, mlrt_tensor *Y) {
     int32_t R = A->rank;
     MLRT_CHECK(R >= 2 && R <= 8 && B->rank == R, "%s: A and B must be views of equal rank >= 2", op);
     MLRT_CHECK(mq_is_8bit(B->dtype), "%s: B must be int8 or uint8", op);
@@ -104,7 +109,7 @@ static int mq_finish(const mlrt_context *ctx, const char *op, const mlrt_tensor 
     if (n_y == 0) return MLRT_OK;
     int32_t *acc = malloc((size_t)n_y * sizeof(int32_t));
     if (!acc) return mlrt_fail(MLRT_ERR_OUT_OF_MEMORY, "%s: cannot allocate %lld accumulators", op, (long long)n_y);
-    int status = mq_integer_product(ctx, op, A, Az, B, Bz, acc, n_y);
+    int status = mq_integer_product(ctx, op, A, Az, B, Bz, packed, acc, n_y);
     if (status == MLRT_OK) {
         mq_scale_job j = {acc, Y->data, M, N, R, a_scale, Bs, bias ? bias->data : NULL};
         int64_t grain = N >= MQ_GRAIN ? 1 : MQ_GRAIN / (N + 1) + 1;
@@ -119,16 +124,24 @@ static const mlrt_tensor *mq_opt(const mlrt_tensor *in, int32_t n_in, int32_t i)
 }
 
 /* inputs: A, B, a_scale, b_scale, a_zero_point, b_zero_point, bias (the last three
- * optional); A, B and the zero points as views, b_scale a view of B's shape */
+ * optional) [, B packed: params.packed_b names it]; A, B and the zero points as views,
+ * b_scale a view of B's shape */
 static int k_matmul_integer_to_float(const mlrt_context *ctx, const mlrt_tensor *in, int32_t n_in, mlrt_tensor *out,
                                      int32_t n_out, const void *params, size_t params_size) {
     const char *op = "MatMulIntegerToFloat";
+    const mlrt_tensor *packed = NULL;
+    if (params) { /* (an older plan passes none) */
+        MLRT_PARAMS(mlrt_qmatmul_params, p, params, params_size);
+        MLRT_CHECK(p->packed_b == 0 || (p->packed_b >= 4 && p->packed_b == n_in - 1), "%s: packed B at input %lld of %d",
+                   op, (long long)p->packed_b, n_in);
+        if (p->packed_b) packed = &in[p->packed_b], n_in = (int32_t)p->packed_b;
+    }
     MLRT_CHECK(n_in >= 4 && n_in <= 7 && n_out == 1, "%s: expects 4 to 7 inputs and 1 output", op);
     const mlrt_tensor *As = &in[2];
     MLRT_CHECK(As->dtype == MLRT_FLOAT && mlrt_numel(As) == 1, "%s: a_scale must be one float", op);
     MLRT_CHECK(mq_is_8bit(in[0].dtype), "%s: A must be int8 or uint8", op);
-    return mq_finish(ctx, op, &in[0], mq_opt(in, n_in, 4), &in[1], mq_opt(in, n_in, 5), *(const float *)As->data,
-                     &in[3], mq_opt(in, n_in, 6), &out[0]);
+    return mq_finish(ctx, op, &in[0], mq_opt(in, n_in, 4), &in[1], mq_opt(in, n_in, 5), packed,
+                     *(const float *)As->data, &in[3], mq_opt(in, n_in, 6), &out[0]);
 }
 
 typedef struct mq_quant_job {
@@ -195,7 +208,8 @@ static int k_dynamic_quantize_matmul(const mlrt_context *ctx, const mlrt_tensor 
     for (int32_t d = R - 1; d >= 0; --d) Aq.strides[d] = s, s *= Aq.shape[d];
     Az.dtype = MLRT_UINT8, Az.data = &zp;
     for (int32_t d = 0; d < R; ++d) Az.strides[d] = 0;
-    int status = mq_finish(ctx, op, &Aq, &Az, &in[1], mq_opt(in, n_in, 3), scale, &in[2], mq_opt(in, n_in, 4), &out[0]);
+    int status =
+        mq_finish(ctx, op, &Aq, &Az, &in[1], mq_opt(in, n_in, 3), NULL, scale, &in[2], mq_opt(in, n_in, 4), &out[0]);
     free(q);
     return status;
 }

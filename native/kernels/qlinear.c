@@ -63,13 +63,24 @@ typedef struct qmm_job {
     atomic_int failed;
 } qmm_job;
 
+/* A's rows packed in tasks of PACK_A_PANELS panels of MR rows: task t = b * chunks + chunk */
+#define PACK_A_PANELS 8
+
+static int64_t pack_a_chunks(const qmm_job *j) {
+    return ((j->M + MR - 1) / MR + PACK_A_PANELS - 1) / PACK_A_PANELS;
+}
+
 static void pack_a(void *arg, int64_t begin, int64_t end) {
     qmm_job *j = arg;
     const mlrt_tensor *A = j->A;
-    for (int64_t b = begin; b < end; ++b)
-        mlrt_qgemm_pack_l((const uint8_t *)A->data + batch_offset(A, j->R, b), j->M, j->K, A->strides[j->R - 2],
-                          A->strides[j->R - 1], A->dtype == MLRT_UINT8, j->La + b * mlrt_qgemm_l_size(j->M, j->K),
-                          j->rowsum + b * j->M);
+    int64_t chunks = pack_a_chunks(j), sm = A->strides[j->R - 2];
+    for (int64_t t = begin; t < end; ++t) {
+        int64_t b = t / chunks, m0 = t % chunks * PACK_A_PANELS * MR;
+        int64_t rows = j->M - m0 < PACK_A_PANELS * MR ? j->M - m0 : PACK_A_PANELS * MR;
+        mlrt_qgemm_pack_l((const uint8_t *)A->data + batch_offset(A, j->R, b) + m0 * sm, rows, j->K, sm,
+                          A->strides[j->R - 1], A->dtype == MLRT_UINT8,
+                          j->La + b * mlrt_qgemm_l_size(j->M, j->K) + m0 / MR * j->K4 * MR * 4, j->rowsum + b * j->M + m0);
+    }
 }
 
 /* task t = b * n_panels + panel */
@@ -198,7 +209,7 @@ static int qmm_run(const mlrt_context *ctx, const char *op, const mlrt_tensor *A
     int32_t *acc = (int32_t *)(j.scale + floats);
     j.La = (int8_t *)(acc + accs);
     j.Rb = (uint8_t *)j.La + la;
-    mlrt_parallel_for(ctx, batch, 1, pack_a, &j);
+    mlrt_parallel_for(ctx, batch * pack_a_chunks(&j), 1, pack_a, &j);
     if (packed) j.colsum = packed->data, j.Rb = (uint8_t *)packed->data + 4 * N;
     else mlrt_parallel_for(ctx, j.nb * j.n_panels, 1, pack_b, &j);
     if (atomic_load(&j.failed)) {

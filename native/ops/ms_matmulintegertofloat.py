@@ -3,13 +3,13 @@
 
 A and B are int8 / uint8; a_scale and a_zero_point are per tensor (one element), b_scale
 and b_zero_point (same shape) per tensor or per column of B ((N,) or [..., 1, N]);
-bias is float (N,).  The int32 product is MatMulInteger's; the scales are multiplied in
-float32.  Only float32 scales and output."""
+bias is float (N,).  The int32 product is MatMulInteger's (a constant 2-D B packed once,
+as there); the scales are multiplied in float32.  Only float32 scales and output."""
 
 import numpy as np
 
 from ._base import Info, Launch, Op
-from ._quant import EIGHT_BIT, FLOAT, MatMulGeometry, check_types, same_type
+from ._quant import EIGHT_BIT, FLOAT, MatMulGeometry, check_types, packed_matmul_b, same_type
 
 
 class _QuantMatMulToFloat(Op):
@@ -61,6 +61,7 @@ class _QuantMatMulToFloat(Op):
 
 class MatMulIntegerToFloat(_QuantMatMulToFloat):
     slots = {"A": 0, "B": 1, "a_scale": 2, "b_scale": 3, "a_zero_point": 4, "b_zero_point": 5, "bias": 6}
+    params = "mlrt_qmatmul_params"
 
     def _geometry(self, inputs):
         a, az, a_s = (self._get(inputs, n) for n in ("A", "a_zero_point", "a_scale"))
@@ -73,4 +74,9 @@ class MatMulIntegerToFloat(_QuantMatMulToFloat):
 
     def launch(self, inputs, outputs):
         g = self._geometry(inputs)
-        return Launch("MatMulIntegerToFloat", None, self._views(inputs, g))
+        packed = packed_matmul_b(self, inputs[1])
+        launch = Launch("MatMulIntegerToFloat", {"packed_b": len(inputs) if packed is not None else 0},
+                        self._views(inputs, g))
+        if packed is not None:
+            launch.extra.append(packed)
+        return launch

@@ -36,7 +36,18 @@ void mlrt_qgemm_pack_l(const uint8_t *src, int64_t M, int64_t K, int64_t ld, int
         int8_t *p = dst + (m / MR) * K4 * MR * 4 + (m % MR) * 4;
         const uint8_t *s = src + m * ld;
         int32_t sum = 0;
-        for (int64_t k = 0; k < K; ++k) {
+        int64_t k = 0;
+        if (cs == 1) { /* contiguous k: four bytes at a time */
+            uint32_t f4 = 0x01010101u * f;
+            for (; k + 4 <= K; k += 4) {
+                uint32_t w;
+                memcpy(&w, s + k, 4);
+                w ^= f4;
+                memcpy(p + (k / 4) * MR * 4, &w, 4);
+            }
+            for (int64_t i = 0; i < k; ++i) sum += (int8_t)(s[i] ^ f);
+        }
+        for (; k < K; ++k) {
             int8_t v = (int8_t)(s[k * cs] ^ f);
             p[(k / 4) * MR * 4 + k % 4] = v;
             sum += v;

@@ -67,6 +67,10 @@ def test_a_released_thread_pool_serves_the_next_one():
     from mlrt.native.ops import make_op
     from mlrt.native.plan.eager import run_eager
 
+    with _lib._IDLE_LOCK:  # (earlier tests may have filled the idle list: then a released pool is destroyed)
+        for pool in _lib._IDLE.values():
+            _lib.lib().mlrt_threadpool_destroy(pool)
+        _lib._IDLE.clear()
     first = _lib.ThreadPool(3)
     address = int(_lib.ffi().cast("uintptr_t", first.handle))
     del first
