@@ -41,9 +41,7 @@ __attribute__((target("avx512f,avx512bw,avx512vl"))) static void phase_bytes_avx
 }
 
 /* Four rows' bytes [lo, hi) (^ f; the rest z) of PW columns side by side: dst[4 c + i] =
- * rows[i][c].  Per 64 columns: masked loads, then the byte and word unpacks give per
- * 128-bit lane L the quads of columns 16L.., 16L + 4.., 16L + 8.., 16L + 12.., which the
- * lane shuffles put in column order. */
+ * rows[i][c], 64 columns at a time (masked loads, then mlrt_quads_avx512). */
 __attribute__((target("avx512f,avx512bw"))) static void quads_avx512(const uint8_t *const rows[4], int64_t lo,
                                                                      int64_t hi, int64_t PW, uint8_t f, uint8_t z,
                                                                      uint8_t *dst) {
@@ -54,14 +52,8 @@ __attribute__((target("avx512f,avx512bw"))) static void quads_avx512(const uint8
         __m512i r[4];
         for (int i = 0; i < 4; ++i) /* (masked: nothing outside [lo, hi) is read) */
             r[i] = _mm512_mask_mov_epi8(vz, m, _mm512_xor_si512(_mm512_maskz_loadu_epi8(m, rows[i] + c0), vf));
-        __m512i ab_lo = _mm512_unpacklo_epi8(r[0], r[1]), ab_hi = _mm512_unpackhi_epi8(r[0], r[1]);
-        __m512i cd_lo = _mm512_unpacklo_epi8(r[2], r[3]), cd_hi = _mm512_unpackhi_epi8(r[2], r[3]);
-        __m512i q0 = _mm512_unpacklo_epi16(ab_lo, cd_lo), q1 = _mm512_unpackhi_epi16(ab_lo, cd_lo);
-        __m512i q2 = _mm512_unpacklo_epi16(ab_hi, cd_hi), q3 = _mm512_unpackhi_epi16(ab_hi, cd_hi);
-        __m512i t0 = _mm512_shuffle_i32x4(q0, q1, 0x44), t1 = _mm512_shuffle_i32x4(q0, q1, 0xEE);
-        __m512i t2 = _mm512_shuffle_i32x4(q2, q3, 0x44), t3 = _mm512_shuffle_i32x4(q2, q3, 0xEE);
-        __m512i o[4] = {_mm512_shuffle_i32x4(t0, t2, 0x88), _mm512_shuffle_i32x4(t0, t2, 0xDD),
-                        _mm512_shuffle_i32x4(t1, t3, 0x88), _mm512_shuffle_i32x4(t1, t3, 0xDD)};
+        __m512i o[4];
+        mlrt_quads_avx512(r, o);
         for (int u = 0; u < 4 && c0 + 16 * u < PW; ++u) {
             int64_t w = PW - c0 - 16 * u;
             _mm512_mask_storeu_epi32(dst + 4 * (c0 + 16 * u), w >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << w) - 1),

@@ -8,6 +8,17 @@ def variable_names(graph) -> set[str]:
     return {v.name for v in graph.overridable} | {v.name for v in graph.inputs}
 
 
+def lookups(graph):
+    """(variable names, graph output names, name -> the node writing it, name -> the nodes
+    reading it) of a graph as it is now."""
+    producer = {o: n for n in graph.nodes for o in n.output if o}
+    readers: dict[str, list] = {}
+    for node in graph.nodes:
+        for name in graph.reads(node):
+            readers.setdefault(name, []).append(node)
+    return variable_names(graph), {o.name for o in graph.outputs}, producer, readers
+
+
 def constant(graph, name: str, variable: set[str] | None = None):
     """The array behind a name if it is a constant initializer, else None (`variable`:
     variable_names(graph), where the caller has it)."""

@@ -13,7 +13,7 @@ import math
 
 from onnx import helper
 
-from ._util import constant, variable_names
+from ._util import constant, lookups
 
 LEVEL = 2
 ORDER = 60
@@ -29,13 +29,7 @@ def apply(graph, context) -> int:
     as chains are fused, so a chain fed by an earlier Gelu sees the new node."""
     if not any(n.op_type == "Erf" for n in graph.nodes):
         return 0
-    variable = variable_names(graph)
-    outputs = {o.name for o in graph.outputs}
-    producer = {o: n for n in graph.nodes for o in n.output if o}
-    readers: dict[str, list] = {}
-    for node in graph.nodes:
-        for name in graph.reads(node):
-            readers.setdefault(name, []).append(node)
+    variable, outputs, producer, readers = lookups(graph)
 
     def const(name):
         return constant(graph, name, variable)

@@ -20,7 +20,7 @@ import numpy as np
 from onnx import TensorProto, helper
 
 from ._qdq import EIGHT, attrs
-from ._util import constant, prune_initializers, variable_names
+from ._util import constant, lookups, prune_initializers
 
 LEVEL = 2
 ORDER = 40
@@ -37,13 +37,7 @@ def _only_reader(readers, outputs, name, op_type):
 def apply(graph, context) -> int:
     if not any(n.op_type == "MatMulInteger" for n in graph.nodes):
         return 0
-    variable = variable_names(graph)
-    outputs = {o.name for o in graph.outputs}
-    producer = {o: n for n in graph.nodes for o in n.output if o}
-    readers: dict[str, list] = {}
-    for node in graph.nodes:
-        for name in graph.reads(node):
-            readers.setdefault(name, []).append(node)
+    variable, outputs, producer, readers = lookups(graph)
     replace, removed, scales = {}, set(), set()
     for mm in graph.nodes:
         if mm.op_type != "MatMulInteger" or mm.domain != "" or not 2 <= len(mm.input) <= 4:

@@ -83,15 +83,8 @@ __attribute__((target("avx512f,avx512bw"))) static void pack_r_avx512(const uint
         for (int i = 0; i < 4; ++i)
             r[i] = k + i < K ? _mm512_maskz_mov_epi8(mask, _mm512_xor_si512(_mm512_maskz_loadu_epi8(mask, rows[k + i]), f))
                              : _mm512_setzero_si512();
-        __m512i ab_lo = _mm512_unpacklo_epi8(r[0], r[1]), ab_hi = _mm512_unpackhi_epi8(r[0], r[1]);
-        __m512i cd_lo = _mm512_unpacklo_epi8(r[2], r[3]), cd_hi = _mm512_unpackhi_epi8(r[2], r[3]);
-        /* per 128-bit lane L: q0 holds columns 16L..16L+3, q1 16L+4.., q2 16L+8.., q3 16L+12.. */
-        __m512i q0 = _mm512_unpacklo_epi16(ab_lo, cd_lo), q1 = _mm512_unpackhi_epi16(ab_lo, cd_lo);
-        __m512i q2 = _mm512_unpacklo_epi16(ab_hi, cd_hi), q3 = _mm512_unpackhi_epi16(ab_hi, cd_hi);
-        __m512i t0 = _mm512_shuffle_i32x4(q0, q1, 0x44), t1 = _mm512_shuffle_i32x4(q0, q1, 0xEE);
-        __m512i t2 = _mm512_shuffle_i32x4(q2, q3, 0x44), t3 = _mm512_shuffle_i32x4(q2, q3, 0xEE);
-        __m512i o[4] = {_mm512_shuffle_i32x4(t0, t2, 0x88), _mm512_shuffle_i32x4(t0, t2, 0xDD),
-                        _mm512_shuffle_i32x4(t1, t3, 0x88), _mm512_shuffle_i32x4(t1, t3, 0xDD)};
+        __m512i o[4];
+        mlrt_quads_avx512(r, o);
         uint8_t *q = dst + (k / 4) * NR * 4;
         for (int j = 0; j < 4; ++j) {
             _mm512_storeu_si512((void *)(q + 64 * j), o[j]);

@@ -101,6 +101,23 @@ const char *mlrt_qgemm_kernel_name(void);
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
+
+/* Four rows of 64 bytes side by side: o[u] holds the quads (r0[c], r1[c], r2[c], r3[c]) of
+ * columns 16 u .. 16 u + 15.  The byte and word unpacks give per 128-bit lane L the quads
+ * of columns 16L.., 16L + 4.., 16L + 8.., 16L + 12.., which the lane shuffles put in
+ * column order.  (R's packing, src/qgemm.c, and the channel-quad planes,
+ * kernels/qlinear_planes.c.) */
+__attribute__((target("avx512f,avx512bw"), always_inline)) static inline void mlrt_quads_avx512(const __m512i r[4],
+                                                                                                __m512i o[4]) {
+    __m512i ab_lo = _mm512_unpacklo_epi8(r[0], r[1]), ab_hi = _mm512_unpackhi_epi8(r[0], r[1]);
+    __m512i cd_lo = _mm512_unpacklo_epi8(r[2], r[3]), cd_hi = _mm512_unpackhi_epi8(r[2], r[3]);
+    __m512i q0 = _mm512_unpacklo_epi16(ab_lo, cd_lo), q1 = _mm512_unpackhi_epi16(ab_lo, cd_lo);
+    __m512i q2 = _mm512_unpacklo_epi16(ab_hi, cd_hi), q3 = _mm512_unpackhi_epi16(ab_hi, cd_hi);
+    __m512i t0 = _mm512_shuffle_i32x4(q0, q1, 0x44), t1 = _mm512_shuffle_i32x4(q0, q1, 0xEE);
+    __m512i t2 = _mm512_shuffle_i32x4(q2, q3, 0x44), t3 = _mm512_shuffle_i32x4(q2, q3, 0xEE);
+    o[0] = _mm512_shuffle_i32x4(t0, t2, 0x88), o[1] = _mm512_shuffle_i32x4(t0, t2, 0xDD);
+    o[2] = _mm512_shuffle_i32x4(t1, t3, 0x88), o[3] = _mm512_shuffle_i32x4(t1, t3, 0xDD);
+}
 #endif
 
 /* The finish of mlrt_qgemm_out for the sum v of row i, column j (portable). */
