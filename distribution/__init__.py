@@ -10,7 +10,7 @@ select_runtime(...) before first use chooses; current_runtime() tells which.
 from .._lazy import lazy as _lazy
 
 __all__ = ["LIBRARY_NAME", "MANIFEST_NAME", "Runtime", "bundle", "check_folder", "current_runtime", "install",
-           "installed", "load", "read_manifest", "select_runtime", "system_prefix", "uninstall"]
+           "installed", "load", "read_manifest", "select_runtime", "system_prefix", "system_root", "uninstall"]
 
 
 # imported when first asked for: the layers above import this package with their own
@@ -18,4 +18,4 @@ __all__ = ["LIBRARY_NAME", "MANIFEST_NAME", "Runtime", "bundle", "check_folder",
 __getattr__, __dir__ = _lazy(__name__, globals(), {
     **dict.fromkeys(("bundle", "install", "installed", "uninstall"), "._install"),
     **dict.fromkeys(("LIBRARY_NAME", "MANIFEST_NAME", "Runtime", "check_folder", "current_runtime", "load",
-                     "read_manifest", "select_runtime", "system_prefix"), "._runtime")})
+                     "read_manifest", "select_runtime", "system_prefix", "system_root"), "._runtime")})

@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 import warnings
 
 from .._errors import MlrtError
-from . import batch as B
+from ._batch_io import _arrow_table, _prepare_output, _pyarrow
+from ._batch_predictors import ROW
 from ._device import DeviceWarning
 
 _worker = None
@@ -63,12 +65,12 @@ def run_local(cls, options, rows, output, actors, batch_size, progress) -> list:
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
     from concurrent.futures.process import BrokenProcessPool
-    B._pyarrow()
-    B._prepare_output(output)
-    n = len(rows[B.ROW])
+    _pyarrow()
+    _prepare_output(output)
+    n = len(rows[ROW])
     count = (n + batch_size - 1) // batch_size
     options = dict(options, threads=options.get("threads") or max(1, (os.cpu_count() or 1) // actors))
-    bar = B._Progress(n, f"mlrt batch ({actors} process{'es' if actors > 1 else ''})", progress)
+    bar = _Progress(n, f"mlrt batch ({actors} process{'es' if actors > 1 else ''})", progress)
     errors: list = []
     # spawn, not fork: a worker must not inherit this process's threads and OpenCL state
     context = multiprocessing.get_context("spawn")
@@ -84,12 +86,36 @@ def run_local(cls, options, rows, output, actors, batch_size, progress) -> list:
             except MlrtError as exc:  # (without the worker's traceback chained to it: the message says where)
                 raise exc.with_traceback(None) from None
             errors += skipped
-            table = B._arrow_table(result)
+            table = _arrow_table(result)
             if table.num_rows:  # (a batch whose every input was left out adds no file)
-                B._pyarrow().parquet.write_table(table, output / f"part-{index:05d}.parquet")
+                _pyarrow().parquet.write_table(table, output / f"part-{index:05d}.parquet")
             bar.update(table.num_rows + len(skipped))
     except BrokenProcessPool as exc:
         raise MlrtError(f"a worker process of the local engine died ({exc}); what it printed is above") from None
     finally:
         pool.shutdown(wait=True, cancel_futures=True)  # (after an error: the batches not started are dropped)
     return errors
+
+
+class _Progress:
+    """A one-line progress bar on stderr: rows done of all, rate, time left."""
+
+    def __init__(self, total: int, label: str, enabled: bool | None):
+        self.total, self.label, self.done, self.start = total, label, 0, time.monotonic()
+        self.enabled = sys.stderr.isatty() if enabled is None else enabled
+        self._last = 0.0
+
+    def update(self, rows: int) -> None:
+        self.done += rows
+        now = time.monotonic()
+        if self.enabled and (now - self._last > 0.2 or self.done >= self.total):
+            self._last = now
+            rate = self.done / max(now - self.start, 1e-9)
+            width = 30
+            filled = int(width * self.done / max(self.total, 1))
+            left = (self.total - self.done) / rate if rate else 0.0
+            sys.stderr.write(f"\r{self.label} [{'#' * filled}{'.' * (width - filled)}] {self.done}/{self.total} rows "
+                             f"{rate:.1f}/s {left:.0f}s left ")
+            if self.done >= self.total:
+                sys.stderr.write("\n")
+            sys.stderr.flush()

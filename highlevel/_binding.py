@@ -161,7 +161,8 @@ class LearningModelBinding:
         if bounds is not None and len(bounds) != len(frames):
             raise InvalidArgument(f"input '{feature.name}': {len(bounds)} bitmap_bounds for {len(frames)} frames")
         try:
-            tensor, applied = tensorize(frames, target, bounds, gpu=self.session.device.is_gpu, pool=self.session._pool)
+            tensor, applied = tensorize(frames, target, bounds, device=self.session.device.memory,
+                                        pool=self.session._pool)
         except InvalidArgument as exc:
             raise InvalidArgument(f"input '{feature.name}': {exc}") from None
         self._feeds[feature.name] = OrtValue(tensor) if self.session.device.is_gpu else tensor

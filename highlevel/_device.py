@@ -9,27 +9,30 @@ import threading
 import warnings
 
 from .._errors import DeviceError, InvalidArgument
-from ..native.providers import _base as providers
+from ..native.providers import for_device
 
 
 class DeviceWarning(UserWarning):
-    """A GPU device kind runs on an OpenCL device that is not a GPU (a CPU OpenCL
-    runtime, such as Intel's from pip): slower than the CPU device, and the first session
+    """A GPU device kind runs on a device that is not a GPU (for OpenCL, a CPU runtime
+    such as Intel's from pip): slower than the CPU device, and the first session
     compiles its kernels.  Said once per process."""
 
 
 _warned = threading.Event()  # (DeviceWarning: once per process)
 
 
-def _warn_not_a_gpu(kind: "LearningModelDeviceKind", name: str, platform_name: str) -> None:
+def _warn_not_a_gpu(kind: "LearningModelDeviceKind", provider, info: dict) -> None:
     if _warned.is_set():
         return
     _warned.set()
-    warnings.warn(f"LearningModelDevice({kind.name}) runs on '{name}'{platform_name}, an OpenCL device that is "
-                  "a CPU, not a GPU: models usually run slower there than on LearningModelDeviceKind.CPU, "
-                  "and the first session compiles OpenCL programs (tens of seconds; "
-                  "cached on disk for later ones). Use the CPU device unless you mean to test the OpenCL path; "
-                  "MLRT_OPENCL_DEVICE picks another OpenCL device.", DeviceWarning, stacklevel=3)
+    platform_name = f" ({info['platform']})" if info.get("platform") else ""
+    what = provider.name.removesuffix("ExecutionProvider")
+    hint = f"; {info['hint']}" if info.get("hint") else ""
+    warnings.warn(f"LearningModelDevice({kind.name}) runs on '{info['name']}'{platform_name}, an {what} device that "
+                  "is a CPU, not a GPU: models usually run slower there than on LearningModelDeviceKind.CPU, "
+                  f"and the first session compiles {what} programs (tens of seconds; "
+                  f"cached on disk for later ones). Use the CPU device unless you mean to test the {what} path"
+                  f"{hint}.", DeviceWarning, stacklevel=3)
 
 
 class LearningModelDeviceKind(enum.Enum):
@@ -54,35 +57,46 @@ def _cpu_name() -> str:
 
 class LearningModelDevice:
     """DEFAULT and CPU run on the CPU provider (C kernels).  The GPU kinds run on the
-    OpenCL provider, on the device it picks (a GPU first; Intel's CPU OpenCL runtime
-    from pip where there is none; MLRT_OPENCL_DEVICE chooses), with the nodes it cannot
-    run on the CPU; image tensors are made on that device.  A machine has one OpenCL
-    device in use per process, so HIGH_PERFORMANCE and MIN_POWER name the same one.
-    DeviceError when no OpenCL device works (`python -m mlrt` says why)."""
+    provider marked as the GPU (the OpenCL provider, on the device it picks: a GPU
+    first; Intel's CPU OpenCL runtime from pip where there is none; MLRT_OPENCL_DEVICE
+    chooses), or on the device provider `device` names (its device kind, e.g. a
+    registered provider's), with the nodes it cannot run on the CPU; image tensors are
+    made on that device.  One device is in use per provider and process, so
+    HIGH_PERFORMANCE and MIN_POWER name the same one.  DeviceError when no such device
+    works (`python -m mlrt` says why)."""
 
-    def __init__(self, kind: LearningModelDeviceKind = LearningModelDeviceKind.DEFAULT):
+    def __init__(self, kind: LearningModelDeviceKind = LearningModelDeviceKind.DEFAULT, *,
+                 device: str | None = None):
         if not isinstance(kind, LearningModelDeviceKind):
             raise InvalidArgument(f"LearningModelDevice: expected a LearningModelDeviceKind, got {kind!r}")
+        if device is not None and kind not in _GPU_KINDS:
+            raise InvalidArgument(f"LearningModelDevice: device='{device}' needs a GPU kind, got {kind.name}")
         self.kind = kind
-        self._gpu = None  # the GPU provider (the OpenCL one), for the GPU kinds
+        self._gpu = None  # the device provider, for the GPU kinds
         if self.is_gpu:
-            self._gpu = providers.for_device("gpu")
+            self._gpu = for_device(device or "gpu")
             try:
                 if self._gpu is None:
-                    raise DeviceError("no GPU execution provider is installed")
-                self._name = self._gpu.device_name
-                cl = getattr(self._gpu, "cl_device", None)
+                    raise DeviceError(f"no execution provider for the '{device}' device is installed" if device
+                                      else "no GPU execution provider is installed")
+                info = self._gpu.describe_device()
+                self._name = info["name"]
             except DeviceError as exc:
-                raise DeviceError(f"LearningModelDevice({kind.name}): no OpenCL device works here ({exc}); "
-                                  "`python -m mlrt` lists the devices tried") from None
-            if cl is not None and getattr(cl, "is_gpu", True) is False:
-                _warn_not_a_gpu(kind, self._name, _platform(cl))
+                raise DeviceError(f"LearningModelDevice({kind.name}): no {device or 'GPU'} device works here "
+                                  f"({exc}); `python -m mlrt` lists the devices tried") from None
+            if not info.get("is_gpu", True) and self._gpu.gpu:
+                _warn_not_a_gpu(kind, self._gpu, info)
 
     @property
     def is_gpu(self) -> bool:
-        """Whether the kind is a GPU kind (the OpenCL provider), whatever device OpenCL has."""
-        return self.kind in (LearningModelDeviceKind.GPU, LearningModelDeviceKind.GPU_HIGH_PERFORMANCE,
-                             LearningModelDeviceKind.GPU_MIN_POWER)
+        """Whether the kind is a GPU kind (a device provider), whatever hardware it has."""
+        return self.kind in _GPU_KINDS
+
+    @property
+    def memory(self) -> str:
+        """The device kind its sessions' values and frames live on: "cpu", or the device
+        provider's (as OrtValue.device_name() says)."""
+        return self._gpu.device if self._gpu is not None else "cpu"
 
     @property
     def device_name(self) -> str:
@@ -97,9 +111,5 @@ class LearningModelDevice:
         return f"LearningModelDevice({self.kind.name}: {self.device_name})"
 
 
-def _platform(device) -> str:
-    """' (platform name)' of an OpenCL device, or ''."""
-    try:
-        return f" ({device.cl_device.platform.name.strip()})"
-    except Exception:  # noqa: BLE001 - a name for a message only
-        return ""
+_GPU_KINDS = (LearningModelDeviceKind.GPU, LearningModelDeviceKind.GPU_HIGH_PERFORMANCE,
+              LearningModelDeviceKind.GPU_MIN_POWER)

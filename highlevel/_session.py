@@ -128,10 +128,10 @@ class LearningModelSession:
                                                   providers=self.device.providers)
         # the CPU provider's thread pool: frames are tensorized on the model's threads, so
         # two pools never wait on each other for the same cores
-        self._pool = self._session._providers[-1].pool
-        # (from the graph: NodeArg.shape is [] for an unknown shape, as onnxruntime's)
-        graph = self._session._graph
-        shapes = {v.name: v.shape for v in graph.inputs + graph.outputs}
+        self._pool = self._session.get_intra_op_thread_pool()
+        # (NodeArg.shape is [] for an unknown shape, as onnxruntime's; its rank is None then)
+        shapes = {a.name: None if a.rank is None else a.shape
+                  for a in self._session.get_inputs() + self._session.get_outputs()}
         self._features: dict[str, Feature] = {}
         for descriptors, is_input in ((model.input_features, True), (model.output_features, False)):
             for d in descriptors:
@@ -258,8 +258,8 @@ class LearningModelSession:
             io.bind_ortvalue_input(name, value if isinstance(value, lowlevel.OrtValue) else lowlevel.OrtValue(value))
         for name in self._outputs:
             frames = binding._images.get(name, (None, []))[1]
-            on_device = self.device.is_gpu and bool(frames) and all(f.is_gpu for f in frames)
-            io.bind_output(name, "gpu" if on_device else "cpu")
+            on_device = self.device.is_gpu and bool(frames) and all(f.device == self.device.memory for f in frames)
+            io.bind_output(name, self.device.memory if on_device else "cpu")
         self._session.run_with_iobinding(io)
         outputs = {}
         for name, value in zip(self._outputs, io.get_outputs()):
@@ -269,7 +269,7 @@ class LearningModelSession:
     def _deliver(self, binding: LearningModelBinding, name: str, value: lowlevel.OrtValue):
         """The output as evaluate() returns it: written into what was bound, else new."""
         image = binding._images.get(name)
-        tensor = value._value
+        tensor = value.native_value()
         if image is not None:
             target, frames = image
             n = tensor.shape[0] if len(tensor.shape) == 4 else 0

@@ -6,9 +6,19 @@ from __future__ import annotations
 import numpy as np
 
 from .._errors import InvalidArgument
-from ..lowlevel._ortvalue import _shape  # shapes are checked as OrtValue checks them
 from ..media import VideoFrame
 from ._model import TensorKind
+
+
+def _shape(shape, where: str) -> tuple:
+    """`shape` as a tuple of ints >= 0 (InvalidArgument otherwise), as OrtValue takes shapes."""
+    try:
+        dims = tuple(int(d) for d in shape)
+    except (TypeError, ValueError):
+        raise InvalidArgument(f"{where}: shape {shape!r} is not a list of integers") from None
+    if any(d < 0 for d in dims):
+        raise InvalidArgument(f"{where}: shape {list(dims)} has a negative dimension")
+    return dims
 
 
 class Tensor:

@@ -2,7 +2,8 @@
 
 Apps written against onnxruntime's Python API run unchanged once
 ``mlrt.lowlevel.install_as_onnxruntime()`` has made importing onnxruntime give this
-module (with onnxruntime's capi submodules and exception names: see _compat.py).
+module (with onnxruntime's capi submodules and exception names: see _compat.py; its module-level
+functions: _module_level.py).
 """
 
 from .._errors import (DeviceError, InvalidArgument, InvalidModel, MlrtError, NoSuchFile, NotImplemented,
@@ -20,7 +21,7 @@ def get_device() -> str:
 
 def get_version_string() -> str:
     """onnxruntime's API level and mlrt's version, as __version__: "1.32.0+mlrt.0.1.0"."""
-    from ._globals import api_version
+    from ._module_level import api_version
     return api_version()
 
 
@@ -31,13 +32,13 @@ def get_version_string() -> str:
 # importing onnxruntime.
 __getattr__, __dir__ = _lazy(__name__, globals(), {
     **dict.fromkeys(("InferenceSession", "ModelMetadata", "NodeArg", "get_available_providers"), "._session"),
-    **dict.fromkeys(("disable_telemetry_events", "enable_telemetry_events", "get_all_providers", "get_build_info",
-                     "has_collective_ops", "install_as_onnxruntime", "set_default_logger_severity",
-                     "set_default_logger_verbosity", "set_seed"), "._compat"),
-    **dict.fromkeys(("SessionIOBinding", "copy_tensors", "cuda_version", "package_name", "preload_dlls",
-                     "print_debug_info", "register_execution_provider_library", "set_default_logger_callback",
-                     "set_global_thread_pool_sizes", "unregister_execution_provider_library", "version"),
-                    "._globals"),
+    "install_as_onnxruntime": "._compat",
+    **dict.fromkeys(("SessionIOBinding", "copy_tensors", "cuda_version", "disable_telemetry_events",
+                     "enable_telemetry_events", "get_all_providers", "get_build_info", "has_collective_ops",
+                     "package_name", "preload_dlls", "print_debug_info", "register_execution_provider_library",
+                     "set_default_logger_callback", "set_default_logger_severity", "set_default_logger_verbosity",
+                     "set_global_thread_pool_sizes", "set_seed", "unregister_execution_provider_library", "version"),
+                    "._module_level"),
     **dict.fromkeys(("check_and_normalize_provider_args", "get_ort_device_type", "get_vendor_id_for_device_type"),
                     "._providers"),
     **dict.fromkeys(("OrtAllocatorType", "OrtArenaCfg", "OrtDevice", "OrtDeviceMemoryType", "OrtDeviceVendorId",
@@ -49,7 +50,7 @@ __getattr__, __dir__ = _lazy(__name__, globals(), {
     **dict.fromkeys(("ModelCompiler", "OrtCompileApiFlags", "OrtExternalInitializerInfo", "OrtEpContextData",
                      "OrtEpContextDataBuffer", "OrtSyncStream", "ModelPackage", "ModelPackageOptions",
                      "ModelPackageContext", "ModelPackageComponentContext", "ModelPackageWriteMode"), "._compile"),
-    "CustomOp": "._custom_ops", "__version__": "._globals"})
+    "CustomOp": "._custom_ops", "__version__": "._module_level"})
 
 __all__ = ["__version__", "InferenceSession", "SessionOptions", "RunOptions", "GraphOptimizationLevel",
            "ExecutionMode", "ExecutionOrder", "NodeArg", "OrtValue", "IOBinding", "ModelMetadata", "CustomOp",
@@ -58,7 +59,7 @@ __all__ = ["__version__", "InferenceSession", "SessionOptions", "RunOptions", "G
            "set_default_logger_verbosity", "set_seed", "disable_telemetry_events", "enable_telemetry_events",
            "has_collective_ops", "install_as_onnxruntime", "MlrtError", "InvalidModel", "NoSuchFile",
            "InvalidArgument", "NotImplemented", "RuntimeLoadError", "DeviceError", "ResourceExhausted",
-           # devices, memory, sparse tensors and the rest of onnxruntime's module (_device.py, _sparse.py, _globals.py)
+           # devices, memory, sparse tensors and the rest of onnxruntime's module (_device.py, _sparse.py, _module_level.py)
            "OrtDevice", "OrtDeviceVendorId", "OrtMemoryInfo", "OrtMemType", "OrtAllocatorType", "OrtMemoryInfoDeviceType",
            "OrtDeviceMemoryType", "OrtHardwareDeviceType", "OrtExecutionProviderDevicePolicy", "OrtEpDevice",
            "OrtHardwareDevice", "OrtEpAssignedNode", "OrtEpAssignedSubgraph", "OrtArenaCfg", "OrtSparseFormat",

@@ -1,5 +1,5 @@
-"""mlrt.lowlevel as the `onnxruntime` module: onnxruntime's module-level functions,
-its exception classes, and the submodules apps import them from.  An app calls
+"""mlrt.lowlevel as the `onnxruntime` module: its exception classes and the submodules
+apps import names from (onnxruntime's module-level functions are _module_level.py).  An app calls
 `mlrt.lowlevel.install_as_onnxruntime()` first; its own imports of onnxruntime then
 give this module (the example is in docs/lowlevel.md).
 
@@ -42,16 +42,10 @@ catches every mlrt error, as `except Fail` does.
 from __future__ import annotations
 
 import importlib.machinery
-import operator
 import sys
 import types
 
-from .. import distribution
 from .._errors import DeviceError, InvalidArgument, InvalidModel, MlrtError, NoSuchFile, NotImplemented
-from ..native.providers import _base as providers_base
-from ._logging import SEVERITY_LEVELS, logger
-
-log = logger()  # the "mlrt" logger; sessions and runs set their own severity (_logging.py)
 
 # onnxruntime's exception names -> the mlrt classes they stand for (see the table above)
 ORT_EXCEPTIONS = {
@@ -71,107 +65,12 @@ INFERENCE_COLLECTION = ("InferenceSession", "SessionOptions", "RunOptions", "Ort
 def _state_only() -> dict:
     """Names onnxruntime's _pybind_state has that its top-level module does not."""
     from ._device import ArenaExtendStrategy
-    from ._globals import OrtValueVector
+    from ._module_level import OrtValueVector
     from ._sparse import SparseBlockSparseView, SparseCooView, SparseCsrView
     return {"OrtValueVector": OrtValueVector, "SparseCooView": SparseCooView, "SparseCsrView": SparseCsrView,
             "SparseBlockSparseView": SparseBlockSparseView, "ArenaExtendStrategy": ArenaExtendStrategy,
             "kNextPowerOfTwo": ArenaExtendStrategy.kNextPowerOfTwo,
             "kSameAsRequested": ArenaExtendStrategy.kSameAsRequested}
-
-
-_verbosity = 0  # set_default_logger_verbosity's value (mlrt's log has no verbose levels)
-_seed = None  # set_seed's value (see set_seed)
-
-
-def _int(value, what: str) -> int:
-    try:
-        return operator.index(value)
-    except TypeError:
-        raise InvalidArgument(f"{what} must be an int, got {value!r}") from None
-
-
-def set_default_logger_severity(level: int) -> None:
-    """onnxruntime's severity (0 verbose, 1 info, 2 warning, 3 error, 4 fatal) sets the
-    level of the "mlrt" logger (DEBUG, INFO, WARNING, ERROR, CRITICAL): what is logged
-    outside sessions, and in sessions and runs whose log_severity_level is -1."""
-    level = _int(level, "the logger severity")
-    if level not in SEVERITY_LEVELS:
-        raise InvalidArgument(f"logger severity {level} is out of range: 0 verbose, 1 info, 2 warning, 3 error, "
-                              "4 fatal")
-    log.setLevel(SEVERITY_LEVELS[level])
-
-
-def set_default_logger_verbosity(level: int) -> None:
-    """Kept, as onnxruntime keeps it for its verbose log; mlrt's log has no verbosity
-    levels, so it changes nothing."""
-    global _verbosity
-    level = _int(level, "the logger verbosity")
-    if level < 0:
-        raise InvalidArgument(f"logger verbosity must be >= 0, got {level}")
-    _verbosity = level
-
-
-def set_seed(seed: int) -> None:
-    """Kept, but it seeds nothing: onnxruntime seeds its random operators that have no
-    `seed` attribute with it, while mlrt's (RandomUniform, RandomNormal, their -Like
-    forms, Bernoulli, Multinomial; native/kernels/random.c) take a seed only from that
-    attribute and otherwise draw afresh on every run.  Give the nodes a `seed` for
-    reproducible values."""
-    global _seed
-    _seed = _int(seed, "the seed")
-    log.info("set_seed(%d): mlrt's random operators are seeded only by their seed attribute", _seed)
-
-
-# the providers onnxruntime 1.32 names in get_all_providers(): apps test membership in it
-ONNXRUNTIME_PROVIDERS = (
-    "TensorrtExecutionProvider", "CUDAExecutionProvider", "MIGraphXExecutionProvider", "OpenVINOExecutionProvider",
-    "DnnlExecutionProvider", "VitisAIExecutionProvider", "QNNExecutionProvider", "NnapiExecutionProvider",
-    "VSINPUExecutionProvider", "JsExecutionProvider", "CoreMLExecutionProvider", "DmlExecutionProvider",
-    "RknpuExecutionProvider", "WebNNExecutionProvider", "WebGpuExecutionProvider", "XnnpackExecutionProvider",
-    "CANNExecutionProvider", "AzureExecutionProvider")
-
-
-def get_all_providers() -> list[str]:
-    """Every execution provider name a session accepts, whether or not it can run on this
-    machine, CPUExecutionProvider last: onnxruntime's names (a session asked for one
-    mlrt lacks warns and runs on the others, as onnxruntime does), then the provider
-    modules of this mlrt, those registered, and any the runtime's manifest lists."""
-    names = [n for n in providers_base.available() if n != "CPUExecutionProvider"]
-    try:
-        listed = distribution.current_runtime().providers
-    except MlrtError:  # no runtime loads: the Python side still knows its providers
-        listed = ()
-    ours = names + [n for n in listed if n not in names and n != "CPUExecutionProvider"]
-    return list(ONNXRUNTIME_PROVIDERS) + [n for n in ours if n not in ONNXRUNTIME_PROVIDERS] + ["CPUExecutionProvider"]
-
-
-def get_build_info() -> str:
-    """One line naming the mlrt version, the native runtime in use (kind, version, ABI,
-    path) and how it was built (compiler and flags)."""
-    from .._version import __version__
-    try:
-        rt = distribution.current_runtime()
-    except MlrtError as exc:
-        return f"mlrt Build Info: version={__version__}, runtime=unavailable ({exc})"
-    try:
-        build = rt.ffi.string(rt.lib.mlrt_build_info()).decode()
-    except AttributeError:  # a runtime older than the call: its manifest's record
-        build = (rt.manifest or {}).get("build", "unknown")
-    return (f"mlrt Build Info: version={__version__}, runtime={rt.kind}, runtime-version={rt.version}, "
-            f"abi={rt.abi}, path={rt.path}, build={build}")
-
-
-def has_collective_ops() -> bool:
-    """False: mlrt has no collective (multi-device communication) operators."""
-    return False
-
-
-def disable_telemetry_events() -> None:
-    """Nothing to do: mlrt sends no telemetry."""
-
-
-def enable_telemetry_events() -> None:
-    """Nothing to do: mlrt sends no telemetry, and this does not make it send any."""
 
 
 def _module(name: str, package: bool, names: dict, lazy=None) -> types.ModuleType:
@@ -259,6 +158,4 @@ def _version_of(lowlevel: types.ModuleType, name: str) -> str:
     return lowlevel.__version__
 
 
-__all__ = ["install_as_onnxruntime", "set_default_logger_severity", "set_default_logger_verbosity", "set_seed",
-           "get_all_providers", "get_build_info", "has_collective_ops", "disable_telemetry_events",
-           "enable_telemetry_events"]
+__all__ = ["ORT_EXCEPTIONS", "install_as_onnxruntime"]

@@ -134,11 +134,11 @@ class ModelCompiler:
         options._config = dict(self._options._config)
         options.graph_optimization_level = self._level
         options.optimized_model_filepath = path
-        from ..native.optimizer import _portable
-        options._config.pop(_portable.EXTERNAL_FILE, None)
+        from ..native.save import EXTERNAL_FILE, EXTERNAL_MIN_SIZE
+        options._config.pop(EXTERNAL_FILE, None)
         if external:
-            options._config[_portable.EXTERNAL_FILE] = external
-            options._config[_portable.EXTERNAL_MIN_SIZE] = str(self._threshold)
+            options._config[EXTERNAL_FILE] = external
+            options._config[EXTERNAL_MIN_SIZE] = str(self._threshold)
         InferenceSession(self._model, options)
 
 

@@ -30,10 +30,9 @@ from typing import Callable
 import numpy as np
 
 from .._errors import InvalidArgument, MlrtError, NoSuchFile, RuntimeLoadError
-from ..native import _lib
+from .. import native
+from ..native.ops import HostOp, attribute_value
 from ..native.plan import memory
-from ..native.ops._base import _attribute_value
-from ..native.ops._host import _HostOp
 
 log = logging.getLogger("mlrt")
 
@@ -76,7 +75,7 @@ def operator_classes(custom_ops: dict) -> dict:
             for key, spec in custom_ops.items()}
 
 
-class _CustomNode(_HostOp):
+class _CustomNode(HostOp):
     """A node of a custom operator: run on the host by `spec.compute`.  Never computed
     ahead of time (the user's function may not be pure)."""
 
@@ -86,7 +85,7 @@ class _CustomNode(_HostOp):
 
     def __init__(self, node, opset: int):
         super().__init__(node, opset)
-        self.attrs = {a.name: _attribute_value(a) for a in node.attribute}
+        self.attrs = {a.name: attribute_value(a) for a in node.attribute}
         self.where = f"node '{self.name}' (custom operator {self.spec.domain}::{self.spec.op_type})"
 
     def run_host(self, values: list, runtime) -> list:
@@ -170,11 +169,11 @@ _libraries: dict[str, ctypes.CDLL] = {}  # real path -> the loaded library (neve
 
 
 def _ffi():
-    ffi = _lib.ffi()
+    ffi = native.ffi()
     try:
         ffi.typeof("mlrt_custom_op_api")
     except Exception:
-        raise RuntimeLoadError(f"the runtime at {_lib.runtime().path} predates custom operator libraries "
+        raise RuntimeLoadError(f"the runtime at {native.runtime().path} predates custom operator libraries "
                                "(no mlrt_custom_op_api in its mlrt.h): use a runtime of this mlrt version") from None
     return ffi
 
@@ -192,8 +191,8 @@ def _api(ffi):
             # (the types of the fields: the out-of-line FFI parses only names it declares)
             callbacks = [ffi.callback(ffi.typeof(api.register_op), register_op, error=1),
                          ffi.callback(ffi.typeof(api.set_error), set_error)]
-            api.version = int(_lib.enum_value("MLRT_CUSTOM_OP_API_VERSION"))
-            api.abi_version = int(_lib.lib().mlrt_abi_version())
+            api.version = int(native.enum_value("MLRT_CUSTOM_OP_API_VERSION"))
+            api.abi_version = int(native.lib().mlrt_abi_version())
             api.register_op, api.set_error = callbacks
             _API.update(api=api, callbacks=callbacks)
         return _API["api"]
@@ -287,10 +286,10 @@ class _CKernel:
         ffi = self.ffi
         arrays = []
         for i, v in enumerate(values):
-            if v is not None and (not isinstance(v, np.ndarray) or _lib.onnx_type(v.dtype) == 0
-                                  or v.ndim > _lib.MAX_RANK):
+            if v is not None and (not isinstance(v, np.ndarray) or native.onnx_type(v.dtype) == 0
+                                  or v.ndim > native.MAX_RANK):
                 raise _CError(f"input {i} is {_describe(v)}; a C custom operator takes numeric tensors of "
-                              f"rank <= {_lib.MAX_RANK}")
+                              f"rank <= {native.MAX_RANK}")
             arrays.append(None if v is None else np.ascontiguousarray(v))
         n_in = len(arrays)
         inputs = ffi.new("mlrt_tensor[]", max(n_in, 1))
@@ -303,16 +302,16 @@ class _CKernel:
             shapes = []
             for k in range(n_out):
                 t = outputs[k]
-                if not 0 <= t.rank <= _lib.MAX_RANK:
+                if not 0 <= t.rank <= native.MAX_RANK:
                     raise _CError(f"its infer function gave output {k} the rank {t.rank}")
                 shape = tuple(int(t.shape[d]) for d in range(t.rank))
                 if any(d < 0 for d in shape):
                     raise _CError(f"its infer function gave output {k} the shape {list(shape)}")
                 try:
-                    dtype = _lib.np_type(int(t.dtype))
+                    dtype = native.np_type(int(t.dtype))
                 except Exception:
                     dtype = None
-                if dtype is None or _lib.onnx_type(dtype) == 0:
+                if dtype is None or native.onnx_type(dtype) == 0:
                     raise _CError(f"its infer function gave output {k} the element type {int(t.dtype)}, "
                                   "not one of mlrt_dtype's numeric types")
                 shapes.append((dtype, shape))
@@ -343,7 +342,7 @@ def _describe(v) -> str:
 
 
 def _describe_tensor(ffi, t, array: np.ndarray, shape) -> None:
-    t.dtype = _lib.onnx_type(array.dtype)
+    t.dtype = native.onnx_type(array.dtype)
     t.rank = array.ndim
     stride = 1
     for d in reversed(range(array.ndim)):

@@ -5,10 +5,11 @@ OrtHardwareDevice) that get_ep_devices() and InferenceSession.get_input_epdevice
 These are descriptions only.  mlrt keeps a value's memory with the value (a host numpy
 array, or a device provider's buffer: _ortvalue.py), so an OrtDevice or OrtMemoryInfo
 names where memory is; it allocates nothing.  The device names mlrt has are those of
-OrtValue.ortvalue_from_numpy: "cpu", and "opencl" (also "gpu") for the OpenCL provider.
-OrtDevice.make also takes onnxruntime's other names ("cuda", "dml", "cann", "npu",
-"webgpu") and gives the same numbers onnxruntime does, so code that builds or compares
-them runs; mlrt has no memory on those devices.
+OrtValue.ortvalue_from_numpy: "cpu", each device provider's `device` (also "gpu" for
+the one marked as the GPU), asked of the registered providers.  OrtDevice.make also
+takes onnxruntime's other names ("cuda", "dml", "cann", "npu", "webgpu") and gives the
+same numbers onnxruntime does, so code that builds or compares them runs; mlrt has no
+memory on those devices.
 """
 
 from __future__ import annotations
@@ -81,13 +82,27 @@ class ArenaExtendStrategy(OrtEnum):
 
 _CPU, _GPU, _FPGA, _NPU = 0, 1, 2, 3  # OrtDevice's device types (OrtMemoryInfoDeviceType's numbers)
 
-# OrtDevice.make's names -> (device type, the vendor onnxruntime gives it when none is passed;
-# None: the vendor argument is the device id's neighbour, left 0)
-_DEVICE_NAMES = {
-    "cpu": (_CPU, None), "gpu": (_GPU, None), "npu": (_NPU, None), "opencl": (_GPU, None),
+# onnxruntime's names for OrtDevice.make -> (device type, the vendor onnxruntime gives it when
+# none is passed; None: the vendor argument is the device id's neighbour, left 0).  A table,
+# since these are onnxruntime's devices, not mlrt's providers; mlrt's device providers add
+# their own kinds (_device_names).
+_ORT_DEVICE_NAMES = {
+    "cpu": (_CPU, None), "gpu": (_GPU, None), "npu": (_NPU, None),
     "cuda": (_GPU, OrtDeviceVendorId.NVIDIA), "dml": (_GPU, OrtDeviceVendorId.MICROSOFT),
     "cann": (_NPU, OrtDeviceVendorId.HUAWEI), "webgpu": (_GPU, OrtDeviceVendorId.NONE),
 }
+
+
+def _device_providers() -> dict[str, type]:
+    """The registered device providers' classes by device kind."""
+    from ..native.providers import device_classes
+    return device_classes()
+
+
+def _device_names() -> dict[str, tuple]:
+    """OrtDevice.make's names: onnxruntime's, then each device provider's kind (a GPU, or an NPU)."""
+    return {**_ORT_DEVICE_NAMES, **{kind: (_GPU if cls.gpu else _NPU, None)
+                                    for kind, cls in _device_providers().items()}}
 
 
 def _int(value, what: str) -> int:
@@ -108,19 +123,20 @@ class OrtDevice:
         self._mem_type = _int(mem_type, "OrtDevice: the memory type")
         self._vendor_id = _int(vendor_id, "OrtDevice: the vendor id")
         self._device_id = _int(device_id, "OrtDevice: the device id")
-        self._name = name  # the name it was made with: "cpu", "opencl", "gpu", "cuda", ...
+        self._name = name  # the name it was made with: "cpu", "gpu", a provider's kind, "cuda", ...
 
     @staticmethod
     def make(ort_device_name: str, device_id: int, vendor_id: int = -1) -> "OrtDevice":
         """The OrtDevice onnxruntime makes for `ort_device_name` ("cpu", "gpu", "npu",
-        "cuda", "dml", "cann", "webgpu", and mlrt's "opencl", a GPU): with vendor_id < 0,
-        the vendor of a named accelerator (cuda: NVIDIA, dml: Microsoft, cann: Huawei),
-        otherwise 0; a vendor_id >= 0 is taken as given."""
+        "cuda", "dml", "cann", "webgpu", and mlrt's device providers' kinds): with
+        vendor_id < 0, the vendor of a named accelerator (cuda: NVIDIA, dml: Microsoft,
+        cann: Huawei), otherwise 0; a vendor_id >= 0 is taken as given."""
         name = str(ort_device_name)
-        if name not in _DEVICE_NAMES:
+        names = _ORT_DEVICE_NAMES if name in _ORT_DEVICE_NAMES else _device_names()
+        if name not in names:
             raise InvalidArgument(f"Unsupported device type: {name} (OrtDevice.make takes "
-                                  f"{', '.join(_DEVICE_NAMES)})")
-        device_type, alias_vendor = _DEVICE_NAMES[name]
+                                  f"{', '.join(names)})")
+        device_type, alias_vendor = names[name]
         vendor_id = _int(vendor_id, "OrtDevice.make: vendor_id")
         if vendor_id < 0:
             vendor_id = int(alias_vendor) if alias_vendor is not None else 0
@@ -139,14 +155,16 @@ class OrtDevice:
         return self._mem_type
 
     def _mlrt_device(self) -> str:
-        """The device kind mlrt's OrtValue names this memory by ("cpu", "opencl", "gpu");
-        onnxruntime's other accelerators have none in mlrt."""
+        """The device kind mlrt's OrtValue names this memory by ("cpu", a device
+        provider's kind, "gpu"); onnxruntime's other accelerators have none in mlrt."""
         if self._type == _CPU or self._mem_type == OrtDeviceMemoryType.HOST_ACCESSIBLE:
             return "cpu"
-        if self._name in ("opencl", "gpu"):
+        kinds = _device_providers()
+        if self._name in kinds or (self._name == "gpu" and any(c.gpu for c in kinds.values())):
             return self._name
-        raise NotImplemented(f"mlrt has no memory on the {self._name} device (its devices: cpu, and the OpenCL "
-                             "GPU as 'opencl' or 'gpu')")
+        raise NotImplemented(f"mlrt has no memory on the {self._name} device (its devices: "
+                             f"{', '.join(['cpu', *kinds])}" + (", and 'gpu' for the GPU's" if any(
+                                 c.gpu for c in kinds.values()) else "") + ")")
 
     def __eq__(self, other) -> bool:
         return isinstance(other, OrtDevice) and self._key() == other._key()
@@ -162,10 +180,10 @@ class OrtDevice:
                 f"vendor_id={self._vendor_id:#06x}, device_id={self._device_id})")
 
 
-# OrtMemoryInfo's names (onnxruntime's allocator names) -> (device type, device memory type, vendor)
-_MEMORY_NAMES = {
+# OrtMemoryInfo's names (onnxruntime's allocator names) -> (device type, device memory type, vendor);
+# mlrt's device providers add their `memory_name`s (_memory_names)
+_ORT_MEMORY_NAMES = {
     "Cpu": (OrtMemoryInfoDeviceType.CPU, OrtDeviceMemoryType.DEFAULT, OrtDeviceVendorId.NONE),
-    "OpenCL": (OrtMemoryInfoDeviceType.GPU, OrtDeviceMemoryType.DEFAULT, OrtDeviceVendorId.NONE),
     "Cuda": (OrtMemoryInfoDeviceType.GPU, OrtDeviceMemoryType.DEFAULT, OrtDeviceVendorId.NVIDIA),
     "CudaPinned": (OrtMemoryInfoDeviceType.GPU, OrtDeviceMemoryType.HOST_ACCESSIBLE, OrtDeviceVendorId.NVIDIA),
     "DML": (OrtMemoryInfoDeviceType.GPU, OrtDeviceMemoryType.DEFAULT, OrtDeviceVendorId.MICROSOFT),
@@ -175,18 +193,29 @@ _MEMORY_NAMES = {
 }
 
 
+def _memory_type(cls) -> OrtMemoryInfoDeviceType:
+    return OrtMemoryInfoDeviceType.GPU if cls.gpu else OrtMemoryInfoDeviceType.NPU
+
+
+def _memory_names() -> dict[str, tuple]:
+    return {**_ORT_MEMORY_NAMES, **{cls.memory_name or kind: (_memory_type(cls), OrtDeviceMemoryType.DEFAULT,
+                                                              OrtDeviceVendorId.NONE)
+                                    for kind, cls in _device_providers().items()}}
+
+
 class OrtMemoryInfo:
     """Where an allocator's memory is: OrtMemoryInfo(name, allocator_type, device_id,
     mem_type), name one of onnxruntime's allocator names ("Cpu", "Cuda", "CudaPinned",
-    "DML", "Cann", "CannPinned", "WebGPU_Buffer") or mlrt's "OpenCL"; any name with
+    "DML", "Cann", "CannPinned", "WebGPU_Buffer") or a device provider's `memory_name`; any name with
     OrtMemoryInfo.create_v2.  Read-only properties, as onnxruntime's."""
 
     def __init__(self, name: str, allocator_type, device_id: int, mem_type):
         name = str(name)
-        if name not in _MEMORY_NAMES:
+        names = _ORT_MEMORY_NAMES if name in _ORT_MEMORY_NAMES else _memory_names()
+        if name not in names:
             raise InvalidArgument(f"OrtMemoryInfo: Specified device '{name}' is not supported. Try "
-                                  f"CreateMemoryInfo_V2 (known names: {', '.join(_MEMORY_NAMES)})")
-        device_type, device_mem_type, vendor = _MEMORY_NAMES[name]
+                                  f"CreateMemoryInfo_V2 (known names: {', '.join(names)})")
+        device_type, device_mem_type, vendor = names[name]
         if name == "Cpu":
             device_id = 0  # (onnxruntime's host memory has one id)
         self._set(name, allocator_type, device_id, mem_type, device_type, device_mem_type, vendor)
@@ -354,23 +383,19 @@ def cpu_ep_device() -> OrtEpDevice:
 
 def get_ep_devices() -> list[OrtEpDevice]:
     """The execution providers mlrt has and the devices they run on: the CPU provider on
-    the host CPU, then each device provider that can start here (the OpenCL GPU)."""
-    from ..native.providers import _base as providers
+    the host CPU, then each device provider that can start here (as it describes its device)."""
+    from ..native.providers import for_device
     found = [cpu_ep_device()]
-    for name, cls in providers.available().items():
-        if cls.device == "cpu":
-            continue
+    for kind, cls in _device_providers().items():
         try:
-            p = providers.for_device(cls.device)
-            label = str(getattr(p, "cl_device", None) and p.cl_device.name or cls.device)
+            label = str(for_device(kind).describe_device()["name"] or kind)
         except Exception:  # noqa: BLE001 - a provider that cannot start here is simply not listed
             continue
         device = OrtHardwareDevice(OrtHardwareDeviceType.GPU if cls.gpu else OrtHardwareDeviceType.NPU, label, 0, 0,
-                                   {"mlrt_device": cls.device})
-        memory = OrtMemoryInfo.create_v2("OpenCL" if cls.device == "opencl" else cls.device,
-                                         OrtMemoryInfoDeviceType.GPU if cls.gpu else OrtMemoryInfoDeviceType.NPU,
-                                         0, 0, OrtDeviceMemoryType.DEFAULT, 0, OrtAllocatorType.ORT_DEVICE_ALLOCATOR)
-        found.append(OrtEpDevice(name, device, memory))
+                                   {"mlrt_device": kind})
+        memory = OrtMemoryInfo.create_v2(cls.memory_name or kind, _memory_type(cls), 0, 0,
+                                         OrtDeviceMemoryType.DEFAULT, 0, OrtAllocatorType.ORT_DEVICE_ALLOCATOR)
+        found.append(OrtEpDevice(cls.name, device, memory))
     return found
 
 

@@ -1,7 +1,7 @@
 """Log severity per session and per run, on Python's `logging` (the "mlrt" logger).
 
 onnxruntime's severities 0-4 (verbose, info, warning, error, fatal) are Python's
-DEBUG, INFO, WARNING, ERROR, CRITICAL (SEVERITY_LEVELS in _compat.py).  Outside a
+DEBUG, INFO, WARNING, ERROR, CRITICAL (SEVERITY_LEVELS below).  Outside a
 session the "mlrt" logger's level rules (set_default_logger_severity sets it, or the
 app's logging configuration).  While a session is made, and while it runs, its
 `SessionOptions.log_severity_level` rules instead -- or the run's
@@ -44,6 +44,11 @@ def logger() -> logging.Logger:
     if type(log) is logging.Logger:
         log.__class__ = _SeverityLogger  # (the one object every mlrt module logs through)
     return log
+
+
+def tag(logid: str) -> str:
+    """The prefix of a session's log lines: its SessionOptions.logid in brackets, if it has one."""
+    return f"[{logid}] " if logid else ""
 
 
 def check_severity(value, what: str) -> int:

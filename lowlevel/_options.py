@@ -11,7 +11,8 @@ from .._errors import InvalidArgument, NotAvailable
 from ._enum import OrtEnum
 from . import _logging
 from ._ortvalue import OrtValue
-from ._session_extras import SessionOptionsMethods
+from ._options_loading import LoadingOptions
+from ._options_plugins import PluginProviderOptions
 
 if TYPE_CHECKING:  # (custom operators bring in the native library's glue: imported when registered)
     from ._custom_ops import CustomOp
@@ -40,7 +41,7 @@ class ExecutionOrder(OrtEnum):
     MEMORY_EFFICIENT = 2
 
 
-class SessionOptions(SessionOptionsMethods):  # (load cancellation, plugin EPs: _session_extras.py)
+class SessionOptions(LoadingOptions, PluginProviderOptions):  # (_options_loading.py, _options_plugins.py)
     """Options fixed when a session is created.
 
     Stored only, as onnxruntime tunes its own internals with them and mlrt has no such

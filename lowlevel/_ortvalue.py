@@ -16,7 +16,7 @@ import operator
 import numpy as np
 
 from .._errors import InvalidArgument, NotAvailable, NotImplemented
-from ..native.providers import _base as providers
+from ..native import providers
 from ._sparse import SparseTensor
 
 
@@ -193,6 +193,12 @@ class OrtValue:
         """The tensor as a host array (read back from the device if it lives there)."""
         self._dense_only("numpy")
         return self._provider.to_host(self._value) if self._provider is not None else self._value
+
+    def native_value(self):
+        """mlrt only: the value as mlrt holds it, not copied: a numpy array on the host, the
+        provider's device array (with its dtype and shape) where it lives on a device;
+        numpy() reads that one back."""
+        return self._value
 
     def __array__(self, dtype=None, copy=None) -> np.ndarray:
         a = self.numpy()

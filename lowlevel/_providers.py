@@ -11,9 +11,10 @@ import warnings
 from .._errors import InvalidArgument
 from ._device import OrtDeviceVendorId
 
-# device names -> OrtDevice's device type numbers, as onnxruntime's OrtDevice.cpu(), .cuda(), ...
-# give them (DirectML has a type of its own); "opencl" is mlrt's GPU
-_DEVICE_TYPES = {"cpu": 0, "gpu": 1, "cuda": 1, "webgpu": 1, "opencl": 1, "npu": 3, "cann": 3, "dml": 4}
+# onnxruntime's device names -> OrtDevice's device type numbers, as onnxruntime's OrtDevice.cpu(),
+# .cuda(), ... give them (DirectML has a type of its own).  A table, since these are onnxruntime's
+# devices; mlrt's device providers add their kinds (_device_types).
+_DEVICE_TYPES = {"cpu": 0, "gpu": 1, "cuda": 1, "webgpu": 1, "npu": 3, "cann": 3, "dml": 4}
 _VENDORS = {"cuda": OrtDeviceVendorId.NVIDIA, "dml": OrtDeviceVendorId.MICROSOFT, "cann": OrtDeviceVendorId.HUAWEI,
             "webgpu": OrtDeviceVendorId.NONE}
 
@@ -69,12 +70,20 @@ def check_and_normalize_provider_args(providers, provider_options, available_pro
     return list(normalized), list(normalized.values())
 
 
+def _device_types() -> dict[str, int]:
+    """onnxruntime's names, then each device provider's kind (1, a GPU; 3, an NPU)."""
+    from ..native.providers import device_classes
+    return {**_DEVICE_TYPES, **{kind: 1 if cls.gpu else 3 for kind, cls in device_classes().items()}}
+
+
 def get_ort_device_type(device_type: str) -> int:
     """OrtDevice's device type number for a device name ("cpu" 0; "gpu", "cuda", "webgpu"
-    and mlrt's "opencl" 1; "npu", "cann" 3; "dml" 4)."""
-    if device_type not in _DEVICE_TYPES:
-        raise InvalidArgument(f"Unsupported device type: {device_type} (the names are {', '.join(_DEVICE_TYPES)})")
-    return _DEVICE_TYPES[device_type]
+    and mlrt's GPU providers' kinds 1; "npu", "cann" and other device providers' kinds 3;
+    "dml" 4)."""
+    types = _DEVICE_TYPES if device_type in _DEVICE_TYPES else _device_types()
+    if device_type not in types:
+        raise InvalidArgument(f"Unsupported device type: {device_type} (the names are {', '.join(types)})")
+    return types[device_type]
 
 
 def get_vendor_id_for_device_type(device_type: str) -> OrtDeviceVendorId | None:

@@ -2,7 +2,7 @@
 cropped, resized, colour-converted and normalized straight into one image of a numpy
 tensor batch, and back.
 
-Same meaning as the OpenCL kernels (media/_gpu.py).  The C kernels check every size,
+Same meaning as a device's image kernels (media/_gpu.py).  The C kernels check every size,
 stride, crop and index themselves; here only what they cannot see is checked (that
 the arguments are numpy arrays, one alpha and beta per channel).  Arrays are passed
 with their strides, never copied.  The kernels run on one native thread pool shared
@@ -24,14 +24,14 @@ TENSOR_TYPES = (np.dtype(np.float32), np.dtype(np.float16), np.dtype(np.uint8))
 
 _native = None  # (ffi, lib, Tensorize kernel, Detensorize kernel, pool), made on first use
 _native_lock = threading.Lock()
-_lib = None  # mlrt.native._lib, imported with the native library by the first _load(), not with mlrt.media
+_lib = None  # mlrt.native (its library names), reached by the first _load(), not with mlrt.media
 
 
 def _load():
     global _native, _lib
     with _native_lock:
         if _native is None:
-            from ..native import _lib as native_lib
+            from .. import native as native_lib  # (its library names load the library when first asked for)
             _lib = native_lib
             kernels = []
             for op, dtype in (("Tensorize", np.uint8), ("Detensorize", np.float32)):

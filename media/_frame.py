@@ -1,37 +1,54 @@
-"""VideoFrame: a picture in host memory (a SoftwareBitmap) or in OpenCL device memory.
+"""VideoFrame: a picture in host memory (a SoftwareBitmap) or in a device's memory.
 
 A frame holds 8-bit pixels [height, width, bytes per pixel] in one of the
 BitmapPixelFormat layouts (NV12: [height * 3 / 2, width], the luma plane over the
 interleaved chroma plane).  Frames made from numpy arrays share the caller's memory,
 as Windows ML's SoftwareBitmap.CreateCopyFromBuffer does not but a numpy user
-expects; `copy()` makes an independent one.
+expects; `copy()` makes an independent one.  A frame on a device holds a value of
+its provider's memory (an OpenCL DeviceTensor, ...), reached only through the provider
+(native/providers/_base.py): media names no device.
 """
 
 from __future__ import annotations
 
 import os
-import sys
 from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .._errors import InvalidArgument
+from .._errors import DeviceError, InvalidArgument
+from ..native.providers import for_device, owner_of
 from . import _cpu
 from ._formats import BitmapBounds, BitmapPixelFormat
 
 if TYPE_CHECKING:
     from PIL import Image
 
-# The OpenCL side (pyopencl, the device runtime) and Pillow are imported by the first GPU
-# frame and the first image file or PIL image, not with mlrt.media: a CPU app never loads
-# OpenCL, and a numpy-only one never loads Pillow.
-_RUNTIME = __name__.rsplit(".", 2)[0] + ".native.opencl._runtime"
+# A device's side (for OpenCL: pyopencl, the device runtime) and Pillow are imported by the
+# first frame on the device and the first image file or PIL image, not with mlrt.media: a
+# CPU app never loads a device provider's machinery, and a numpy-only one never loads Pillow.
 
 
 def on_device(pixels) -> bool:
-    """Whether `pixels` is an OpenCL DeviceTensor (none exists before the runtime is imported)."""
-    runtime = sys.modules.get(_RUNTIME)
-    return runtime is not None and isinstance(pixels, runtime.DeviceTensor)
+    """Whether `pixels` lives in a device provider's memory (not a host array)."""
+    return owner_of(pixels) is not None
+
+
+def to_host(pixels) -> np.ndarray:
+    """`pixels` as a host array (device memory read back)."""
+    p = owner_of(pixels)
+    return pixels if p is None else p.to_host(pixels)
+
+
+def device_provider(device: str | None = None):
+    """The provider of a device kind (None or "gpu": the GPU provider); DeviceError when
+    there is none."""
+    kind = device or "gpu"
+    p = for_device(kind)
+    if p is None:
+        raise DeviceError(f"no device provider for '{kind}' is available" +
+                          (" (none is marked as the GPU)" if kind == "gpu" else ""))
+    return p
 
 F = BitmapPixelFormat
 _PIL_MODES = {"RGB": F.RGB8, "RGBA": F.RGBA8, "L": F.GRAY8}
@@ -45,7 +62,7 @@ def _nv12_to_bgra(nv12: np.ndarray) -> np.ndarray:
 
 
 class VideoFrame:
-    """Pixels and their format, on the CPU (`is_gpu` False) or an OpenCL device."""
+    """Pixels and their format, on the CPU (`is_gpu` False) or a device (`device` names it)."""
 
     __slots__ = ("_pixels", "_format", "timestamp", "__weakref__")
 
@@ -115,9 +132,11 @@ class VideoFrame:
         return cls.from_pil(im)
 
     @classmethod
-    def empty(cls, width: int, height: int, pixel_format=F.BGRA8, *, gpu: bool = False) -> "VideoFrame":
+    def empty(cls, width: int, height: int, pixel_format=F.BGRA8, *, gpu: bool = False,
+              device: str | None = None) -> "VideoFrame":
         """A frame of zeros (Windows ML's VideoFrame(format, width, height)); `gpu` puts it in
-        OpenCL device memory (CreateAsDirect3D11SurfaceBacked)."""
+        the GPU provider's memory (CreateAsDirect3D11SurfaceBacked), `device` in that device
+        kind's ("cpu": the host)."""
         fmt = BitmapPixelFormat.parse(pixel_format)
         for what, n in (("width", width), ("height", height)):
             if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
@@ -125,11 +144,10 @@ class VideoFrame:
         shape = (height * 3 // 2, width) if fmt is F.NV12 else (height, width, fmt.channels)
         if fmt is F.NV12 and (width % 2 or height % 2):
             raise InvalidArgument(f"VideoFrame.empty: NV12 frames have even sizes, got {width}x{height}")
-        if gpu:
+        if (gpu or device) and device != "cpu":
             if fmt is F.NV12:
                 raise InvalidArgument("VideoFrame.empty: NV12 frames live on the CPU")
-            from ..native.opencl._runtime import default_device
-            return cls(default_device().upload(np.zeros(shape, np.uint8), blocking=True), fmt)
+            return cls(device_provider(device).to_device(np.zeros(shape, np.uint8)), fmt)
         return cls(np.zeros(shape, np.uint8), fmt)
 
     # -- what it is ------------------------------------------------------------------------------
@@ -148,7 +166,15 @@ class VideoFrame:
 
     @property
     def is_gpu(self) -> bool:
+        """Whether the pixels are in a device's memory (not the host's)."""
         return on_device(self._pixels)
+
+    @property
+    def device(self) -> str:
+        """The device kind the pixels live on: "cpu", or a device provider's (e.g. as
+        OrtValue.device_name() says)."""
+        p = owner_of(self._pixels)
+        return "cpu" if p is None else p.device
 
     @property
     def bounds(self) -> BitmapBounds:
@@ -162,7 +188,7 @@ class VideoFrame:
     def to_numpy(self) -> np.ndarray:
         """The pixels as a host array ([H, W, C]; GRAY8 [H, W]; NV12 [H * 3 / 2, W]); a CPU
         frame returns its own memory, a GPU frame a copy read back."""
-        p = self._pixels.numpy() if self.is_gpu else self._pixels
+        p = to_host(self._pixels)
         return p[:, :, 0] if self._format is F.GRAY8 else p
 
     def to_pil(self) -> Image.Image:
@@ -175,24 +201,22 @@ class VideoFrame:
 
     def copy(self) -> "VideoFrame":
         """An independent frame with the same pixels, on the same side."""
-        if self.is_gpu:
-            from ..native.opencl._runtime import DeviceTensor
-            src = self._pixels
-            t = DeviceTensor(src.device.allocate(src.nbytes), np.uint8, src.shape, src.device)
-            t.write(src)
-            return VideoFrame(t, self._format, self.timestamp)
+        p = owner_of(self._pixels)
+        if p is not None:
+            return VideoFrame(p.to_device(np.array(p.to_host(self._pixels))), self._format, self.timestamp)
         return VideoFrame(self._pixels.copy(), self._format, self.timestamp)
 
-    def to_gpu(self) -> "VideoFrame":
-        """This frame in OpenCL device memory (itself if it is there; NV12 becomes BGRA8)."""
-        if self.is_gpu:
+    def to_gpu(self, device: str | None = None) -> "VideoFrame":
+        """This frame in the GPU provider's memory, or that of the device kind `device`
+        (itself if it is there; NV12 becomes BGRA8)."""
+        provider = device_provider(device)
+        if owner_of(self._pixels) is provider:
             return self
         fmt, pixels = self.packed()
-        from ..native.opencl._runtime import default_device
-        return VideoFrame(default_device().upload(np.ascontiguousarray(pixels)), fmt, self.timestamp)
+        return VideoFrame(provider.to_device(np.ascontiguousarray(to_host(pixels))), fmt, self.timestamp)
 
     def to_cpu(self) -> "VideoFrame":
-        return VideoFrame(self._pixels.numpy(), self._format, self.timestamp) if self.is_gpu else self
+        return VideoFrame(to_host(self._pixels), self._format, self.timestamp) if self.is_gpu else self
 
     def packed(self) -> tuple[BitmapPixelFormat, object]:
         """(format, pixels) in a layout the image kernels read: NV12 is converted to BGRA8."""
@@ -218,35 +242,33 @@ class VideoFrame:
         c = frame._format.channels
         alpha, beta = (1.0,) * c, (0.0,) * c
         out = frame._pixels
+        device = owner_of(out)
         whole = dst == frame.bounds
-        if frame.is_gpu and whole:  # straight into the device frame, as a batch of one NHWC image
-            from ..native.opencl._runtime import DeviceTensor
-            from . import _gpu
-            if not on_device(pixels):
-                pixels = out.device.upload(np.ascontiguousarray(pixels))
-            view = DeviceTensor(out.buffer, np.uint8, (1,) + out.shape, out.device)
-            _gpu.tensorize(pixels, fmt, tuple(src), view, 0, rgb=frame._format.is_rgb_order, nhwc=True,
-                           alpha=alpha, beta=beta)
+        if device is not None and whole:  # straight into the device frame, as a batch of one NHWC image
+            if owner_of(pixels) is not device:
+                pixels = device.to_device(np.ascontiguousarray(to_host(pixels)))
+            frame._pixels = device.image_kernel(
+                "tensorize", pixels, out, _cpu.tensorize, pixel_format=fmt.value, crop=tuple(src), index=0,
+                rgb=frame._format.is_rgb_order, nhwc=True, alpha=alpha, beta=beta)
             return
-        if on_device(pixels):
-            pixels = pixels.numpy()
-        if whole and not frame.is_gpu and out.flags.c_contiguous:
+        pixels = to_host(pixels)
+        if whole and device is None and out.flags.c_contiguous:
             _cpu.tensorize(pixels, fmt, tuple(src), out[None], 0, rgb=frame._format.is_rgb_order, nhwc=True,
                            alpha=alpha, beta=beta)
             return
-        host = out.numpy() if frame.is_gpu else out
+        host = np.array(device.to_host(out)) if device is not None else out
         region = host[dst.y:dst.y + dst.height, dst.x:dst.x + dst.width, :]
         tmp = np.empty((1, dst.height, dst.width, c), np.uint8)
         _cpu.tensorize(pixels, fmt, tuple(src), tmp, 0, rgb=frame._format.is_rgb_order, nhwc=True,
                        alpha=alpha, beta=beta)
         region[...] = tmp[0]
-        if frame.is_gpu:
-            out.write(host)
+        if device is not None:
+            frame._pixels = device.to_device(host)
 
 
 def _overlap(a, b) -> bool:
     if on_device(a) or on_device(b):
-        return on_device(a) and on_device(b) and a.buffer == b.buffer
+        return a is b
     return np.may_share_memory(a, b)
 
 

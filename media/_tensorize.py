@@ -1,7 +1,7 @@
 """Frames -> image tensors and back, by the rules of shared/HIGHLEVEL.md ("Image
 tensorization"): the size and crop, the channel order and the value range.  The pixel
-work happens in one pass in the C kernels (host tensors) or the OpenCL kernels (device
-tensors); this file decides what they are asked to do.
+work happens in one pass in the C kernels (host tensors) or the device provider's
+image kernels (device tensors: _gpu.py); this file decides what they are asked to do.
 """
 
 from __future__ import annotations
@@ -11,9 +11,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._errors import InvalidArgument
+from ..native.providers import owner_of
 from . import _cpu
 from ._formats import BitmapBounds, BitmapPixelFormat, LearningModelPixelRange
-from ._frame import VideoFrame, check_bounds, on_device
+from ._frame import VideoFrame, check_bounds, device_provider, to_host
 
 F = BitmapPixelFormat
 
@@ -109,39 +110,40 @@ def tensor_shape(target: ImageTarget, n: int, h: int, w: int) -> tuple:
 
 
 def tensorize(frames: list[VideoFrame], target: ImageTarget, bounds: list | None = None, *, gpu: bool = False,
-              out=None, pool=None) -> tuple[object, list[BitmapBounds]]:
-    """Frames -> one tensor (a numpy array, or a DeviceTensor when `gpu`), and the
+              device: str | None = None, out=None, pool=None) -> tuple[object, list[BitmapBounds]]:
+    """Frames -> one tensor (a numpy array, or a value of the GPU provider's memory when
+    `gpu`, of the device kind `device`'s when given; "cpu": the host), and the
     rectangle of each frame that was used (its applied bounds).  `out` (an array or
-    DeviceTensor of the right shape and type) is written instead of a new tensor;
-    `pool` is the native thread pool the C kernel runs on (a session's)."""
+    device value of the right shape and type) is written instead of a new tensor where
+    the device can (the tensor returned is the one written); `pool` is the native
+    thread pool the C kernels run on (a session's)."""
     (h, w), regions = plan(frames, target, bounds)
     shape = tensor_shape(target, len(frames), h, w)
     alpha, beta = target.coefficients()
-    if gpu:
-        from ..native.opencl._runtime import DeviceTensor, default_device  # (OpenCL on first GPU use)
-        from . import _gpu
-        device = default_device()
+    if (gpu or device) and device != "cpu":
+        from . import _gpu  # (a device's machinery on first use)
+        provider = device_provider(device)
         if out is None:
-            out = DeviceTensor(device.allocate(int(np.prod(shape)) * target.dtype.itemsize), target.dtype, shape, device)
+            out = provider.allocate(shape, target.dtype)
         for i, (frame, region) in enumerate(zip(frames, regions)):
             fmt, pixels = frame.packed()
-            if not on_device(pixels):
-                pixels = device.upload(np.ascontiguousarray(pixels))
-            _gpu.tensorize(pixels, fmt, tuple(region), out, i, rgb=target.rgb, nhwc=target.nhwc, alpha=alpha, beta=beta)
+            if not provider.owns(pixels):
+                pixels = provider.to_device(np.ascontiguousarray(to_host(pixels)))
+            out = _gpu.tensorize(pixels, fmt, tuple(region), out, i, rgb=target.rgb, nhwc=target.nhwc, alpha=alpha,
+                                 beta=beta, pool=pool)
         return out, regions
     if out is None:
         out = np.empty(shape, target.dtype)
     for i, (frame, region) in enumerate(zip(frames, regions)):
         fmt, pixels = frame.packed()
-        if on_device(pixels):
-            pixels = pixels.numpy()
+        pixels = to_host(pixels)
         _cpu.tensorize(pixels, fmt, tuple(region), out, i, rgb=target.rgb, nhwc=target.nhwc, alpha=alpha, beta=beta,
                        pool=pool)
     return out, regions
 
 
 def detensorize(tensor, index: int, target: ImageTarget, frame: VideoFrame, pool=None) -> None:
-    """Image `index` of an image-shaped tensor (array or DeviceTensor) into `frame`:
+    """Image `index` of an image-shaped tensor (array or device value) into `frame`:
     pixel = (value + shift) * scale (mean/std undone first), rounded and clamped,
     alpha 255.  A frame of another size gets the image scaled onto it."""
     shape = tuple(tensor.shape)
@@ -151,17 +153,18 @@ def detensorize(tensor, index: int, target: ImageTarget, frame: VideoFrame, pool
     if fmt is F.NV12:
         raise InvalidArgument("an output cannot be written into an NV12 frame; bind a BGRA8 (or other packed) frame")
     same = (frame.width, frame.height) == (w, h)
-    on_gpu = on_device(tensor)
-    if same and on_gpu == frame.is_gpu:
+    device = owner_of(tensor)
+    kind = "cpu" if device is None else device.device
+    if same and frame.device == kind:
         dest = frame
-    else:
-        dest = VideoFrame.empty(w, h, fmt, gpu=on_gpu)
-    if on_gpu:
+    else:  # made where the tensor is, then copied (scaled, moved) into the frame
+        dest = VideoFrame.empty(w, h, fmt, device=kind)
+    if device is not None:
         from . import _gpu
-        _gpu.detensorize(tensor, index, rgb=target.rgb, nhwc=target.nhwc, alpha=alpha, beta=beta, out=dest._pixels,
-                         pixel_format=fmt)
+        dest._pixels = _gpu.detensorize(tensor, index, rgb=target.rgb, nhwc=target.nhwc, alpha=alpha, beta=beta,
+                                        out=dest._pixels, pixel_format=fmt, pool=pool)
     else:
-        _cpu.detensorize(tensor, index, rgb=target.rgb, nhwc=target.nhwc, alpha=alpha, beta=beta, out=dest._pixels,
-                         pixel_format=fmt, pool=pool)
+        _cpu.detensorize(tensor, index, rgb=target.rgb, nhwc=target.nhwc, alpha=alpha, beta=beta,
+                         out=dest._pixels, pixel_format=fmt, pool=pool)
     if dest is not frame:
         dest.copy_to(frame)

@@ -141,7 +141,7 @@ def _as_onnxruntime_takes_it(model: onnx.ModelProto) -> onnx.ModelProto | None:
     onnxruntime refuses it, but in other words)."""
     import onnx
 
-    from .graph import _toposort, node_reads, subgraphs  # (graph.py imports this module)
+    from .graph import node_reads, subgraphs, toposort
     copy = onnx.ModelProto()
     copy.CopyFrom(model)
     g = copy.graph
@@ -163,7 +163,7 @@ def _as_onnxruntime_takes_it(model: onnx.ModelProto) -> onnx.ModelProto | None:
 
     known = {vi.name for vi in g.input} | {t.name for t in g.initializer}
     try:
-        order = _toposort(list(g.node), known)
+        order = toposort(list(g.node), known)
     except InvalidModel:
         order = None  # (a cycle, a value made twice or read unmade: mlrt's graph names it)
     if order is not None and any(a is not b for a, b in zip(order, g.node)):

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .._errors import DeviceError, NotImplemented
-from . import profile, terminate
+from . import profile, providers, terminate
 from .graph import Graph, ValueType
 
 log = logging.getLogger("mlrt")
@@ -298,14 +298,13 @@ class Placement:
 
     # -- running ------------------------------------------------------------------------------------
     def quick_run(self, feeds: dict, output_names):
-        """For a graph that is one host piece whose runnable has them: a run with the least
+        """For a graph that is one host piece whose provider has them: a run with the least
         Python around it for feeds of exactly this signature (native/plan/native.py
         QuickRun: run(feeds) -> outputs in `output_names` order, or None), else None."""
         sole = self._sole
-        make = getattr(sole.runnable, "quick_run", None) if sole is not None else None
-        if make is None or not set(feeds) <= set(sole.inputs):
+        if sole is None or not set(feeds) <= set(sole.inputs):
             return None
-        return make(feeds, output_names)
+        return sole.provider.quick_run(sole.runnable, feeds, output_names)
 
     def run(self, feeds: dict, keep_on_device=()) -> dict:
         g = self.graph
@@ -396,9 +395,8 @@ def _is_host(value) -> bool:
 def _to_host(value, src: Piece | None):
     if _is_host(value):
         return value
-    if src is not None:
-        return src.provider.to_host(value)
-    return value.numpy()
+    owner = src.provider if src is not None else providers.owner_of(value)  # (src None: a feed)
+    return owner.to_host(value) if owner is not None else value
 
 
 def _value_inputs(node, graph: Graph) -> tuple:

@@ -1,9 +1,9 @@
 """`python -m mlrt` (also the `mlrt` command): what this installation has.
 
 Prints the SDK version, the native runtime in use (kind, version, ABI, path), the
-execution providers, every OpenCL device with whether it passed its probe (built and
-run in a child process) and the one in use, and operator coverage (C kernels,
-operator semantics files).
+execution providers, each device provider's devices as it surveys them (OpenCL: every
+device with whether it passed its probe, built and run in a child process, and the one
+in use), and operator coverage (C kernels, operator semantics files).
 
 `mlrt runtime ...` manages native runtimes (DESIGN.md "Distribution"):
     mlrt runtime bundle DIR                 copy the bundled runtime into an app's folder
@@ -39,47 +39,21 @@ import argparse
 import sys
 
 
-def opencl_devices() -> list[str]:
-    """Every OpenCL device, in the order the provider tries them, with its verdict: in
-    use, passed (its probe program built and ran, in a child process), or why not."""
-    from .native.opencl import _runtime
-    if _runtime.cl is None:
-        return [f"(pyopencl unavailable: {_runtime._IMPORT_ERROR})"]
-    try:
-        return [f"{name}: {verdict}" for name, verdict in _runtime.survey()]
-    except Exception as exc:
-        return [f"(no OpenCL platform: {exc})"]
-
-
-def opencl_choice() -> str:
-    """The device the OpenCL provider uses and how many operators it runs, or why it cannot."""
-    from .native.opencl import _drivers, _runtime
-    registered = _drivers.register(_runtime.cache_dir()) or _drivers.pip_runtimes()
-    pip = f"; pip runtime: {', '.join(map(str, registered))}" if registered else ""
-    try:
-        device = _runtime.default_device()
-    except Exception as exc:
-        return f"unavailable ({exc}){pip}"
-    return (f"{device.name}, {len(_runtime.recorder_ops())} operators{pip}; "
-            f"programs cached in {_runtime.writable_cache()}")
-
-
 def info() -> str:
     from . import __version__
     from .lowlevel import get_available_providers
-    from .native import _lib
+    from . import native
     from .native.ops import all_ops
+    from .native.providers import device_classes, for_device
 
-    rt = _lib.runtime()
-    table = _lib.kernel_table()
+    rt = native.runtime()
+    table = native.kernel_table()
     lines = [
         f"mlrt {__version__}",
         f"runtime: {rt.kind} {rt.version} (ABI {rt.abi}) at {rt.path}",
         f"build: {rt.ffi.string(rt.lib.mlrt_build_info()).decode()}",
         f"providers: {', '.join(get_available_providers())}",
-        "OpenCL devices (in the order tried; MLRT_OPENCL_DEVICE overrides):",
-        *(f"  {d}" for d in opencl_devices() or ["(none)"]),
-        f"OpenCL provider: {opencl_choice()}",
+        *(line for kind in device_classes() for line in for_device(kind).survey()),  # each device provider's
         f"C kernels: {len(table)} covering {len({(k['domain'], k['op_type']) for k in table})} operators",
         f"operator semantics files: {len(all_ops())}",
     ]
@@ -99,9 +73,8 @@ def runtime_command(args) -> int:
     elif args.action == "uninstall":
         print(f"removed {d.uninstall(args.version, args.prefix)}")
     elif args.action == "list":
-        from .distribution._runtime import system_root
         found = d.installed(args.prefix)
-        print(f"system runtimes under {system_root(args.prefix)}:" + ("" if found else " (none)"))
+        print(f"system runtimes under {d.system_root(args.prefix)}:" + ("" if found else " (none)"))
         for i, rt in enumerate(found):
             state = f"ABI {rt.abi}" if rt.ok else f"BROKEN: {rt.problem}"
             print(f"  {rt.version}  {state}{'  (newest)' if i == 0 and rt.ok else ''}  {rt.folder}")
@@ -278,8 +251,8 @@ def _dispatch(args) -> int:
         return runtime_command(args)
     print(info())
     if args.ops:
-        from .native import _lib
-        for k in _lib.kernel_table():
+        from . import native
+        for k in native.kernel_table():
             until = "" if k["until"] >= 2**31 - 1 else str(k["until"])
             print(f"  {k['domain'] or 'ai.onnx'}::{k['op_type']} opset {k['since']}-{until}")
     return 0

@@ -421,7 +421,7 @@ def _is_terminal(stream) -> bool:
 def optimize_command(args) -> int:
     import onnx
     from . import lowlevel
-    from .native.optimizer._portable import EXTERNAL_FILE
+    from .native.save import EXTERNAL_FILE
     so = lowlevel.SessionOptions()
     so.graph_optimization_level = getattr(lowlevel.GraphOptimizationLevel, LEVELS[args.level])
     so.optimized_model_filepath = args.out

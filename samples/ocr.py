@@ -109,7 +109,7 @@ class Ocr:
     def detect(self, frame: VideoFrame) -> list[np.ndarray]:
         """The text lines' quadrilaterals in source pixels (ocr_post.lines_from_map)."""
         width, height = det_size(frame.width, frame.height)
-        scaled = VideoFrame.empty(width, height, BitmapPixelFormat.BGRA8, gpu=self.device.is_gpu)
+        scaled = VideoFrame.empty(width, height, BitmapPixelFormat.BGRA8, device=self.device.memory)
         frame.copy_to(scaled)
         binding = LearningModelBinding(self.det)
         binding.bind("x", scaled, pixel_range=MINUS_ONE_TO_ONE)

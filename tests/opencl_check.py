@@ -14,7 +14,7 @@ import pytest
 from onnx import helper, numpy_helper
 
 from mlrt._errors import DeviceError
-from mlrt.native import graph as graph_mod
+from mlrt.native import load as loading
 from mlrt.native.opencl._plan import OpenCLPartition
 from mlrt.native.opencl._runtime import DeviceTensor, default_device
 from oracle import make_model, run_mlrt, tolerance
@@ -31,7 +31,7 @@ def opencl_device():
 def run_opencl(model, inputs: list, constant_inputs=()) -> list[np.ndarray]:
     """Run a model's whole graph as one OpenCL partition; outputs as host arrays."""
     device = opencl_device()
-    graph = graph_mod.load(model.SerializeToString())
+    graph = loading.load(model.SerializeToString())
     part = OpenCLPartition(graph, device)
     names = [v.name for v in graph.inputs]
     feeds = {}

@@ -140,3 +140,44 @@ def test_named_paths_exist(doc):
         if not exists(span, base, names):
             missing.append(span)
     assert not missing, f"{rel} names paths that are not in the repository: {sorted(set(missing))}"
+
+
+# -- the other direction: every module is named in docs/layout.md ------------------------------------
+LAYOUT = ROOT / "docs" / "layout.md"
+CODE_FOLDERS = ("highlevel", "media", "lowlevel", "native", "distribution", "package")
+C_FOLDERS = ("native/kernels", "native/src")
+
+
+def code_files() -> list[str]:
+    """The Python modules of the layers (package __init__ files aside: their folder is
+    their name) and the C sources and headers of native/kernels and native/src."""
+    found = [str(p.relative_to(ROOT)) for folder in CODE_FOLDERS for p in (ROOT / folder).rglob("*.py")
+             if p.name != "__init__.py" and not in_build_output(str(p))]
+    found += [str(p.relative_to(ROOT)) for folder in C_FOLDERS for p in (ROOT / folder).iterdir()
+              if p.suffix in (".c", ".h")]
+    return sorted(found)
+
+
+def named_in(doc: Path, path: str) -> bool:
+    """Whether `doc` names `path`: as a path from the root (`native/graph.py`), as a
+    pattern with placeholders that covers it (`native/ops/<op>.py`: "one file per X"),
+    or by its file name alone (`_model.py` in the list of its folder's files)."""
+    for span, how in paths_in(doc):
+        if how != "code":
+            continue
+        if "/" not in span:
+            if fnmatch.fnmatch(os.path.basename(path), PLACEHOLDER.sub("*", span)):
+                return True
+        elif span == path or fnmatch.fnmatch(path, PLACEHOLDER.sub("*", span)):
+            return True
+    return False
+
+
+def test_named_in_rule():
+    assert named_in(LAYOUT, "native/graph.py") and named_in(LAYOUT, "native/ops/relu.py")
+    assert not named_in(LAYOUT, "native/no_such_module.py")
+
+
+def test_every_module_is_named_in_layout():
+    missing = [p for p in code_files() if not named_in(LAYOUT, p)]
+    assert not missing, f"docs/layout.md names no entry for: {missing}"

@@ -18,7 +18,7 @@ from onnx import AttributeProto, TensorProto, helper
 HEAVY = ("onnx", "ml_dtypes", "google.protobuf", "pyopencl", "mlrt.native.opencl._runtime", "cv2", "PIL", "cffi",
          "scipy", "importlib.metadata", "mlrt._version",
          # the session pipeline and the native library's glue, loaded by the first session or frame tensorized
-         "mlrt.lowlevel._session", "mlrt.lowlevel._custom_ops", "mlrt.native.graph", "mlrt.native.partitioner",
+         "mlrt.lowlevel._session", "mlrt.lowlevel._custom_ops", "mlrt.native.graph", "mlrt.native.load", "mlrt.native.partitioner",
          "mlrt.native._lib")
 # what CPU-only work must never load
 GPU_ONLY = ("pyopencl", "mlrt.native.opencl._runtime", "mlrt.media._gpu")

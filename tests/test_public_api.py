@@ -6,6 +6,7 @@ import mlrt.distribution
 import mlrt.highlevel
 import mlrt.lowlevel
 import mlrt.media
+import mlrt.native
 
 PINNED = {
     mlrt: {"__version__", "MlrtError", "InvalidModel", "NoSuchFile", "InvalidArgument", "NoSuchFeature",
@@ -43,7 +44,10 @@ PINNED = {
                    "is_compatible", "is_opset_supported"},
     mlrt.distribution: {"LIBRARY_NAME", "MANIFEST_NAME", "Runtime", "bundle", "check_folder", "current_runtime",
                         "install", "installed", "load", "read_manifest", "select_runtime", "system_prefix",
-                        "uninstall"},
+                        "system_root", "uninstall"},
+    # what the layers above use of the native library (mlrt.native._lib), loaded when first asked for
+    mlrt.native: {"MAX_RANK", "ThreadPool", "enum_value", "ffi", "fill_tensor", "find_kernel", "kernel_table", "lib",
+                  "np_type", "onnx_type", "pack_params", "raise_status", "runtime"},
 }
 
 

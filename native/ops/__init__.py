@@ -19,7 +19,9 @@ import pkgutil
 import re
 
 from ..._errors import NotImplemented
-from ._base import REQUIRED, Info, Launch, Op, View  # noqa: F401
+from ._base import REQUIRED, Info, Launch, Op, Runtime, View  # noqa: F401
+from ._base import _attribute_value as attribute_value  # (what custom operators, outside, use)
+from ._host import _HostOp as HostOp
 
 # (domain, op type) -> operator class of the session being made or run (None: none)
 _custom: contextvars.ContextVar = contextvars.ContextVar("mlrt_custom_ops", default=None)

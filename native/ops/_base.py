@@ -143,6 +143,27 @@ def _decoded(values: list) -> list[str]:
     return [v.decode() for v in values]
 
 
+class Runtime:
+    """What a host operator's run_host() may use besides its inputs (None where there is
+    none, as in constant folding): `run_subgraph(body, inputs) -> outputs` runs a body
+    graph with the enclosing values visible; `run_loop` and `run_scan` iterate a Loop or
+    Scan body natively (None, the default: iterate in Python); `pool` is the native
+    thread pool its kernels run on (None: the library's default)."""
+
+    pool = None
+
+    def run_subgraph(self, body, inputs: list) -> list:
+        raise NotImplementedError
+
+    def run_loop(self, body, state: list, first_index: int, trip: int | None):
+        """(state, scan chunks, iterations, still going), or None."""
+        return None
+
+    def run_scan(self, body, state: list, slices: list, length: int):
+        """(state, scan outputs stacked on axis 0), or None."""
+        return None
+
+
 class Op:
     """Base of all operators.  Subclasses set the class attributes and override infer/launch."""
 
@@ -200,9 +221,9 @@ class Op:
 
     def run_host(self, values: list, runtime) -> list:
         """Outputs from input values (numpy arrays, lists for sequences, None for absent
-        optionals) for host operators; `runtime.run_subgraph(graph_proto, feeds)` runs a
-        body graph with the enclosing values visible.  Operators that are not `host`
-        may also define this to accept non-tensor inputs (e.g. Identity on a sequence)."""
+        optionals) for host operators; `runtime` (a Runtime, or None) runs body graphs
+        with the enclosing values visible.  Operators that are not `host` may also
+        define this to accept non-tensor inputs (e.g. Identity on a sequence)."""
         raise NotImplementedError
 
     def takes(self, dtypes: list) -> bool:

@@ -150,7 +150,7 @@ class _MlTableOp(_MlOp):
         if not isinstance(x, np.ndarray) or x.dtype not in FEATURE_TYPES + self.extra_types:
             got = x.dtype.name if isinstance(x, np.ndarray) else type(x).__name__
             raise InvalidArgument(f"{self.where}: X must be a numeric tensor, got {got}")
-        pool = getattr(getattr(runtime, "program", None), "pool", None)
+        pool = runtime.pool if runtime is not None else None
         return self.finish(run_eager(self, [x], pool))
 
 

@@ -37,7 +37,7 @@ class Loop(_HostOp):
         going = True if cond_in is None else self.scalar_bool(cond_in, "the condition")
         scans = [[] for _ in range(n_scan)]
         i = 0
-        native = runtime.run_loop(body, state, 0, trip) if going and hasattr(runtime, "run_loop") else None
+        native = runtime.run_loop(body, state, 0, trip) if going else None
         if native is not None:  # iterated in C to the end; scan outputs come in chunks of iterations
             state, chunks, i, going = native
             return list(state) + [np.concatenate(c) for c in chunks]

@@ -133,7 +133,7 @@ class Scan_9(_Scan):
                 raise self.bad(f"scan input {j} has {x.shape[ax]} steps on axis {ax}, scan input 0 has {length}")
         st = list(states)
         steps = [[] for _ in range(n_scan)]
-        if length and hasattr(runtime, "run_scan"):  # iterated in C when the body's plan is native
+        if length:  # iterated in C when the body's plan is native (runtime.run_scan None: in Python)
             ordered = [np.moveaxis(x, ax, 0)[::-1] if d else np.moveaxis(x, ax, 0)
                        for x, ax, d in zip(scans, in_axes, in_dirs)]
             native = runtime.run_scan(body, st, ordered, length)

@@ -34,7 +34,7 @@ from .. import graph as graph_mod
 from .. import profile, terminate
 from .._lib import ThreadPool
 from ..graph import Graph
-from ..ops import Info, Op, make_op
+from ..ops import Info, Op, Runtime, make_op
 from ..ops.if_op import If
 from ..ops.shape import Shape
 from ..ops.size import Size
@@ -419,12 +419,13 @@ def _copy_value(v):
     return v
 
 
-class _HostRuntime:
+class _HostRuntime(Runtime):
     """What a host operator may use: the values in scope and subgraph execution."""
 
     def __init__(self, program: CPUPartition, values: dict):
         self.program = program
         self.values = values
+        self.pool = program.pool
 
     def run_loop(self, body, state: list, first_index: int, trip: int | None):
         """Iterate a Loop body in C (loop.py): (state, scan chunks, iterations, still going),

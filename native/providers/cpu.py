@@ -8,6 +8,7 @@ from ..ops import lookup
 from ..plan.cpu import CPUPartition
 from ._base import ExecutionProvider
 
+
 class CPUExecutionProvider(ExecutionProvider):
     name = "CPUExecutionProvider"
 
@@ -29,3 +30,6 @@ class CPUExecutionProvider(ExecutionProvider):
 
     def compile(self, graph):
         return CPUPartition(graph, self.pool)
+
+    def quick_run(self, runnable, feeds: dict, output_names):
+        return runnable.quick_run(feeds, output_names)

@@ -60,6 +60,7 @@ class OpenCLExecutionProvider(ExecutionProvider):
     device = "opencl"
     wants_device = True  # asked for a GPU: falling back to the CPU is worth a warning
     gpu = True  # what Windows ML's GPU device kinds run on
+    memory_name = "OpenCL"  # (OrtMemoryInfo's name of its memory)
 
     def __init__(self, options=None, *, intra_op_num_threads: int = 0):
         super().__init__(options, intra_op_num_threads=intra_op_num_threads)
@@ -75,6 +76,15 @@ class OpenCLExecutionProvider(ExecutionProvider):
     @property
     def device_name(self) -> str:
         return self.cl_device.name
+
+    def describe_device(self) -> dict:
+        device = self.cl_device
+        try:
+            platform = device.cl_device.platform.name.strip()
+        except Exception:  # noqa: BLE001 - a name for messages only
+            platform = ""
+        return {"name": device.name, "is_gpu": device.is_gpu, "platform": platform,
+                "hint": "MLRT_OPENCL_DEVICE picks another OpenCL device"}
 
     def _program(self, node, graph):
         """(family, element type) of the program a node needs (None: none); False when
@@ -140,6 +150,43 @@ class OpenCLExecutionProvider(ExecutionProvider):
         runtime = sys.modules.get(_RUNTIME)  # not loaded: no device tensor exists
         return runtime is not None and isinstance(value, runtime.DeviceTensor)
 
+    def survey(self) -> list[str]:
+        """Every OpenCL device, in the order tried, with its verdict (in use, passed: its
+        probe program built and ran in a child process, or why not), then the device in
+        use and how many operators it runs, or why it cannot."""
+        runtime = _runtime()
+        lines = ["OpenCL devices (in the order tried; MLRT_OPENCL_DEVICE overrides):"]
+        if runtime.cl is None:
+            found = [f"(pyopencl unavailable: {runtime._IMPORT_ERROR})"]
+        else:
+            try:
+                found = [f"{name}: {verdict}" for name, verdict in runtime.survey()]
+            except Exception as exc:  # noqa: BLE001 - a report, not a use
+                found = [f"(no OpenCL platform: {exc})"]
+        lines += [f"  {d}" for d in found or ["(none)"]]
+        drivers = importlib.import_module(__name__.rsplit(".", 2)[0] + ".opencl._drivers")
+        registered = drivers.register(runtime.cache_dir()) or drivers.pip_runtimes()
+        pip = f"; pip runtime: {', '.join(map(str, registered))}" if registered else ""
+        try:
+            device = runtime.default_device()
+        except Exception as exc:  # noqa: BLE001 - a report, not a use
+            return lines + [f"OpenCL provider: unavailable ({exc}){pip}"]
+        return lines + [f"OpenCL provider: {device.name}, {len(runtime.recorder_ops())} operators{pip}; "
+                        f"programs cached in {runtime.writable_cache()}"]
+
     def synchronize(self) -> None:
         if self._device is not None:
             self._device.queue.finish()
+
+    def image_kernel(self, name: str, src, out, host, **args):
+        """On the device (native/opencl/tensorize.py), writing into `out`."""
+        kernels = importlib.import_module(__name__.rsplit(".", 2)[0] + ".opencl.tensorize")
+        src = self.to_device(src)
+        if name == "tensorize":
+            target = out
+            if len(out.shape) == 3:  # a frame: an NHWC batch of one over its buffer
+                target = _runtime().DeviceTensor(out.buffer, out.dtype, (1,) + tuple(out.shape), out.device)
+            kernels.tensorize(src, target, **args)
+        else:
+            kernels.detensorize(src, out, **args)
+        return out

@@ -14,7 +14,7 @@ from onnx import helper
 
 import mlrt
 import mlrt.lowlevel as ml
-from mlrt.native import graph as graph_mod
+from mlrt.native import load as loading
 from mlrt.native.plan import memory
 
 MB = 1 << 20
@@ -184,14 +184,14 @@ def _chain(n, body_nodes=0):
 
 def test_node_count_limit_refuses_a_larger_model():
     model = _chain(20, body_nodes=10)  # 20 + If + 2 x 10 = 41 nodes
-    assert graph_mod.count_nodes(model.graph) == 41
+    assert loading.count_nodes(model.graph) == 41
     with pytest.raises(mlrt.InvalidModel, match=r"41 nodes \(subgraphs included\), over the limit of 40 "
                                                 r"\(session config entry 'session.max_node_count'\)"):
         _session(model.SerializeToString(), **{"session.max_node_count": 40})
     sess = _session(model.SerializeToString(), **{"session.max_node_count": 41})
     (y,) = sess.run(None, {"x": np.ones(2, F), "c": np.array(True)})
     np.testing.assert_array_equal(y, np.ones(2, F))  # 30 negations
-    assert graph_mod.MAX_NODES == 10_000_000
+    assert loading.MAX_NODES == 10_000_000
     with pytest.raises(mlrt.InvalidArgument, match="session.max_node_count"):
         _session(model.SerializeToString(), **{"session.max_node_count": "-3"})
 

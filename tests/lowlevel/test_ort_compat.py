@@ -1,4 +1,4 @@
-"""mlrt.lowlevel as `onnxruntime` (lowlevel/_compat.py): the module-level functions,
+"""mlrt.lowlevel as `onnxruntime` (lowlevel/_compat.py, lowlevel/_module_level.py): the module-level functions,
 onnxruntime's exception names over mlrt's tree, and an app written for onnxruntime
 giving the same results on both.
 
@@ -21,7 +21,7 @@ from onnx import helper
 
 import mlrt
 import mlrt.lowlevel as ml
-from mlrt.lowlevel import _compat
+from mlrt.lowlevel import _module_level
 
 STATE = "onnxruntime.capi.onnxruntime_pybind11_state"
 FUNCTIONS = ["set_default_logger_severity", "set_default_logger_verbosity", "get_all_providers", "get_build_info",
@@ -185,24 +185,24 @@ def test_bad_logger_severity(mlrt_logger_level, bad):
 
 
 def test_logger_verbosity_is_kept(monkeypatch):
-    monkeypatch.setattr(_compat, "_verbosity", 0)
+    monkeypatch.setattr(_module_level, "_verbosity", 0)
     ml.set_default_logger_verbosity(3)
-    assert _compat._verbosity == 3
+    assert _module_level._verbosity == 3
     for bad in (-1, "1", 1.5):
         with pytest.raises(mlrt.InvalidArgument, match="verbosity"):
             ml.set_default_logger_verbosity(bad)
-    assert _compat._verbosity == 3
+    assert _module_level._verbosity == 3
 
 
 def test_seed_is_kept(monkeypatch):
-    monkeypatch.setattr(_compat, "_seed", None)
+    monkeypatch.setattr(_module_level, "_seed", None)
     ml.set_seed(-3)
-    assert _compat._seed == -3
+    assert _module_level._seed == -3
     ml.set_seed(np.int64(7))
-    assert _compat._seed == 7
+    assert _module_level._seed == 7
     with pytest.raises(mlrt.InvalidArgument, match="seed"):
         ml.set_seed("x")
-    assert _compat._seed == 7
+    assert _module_level._seed == 7
 
 
 def test_providers_build_info_and_the_rest():

@@ -197,12 +197,12 @@ def test_version_names_the_api_level():
     onnxruntime these tests hold it against, with mlrt's version as the local label."""
     from packaging.version import Version
 
-    from mlrt.lowlevel import _globals
+    from mlrt.lowlevel import _module_level
     ours = Version(ml.__version__)
-    assert ours.release == Version(_globals.ONNXRUNTIME_API).release
+    assert ours.release == Version(_module_level.ONNXRUNTIME_API).release
     assert Version(ort.__version__).release >= ours.release
     assert ours.local == "mlrt." + mlrt.__version__.replace("+", ".").replace("-", ".")
-    assert ml.get_version_string() == ml.__version__ == _globals.version
+    assert ml.get_version_string() == ml.__version__ == _module_level.version
 
 
 PROVIDER_ARGS = [

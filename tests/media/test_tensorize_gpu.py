@@ -1,6 +1,7 @@
-"""The OpenCL image kernels (native/opencl/tensorize.cl through media/_gpu.py) against
-an independent reference: OpenCV (cv2.cvtColor to BGRA, cv2.resize INTER_LINEAR of the
-cropped uint8 image) and numpy for luma, channel order, normalization and layout.
+"""The OpenCL image kernels (native/opencl/tensorize.cl, reached through media/_gpu.py and
+the OpenCL provider's image_kernel) against an independent reference: OpenCV
+(cv2.cvtColor to BGRA, cv2.resize INTER_LINEAR of the cropped uint8 image) and numpy for
+luma, channel order, normalization and layout.
 
 cv2.resize works in 11-bit fixed point and rounds to uint8, so it sits up to ~0.8 of a
 0..255 step from exact bilinear: the comparison allows one step (HIGHLEVEL.md's "within
@@ -263,8 +264,8 @@ def test_tensorize_errors(device):
         with pytest.raises(mlrt.InvalidArgument, match=match):
             _gpu.tensorize(pixels, fmt, crop, tensor, index, **{**ok, **kw})
 
-    bad("DeviceTensor", pixels=frame(10, 12, PF.BGR8))
-    bad("DeviceTensor", tensor=np.zeros((2, 3, 4, 4), np.float32))
+    bad("device memory", pixels=frame(10, 12, PF.BGR8))
+    bad("device memory", tensor=np.zeros((2, 3, 4, 4), np.float32))
     bad("uint8", pixels=device.upload(np.zeros((10, 12, 3), np.float32)))
     bad("uint8", pixels=device.upload(np.zeros((10, 36), np.uint8)))
     bad("BGRA8 has 4 byte", fmt=PF.BGRA8)
@@ -312,7 +313,7 @@ def test_detensorize_errors(device):
     bad("uint8", frame_=empty_tensor(device, (4, 5, 3), np.float32))
     bad("batch index 2", index=2)
     bad("alpha must be 3", alpha=1.0)
-    bad("DeviceTensor", frame_=np.zeros((4, 5, 3), np.uint8))
+    bad("device memory", frame_=np.zeros((4, 5, 3), np.uint8))
 
 
 # -- CPU and GPU agree -------------------------------------------------------------------------------

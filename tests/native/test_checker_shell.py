@@ -9,7 +9,7 @@ from onnx import TensorProto as T
 from onnx import helper, numpy_helper
 
 import mlrt
-from mlrt.native import checker_shell, graph
+from mlrt.native import checker_shell, load as loading
 
 W = np.arange(16 * 32, dtype=np.float32).reshape(16, 32) / 100  # 2 KB: a weight left out
 IR = 8
@@ -44,7 +44,7 @@ def constant_model(value=None, ir=IR, opset=17, extra_nodes=(), **attrs):
 
 def outcome(data):
     try:
-        g = graph.load(data)
+        g = loading.load(data)
     except mlrt.InvalidModel as exc:
         return ("InvalidModel", str(exc))
     return ([(n.op_type, list(n.input), list(n.output)) for n in g.nodes], sorted(g.initializers),
@@ -55,9 +55,9 @@ def loads_as_whole(model, monkeypatch, left_out=True):
     """The model loads as it does when the checker gets all of it; `left_out`: and the
     shell does leave something out of it."""
     data = model.SerializeToString()
-    assert (checker_shell.shell(graph._read_model(data)[0]) is not None) == left_out
+    assert (checker_shell.shell(loading.read_model(data)[0]) is not None) == left_out
     with_shell = outcome(data)
-    monkeypatch.setattr(graph, "shell", lambda model, size=None: None)
+    monkeypatch.setattr(loading, "shell", lambda model, size=None: None)
     whole = outcome(data)
     assert with_shell == whole
     return with_shell

@@ -8,7 +8,7 @@ from onnx import TensorProto as T
 from onnx import helper
 
 import mlrt
-from mlrt.native import checker, graph
+from mlrt.native import checker, load as loading
 
 
 def relu_model(name="g"):
@@ -37,15 +37,15 @@ def test_checker_abort_becomes_invalid_model(fresh_checker, monkeypatch):
 
     monkeypatch.setattr(checker, "check_and_infer", check_or_abort)
     with pytest.raises(mlrt.InvalidModel, match="crashed"):
-        graph.load(relu_model("boom").SerializeToString())
+        loading.load(relu_model("boom").SerializeToString())
     assert fresh_checker.pid is None  # the dead helper was reaped
-    g = graph.load(relu_model().SerializeToString())  # a new helper takes the next model
+    g = loading.load(relu_model().SerializeToString())  # a new helper takes the next model
     assert [n.op_type for n in g.nodes] == ["Relu"] and g.value_types["y"].shape == (2,)
 
 
 def test_large_models_checked_in_their_own_child(fresh_checker, monkeypatch):
     monkeypatch.setattr(checker._Checker, "LARGE", 0)
-    g = graph.load(relu_model().SerializeToString())
+    g = loading.load(relu_model().SerializeToString())
     assert fresh_checker.pid is None and g.value_types["y"].elem_type == T.FLOAT
 
 
@@ -53,7 +53,7 @@ def test_checker_errors_are_reported():
     bad = relu_model()
     bad.graph.node[0].attribute.append(helper.make_attribute("bogus", 3))
     with pytest.raises(mlrt.InvalidModel, match="ONNX checker: Unrecognized attribute: bogus"):
-        graph.load(bad.SerializeToString())
+        loading.load(bad.SerializeToString())
 
 
 def test_default_domain_is_spelled_one_way_at_load():
@@ -72,7 +72,7 @@ def test_default_domain_is_spelled_one_way_at_load():
         nodes, "g", [helper.make_tensor_value_info("x", T.FLOAT, [2])],
         [helper.make_tensor_value_info("y", T.FLOAT, [2])],
         [helper.make_tensor("zero", T.FLOAT, [], [0.0])]), opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("ai.onnx", 17)])
-    g = graph.load(model.SerializeToString())
+    g = loading.load(model.SerializeToString())
     assert {n.domain for n in g.nodes} == {""}
     if_node = [n for n in g.nodes if n.op_type == "If"][0]
     assert {n.domain for a in if_node.attribute for n in a.g.node} == {""}

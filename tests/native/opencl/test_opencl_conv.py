@@ -149,10 +149,10 @@ def test_refuses_more_than_3d():
     opencl_device()
     x, w = _data(14, (1, 2, 3, 3, 3, 3), (2, 2, 1, 1, 1, 1))
     model = make_model("Conv", [x, w])
-    from mlrt.native import graph as graph_mod
+    from mlrt.native import load as loading
     from mlrt.native.ops import make_op
     op = make_op(helper.make_node("Conv", ["x0", "x1"], ["y0"], kernel_shape=[1, 1, 1, 1]),
-                 graph_mod.load(model.SerializeToString()))
+                 loading.load(model.SerializeToString()))
     assert not cl_conv._supports(op, [None, None])
     with pytest.raises(DeviceError):  # as one partition, the recorder refuses it
         run_opencl(model, [x, w])

@@ -160,10 +160,10 @@ def _map_model(key_type, value_type, attrs):
 
 def _run_program(model, feeds):
     # map inputs do not pass InferenceSession's feed checks yet: run the compiled graph
-    from mlrt.native import graph as graph_mod
+    from mlrt.native import load as loading
     from mlrt.native._lib import ThreadPool
     from mlrt.native.plan.cpu import CPUPartition
-    program = CPUPartition(graph_mod.load(model.SerializeToString()), ThreadPool(1))
+    program = CPUPartition(loading.load(model.SerializeToString()), ThreadPool(1))
     return [program.run(feeds)[o.name] for o in model.graph.output]
 
 

@@ -435,11 +435,11 @@ def test_int_and_string_labels_are_planned():
 def test_tables_are_made_at_load_and_handed_out_once():
     """A session makes its tree tables while onnx's checker runs (ops.prepare); the
     partition takes that operator, and a later make_op makes a new one."""
-    from mlrt.native import graph as graph_mod
+    from mlrt.native import load as loading
     from mlrt.native.ops import make_op, prepare
     a, w = random_forest(rng, n_trees=2, n_targets=1)
     model = ml_model("TreeEnsembleRegressor", [features(rng, 3, 4)], regressor_attrs(a, w, 1), 1, 3)
-    g = graph_mod.load(model.SerializeToString(), prepare=prepare)
+    g = loading.load(model.SerializeToString(), prepare=prepare)
     node = g.nodes[0]
     made = g.prepared[id(node)][1]
     assert make_op(node, g) is made and not g.prepared
@@ -452,16 +452,16 @@ def test_tables_are_made_at_load_and_handed_out_once():
 def test_trees_that_fail_to_make_fail_where_they_did():
     """A malformed ensemble is not made at load; the error comes when the session places
     the node, as before (and never before the checker's verdict)."""
-    from mlrt.native import graph as graph_mod
+    from mlrt.native import load as loading
     from mlrt.native.ops import prepare
     a, w = random_forest(rng, n_trees=2, n_targets=1, shuffle=False)
     bad = dict(a, nodes_modes=["BRANCH_XX"] + a["nodes_modes"][1:])
     model = ml_model("TreeEnsembleRegressor", [features(rng, 3, 4)], regressor_attrs(bad, w, 1), 1, 3)
-    g = graph_mod.load(model.SerializeToString(), prepare=prepare)
+    g = loading.load(model.SerializeToString(), prepare=prepare)
     assert not g.prepared
     with pytest.raises(mlrt.MlrtError, match="mode"):
         _run("TreeEnsembleRegressor", features(rng, 3, 4), regressor_attrs(bad, w, 1))
     unchecked = ml_model("TreeEnsembleRegressor", [features(rng, 3, 4)], regressor_attrs(bad, w, 1), 1, 3)
     unchecked.graph.node[0].attribute.append(__import__("onnx").helper.make_attribute("bogus", 1))
     with pytest.raises(mlrt.InvalidModel, match="ONNX checker"):
-        graph_mod.load(unchecked.SerializeToString(), prepare=prepare)
+        loading.load(unchecked.SerializeToString(), prepare=prepare)

@@ -1,8 +1,10 @@
-"""onnxruntime's remaining module-level names: package facts (version, package_name,
-cuda_version), preload_dlls, print_debug_info, set_global_thread_pool_sizes,
-set_default_logger_callback, copy_tensors, the plugin-provider library calls (refused:
-mlrt has no plugin providers), and SessionIOBinding / OrtValueVector, the classes
-onnxruntime's Python layer wraps."""
+"""onnxruntime's module-level names that are not classes of mlrt.lowlevel's own modules:
+package facts (version, package_name, cuda_version, get_build_info, print_debug_info),
+the default logger (severity, verbosity, callback), set_seed, get_all_providers,
+set_global_thread_pool_sizes, preload_dlls, telemetry, has_collective_ops, copy_tensors,
+the plugin-provider library calls (refused: mlrt has no plugin providers), and
+SessionIOBinding / OrtValueVector, the classes onnxruntime's Python layer wraps.
+Installing mlrt.lowlevel as the `onnxruntime` module is _compat.py."""
 
 from __future__ import annotations
 
@@ -13,9 +15,13 @@ import platform
 
 import numpy as np
 
-from .._errors import InvalidArgument, NotImplemented
+from .. import distribution
+from .._errors import InvalidArgument, MlrtError, NotImplemented
+from ..native import providers
 from ._logging import SEVERITY_LEVELS, logger
 from ._ortvalue import IOBinding, OrtValue
+
+log = logger()  # the "mlrt" logger; sessions and runs set their own severity (_logging.py)
 
 package_name = "mlrt"  # (onnxruntime: "onnxruntime", "onnxruntime-gpu", ...)
 cuda_version = ""  # mlrt is built without CUDA, as onnxruntime's CPU package ("")
@@ -29,7 +35,7 @@ def api_version() -> str:
     local label: "1.32.0+mlrt.0.1.0".  Apps that compare onnxruntime.__version__ (as a
     string, by packaging.version, or by its first numbers) see the API level they can
     use; the label says what is really installed."""
-    from .._version import __version__
+    from .. import __version__
     return f"{ONNXRUNTIME_API}+mlrt.{__version__.replace('+', '.').replace('-', '.')}"
 
 
@@ -41,6 +47,101 @@ def __getattr__(name: str):
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
+_verbosity = 0  # set_default_logger_verbosity's value (mlrt's log has no verbose levels)
+_seed = None  # set_seed's value (see set_seed)
+
+
+def _int(value, what: str) -> int:
+    try:
+        return operator.index(value)
+    except TypeError:
+        raise InvalidArgument(f"{what} must be an int, got {value!r}") from None
+
+
+def set_default_logger_severity(level: int) -> None:
+    """onnxruntime's severity (0 verbose, 1 info, 2 warning, 3 error, 4 fatal) sets the
+    level of the "mlrt" logger (DEBUG, INFO, WARNING, ERROR, CRITICAL): what is logged
+    outside sessions, and in sessions and runs whose log_severity_level is -1."""
+    level = _int(level, "the logger severity")
+    if level not in SEVERITY_LEVELS:
+        raise InvalidArgument(f"logger severity {level} is out of range: 0 verbose, 1 info, 2 warning, 3 error, "
+                              "4 fatal")
+    log.setLevel(SEVERITY_LEVELS[level])
+
+
+def set_default_logger_verbosity(level: int) -> None:
+    """Kept, as onnxruntime keeps it for its verbose log; mlrt's log has no verbosity
+    levels, so it changes nothing."""
+    global _verbosity
+    level = _int(level, "the logger verbosity")
+    if level < 0:
+        raise InvalidArgument(f"logger verbosity must be >= 0, got {level}")
+    _verbosity = level
+
+
+def set_seed(seed: int) -> None:
+    """Kept, but it seeds nothing: onnxruntime seeds its random operators that have no
+    `seed` attribute with it, while mlrt's (RandomUniform, RandomNormal, their -Like
+    forms, Bernoulli, Multinomial; native/kernels/random.c) take a seed only from that
+    attribute and otherwise draw afresh on every run.  Give the nodes a `seed` for
+    reproducible values."""
+    global _seed
+    _seed = _int(seed, "the seed")
+    log.info("set_seed(%d): mlrt's random operators are seeded only by their seed attribute", _seed)
+
+
+# the providers onnxruntime 1.32 names in get_all_providers(): apps test membership in it
+ONNXRUNTIME_PROVIDERS = (
+    "TensorrtExecutionProvider", "CUDAExecutionProvider", "MIGraphXExecutionProvider", "OpenVINOExecutionProvider",
+    "DnnlExecutionProvider", "VitisAIExecutionProvider", "QNNExecutionProvider", "NnapiExecutionProvider",
+    "VSINPUExecutionProvider", "JsExecutionProvider", "CoreMLExecutionProvider", "DmlExecutionProvider",
+    "RknpuExecutionProvider", "WebNNExecutionProvider", "WebGpuExecutionProvider", "XnnpackExecutionProvider",
+    "CANNExecutionProvider", "AzureExecutionProvider")
+
+
+def get_all_providers() -> list[str]:
+    """Every execution provider name a session accepts, whether or not it can run on this
+    machine, CPUExecutionProvider last: onnxruntime's names (a session asked for one
+    mlrt lacks warns and runs on the others, as onnxruntime does), then the provider
+    modules of this mlrt, those registered, and any the runtime's manifest lists."""
+    names = [n for n in providers.available() if n != "CPUExecutionProvider"]
+    try:
+        listed = distribution.current_runtime().providers
+    except MlrtError:  # no runtime loads: the Python side still knows its providers
+        listed = ()
+    ours = names + [n for n in listed if n not in names and n != "CPUExecutionProvider"]
+    return list(ONNXRUNTIME_PROVIDERS) + [n for n in ours if n not in ONNXRUNTIME_PROVIDERS] + ["CPUExecutionProvider"]
+
+
+def get_build_info() -> str:
+    """One line naming the mlrt version, the native runtime in use (kind, version, ABI,
+    path) and how it was built (compiler and flags)."""
+    from .. import __version__
+    try:
+        rt = distribution.current_runtime()
+    except MlrtError as exc:
+        return f"mlrt Build Info: version={__version__}, runtime=unavailable ({exc})"
+    try:
+        build = rt.ffi.string(rt.lib.mlrt_build_info()).decode()
+    except AttributeError:  # a runtime older than the call: its manifest's record
+        build = (rt.manifest or {}).get("build", "unknown")
+    return (f"mlrt Build Info: version={__version__}, runtime={rt.kind}, runtime-version={rt.version}, "
+            f"abi={rt.abi}, path={rt.path}, build={build}")
+
+
+def has_collective_ops() -> bool:
+    """False: mlrt has no collective (multi-device communication) operators."""
+    return False
+
+
+def disable_telemetry_events() -> None:
+    """Nothing to do: mlrt sends no telemetry."""
+
+
+def enable_telemetry_events() -> None:
+    """Nothing to do: mlrt sends no telemetry, and this does not make it send any."""
+
+
 def preload_dlls(cuda: bool = True, cudnn: bool = True, msvc: bool = True, directory=None) -> None:
     """Nothing to load: mlrt needs no CUDA, cuDNN or MSVC libraries (its runtime loads
     its own library, and OpenCL's loader, when a session needs them)."""
@@ -49,7 +150,6 @@ def preload_dlls(cuda: bool = True, cudnn: bool = True, msvc: bool = True, direc
 def print_debug_info() -> None:
     """Print what helps to debug an install: mlrt's version and build, the platform,
     and the library search path."""
-    from ._compat import get_build_info
     print(f"{package_name} version: {api_version()}")
     print("platform:", platform.platform())
     print(get_build_info())
@@ -190,3 +290,10 @@ class OrtValueVector(list):
     def to_dlpacks(self, to_tensor=None) -> list:
         capsules = [v.__dlpack__() for v in self]
         return [to_tensor(c) for c in capsules] if to_tensor is not None else capsules
+
+
+__all__ = ["OrtValueVector", "SessionIOBinding", "api_version", "copy_tensors", "cuda_version", "disable_telemetry_events",
+           "enable_telemetry_events", "get_all_providers", "get_build_info", "has_collective_ops", "package_name",
+           "preload_dlls", "print_debug_info", "register_execution_provider_library", "set_default_logger_callback",
+           "set_default_logger_severity", "set_default_logger_verbosity", "set_global_thread_pool_sizes", "set_seed",
+           "unregister_execution_provider_library"]

@@ -1,0 +1,261 @@
+"""The batch predictors (highlevel/batch.py): callables for ray.data.Dataset.map_batches,
+one LearningModelSession each, that turn a batch of rows (images, video frames, table
+rows) into the model's output columns beside the columns they pass through."""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from .._errors import InvalidArgument, MlrtError
+from ..media import VideoFrame
+from ._binding import LearningModelBinding
+from ._device import LearningModelDevice, LearningModelDeviceKind
+from ._model import LearningModel
+from ._session import LearningModelSession, LearningModelSessionOptions
+
+ROW = "row"
+ON_ERROR = ("raise", "skip")
+
+def _device(device) -> LearningModelDevice:
+    if isinstance(device, LearningModelDevice):
+        return device
+    kinds = {"cpu": LearningModelDeviceKind.CPU, "gpu": LearningModelDeviceKind.GPU,
+             "default": LearningModelDeviceKind.DEFAULT}
+    kind = kinds.get(str(device).lower())
+    if kind is None:
+        raise InvalidArgument(f"device must be 'cpu', 'gpu' or a LearningModelDevice, got {device!r}")
+    return LearningModelDevice(kind)
+
+
+class _Predictor:
+    """One session, made once; subclasses turn a batch's rows into the model's inputs."""
+
+    def __init__(self, model, *, device="cpu", threads: int | None = None, keep_columns=None, on_error="raise"):
+        if on_error not in ON_ERROR:
+            raise InvalidArgument(f"on_error must be 'raise' or 'skip', got {on_error!r}")
+        self.on_error = on_error
+        self.errors: list[dict] = []  # inputs left out (on_error="skip"): {"row", "input", "error"}, oldest first
+        self._bad: list[tuple[int, str, str]] = []  # this batch's: (index in the batch, input, error)
+        self.model = model if isinstance(model, LearningModel) else LearningModel.load(model)
+        # batch_size_override=0: a free batch dimension stays free, so a batch runs as one
+        options = LearningModelSessionOptions(batch_size_override=0, intra_op_num_threads=threads)
+        self.session = LearningModelSession(self.model, _device(device), options)
+        self.keep_columns = None if keep_columns is None else list(keep_columns)
+        self.outputs = [d.name for d in self.model.output_features]
+
+    def __call__(self, batch: dict) -> dict:
+        if not isinstance(batch, dict) or not batch:
+            raise InvalidArgument(f"a batch is a dict of column -> array, got {type(batch).__name__}")
+        n = len(next(iter(batch.values())))
+        self._bad = []
+        results = self.predict(batch, n)
+        out = {name: batch[name] for name in self._kept(batch) if name not in results}
+        if self._bad:  # (on_error="skip": rows whose input could not be read are left out)
+            bad = {i for i, _, _ in self._bad}
+            good = np.array([i for i in range(n) if i not in bad], dtype=np.int64)
+            out = {name: np.asarray(value)[good] for name, value in out.items()}
+            rows = batch.get(ROW)
+            self.errors += [{"row": int(rows[i]) if rows is not None else None, "input": what, "error": why}
+                            for i, what, why in self._bad]
+        out.update(results)
+        return out
+
+    def _unreadable(self, index: int, kind: str, name: str, exc: MlrtError) -> None:
+        """Input `index` of the batch (a `kind`, e.g. "image", named `name`) cannot be
+        read: raise, naming it, or (on_error="skip") note it to be left out."""
+        if self.on_error == "raise":
+            raise type(exc)(f"{kind} '{name}': {exc} (on_error=\"skip\", or `mlrt batch --on-error skip`, "
+                            "leaves out inputs that cannot be read and lists them)") from None
+        self._bad.append((index, name, f"{type(exc).__name__}: {exc}"))
+
+    def _empty(self) -> dict:
+        """The outputs of a batch whose every input was left out: no rows, of the
+        outputs' types (and declared sizes)."""
+        out = {}
+        for name in self.outputs:
+            f = self.session._feature(name)
+            shape = (0, *[d or 0 for d in (f.shape or (None,))[1:]])
+            out[name] = np.empty(shape, f.dtype if f.dtype is not None else np.float32)
+        return out
+
+    def _kept(self, batch: dict) -> list[str]:
+        """The columns passed through: `keep_columns` (with "row"), else all but decoded pixels."""
+        if self.keep_columns is None:
+            return [c for c in batch if c != "image"]
+        missing = [c for c in self.keep_columns if c not in batch]
+        if missing:
+            raise InvalidArgument(f"keep_columns: no column {', '.join(missing)} in the batch "
+                                  f"(columns: {', '.join(batch)})")
+        return ([ROW] if ROW in batch and ROW not in self.keep_columns else []) + self.keep_columns
+
+    def predict(self, batch: dict, n: int) -> dict:
+        raise NotImplementedError
+
+    def _evaluate(self, features: dict) -> dict:
+        result = self.session.evaluate_features(features)
+        return {name: _column(name, result.outputs[name]) for name in self.outputs}
+
+
+def _column(name: str, value) -> np.ndarray:
+    """An output as a column: an array whose first dimension is the batch.  Sequences of
+    maps (scikit-learn's ZipMap) become [rows, keys] arrays in the maps' key order."""
+    if isinstance(value, list):
+        if value and isinstance(value[0], dict):
+            keys = list(value[0])
+            return np.array([[m[k] for k in keys] for m in value])
+        return np.asarray(value)
+    a = np.asarray(value)
+    if a.ndim == 0:
+        raise InvalidArgument(f"output '{name}' is a scalar: batch outputs need a first (batch) dimension")
+    return a
+
+
+class ImagePredictor(_Predictor):
+    """Classify, detect or embed images: rows hold a path (column `column`, default
+    "path") or a decoded [H, W, C] uint8 array (column "image"; `frame_format` its
+    channel order: None for OpenCV's BGR, "RGB8" for Ray's read_images).  `input` names
+    the model's image input (default: its one image-like input); the bind properties
+    (`bitmap_pixel_format`, `pixel_range`, `mean`, `std`) apply to every frame.  A batch
+    runs as one evaluation where the model's batch dimension is free, else in steps of
+    its fixed batch size."""
+
+    def __init__(self, model, *, input: str | None = None, column: str | None = None, frame_format=None,
+                 device="cpu", threads: int | None = None, keep_columns=None, on_error="raise", **bind_properties):
+        super().__init__(model, device=device, threads=threads, keep_columns=keep_columns, on_error=on_error)
+        self.feature = self._image_feature(input)
+        self.column = column
+        self.frame_format = frame_format
+        self.bind_properties = bind_properties
+        extra = set(bind_properties) - {"bitmap_pixel_format", "pixel_range", "mean", "std"}
+        if extra:
+            raise InvalidArgument(f"ImagePredictor: unknown option(s) {', '.join(sorted(extra))}")
+
+    def _image_feature(self, name):
+        if name is not None:
+            return self.session._feature(name)
+        found = [f for f in self.session._features.values() if f.is_input and f.image_layout() is not None]
+        if len(found) != 1:
+            names = ", ".join(f.name for f in found) or "none"
+            raise InvalidArgument(f"ImagePredictor: the model has {len(found)} image-like inputs ({names}); "
+                                  "name one with input=")
+        return found[0]
+
+    def _frames(self, batch: dict, n: int) -> list[VideoFrame]:
+        column = self.column or ("image" if "image" in batch else "path")
+        if column not in batch:
+            raise InvalidArgument(f"ImagePredictor: no column '{column}' in the batch (columns: {', '.join(batch)})")
+        frames = []
+        for i, value in enumerate(batch[column]):
+            is_path = isinstance(value, (str, bytes, os.PathLike))
+            try:
+                frames.append(VideoFrame.from_file(os.fsdecode(value)) if is_path else
+                              VideoFrame.from_numpy(np.asarray(value), self.frame_format))
+            except MlrtError as exc:
+                row = f"row {int(batch[ROW][i])}" if ROW in batch else f"row {i} of the batch"
+                self._unreadable(i, "image", os.fsdecode(value) if is_path else row, exc)
+        return frames
+
+    def predict(self, batch: dict, n: int) -> dict:
+        frames = self._frames(batch, n)
+        if not frames:  # every input of the batch was left out (on_error="skip")
+            return self._empty()
+        step = self.feature.shape[0] or len(frames) or 1
+        parts = []
+        for start in range(0, len(frames), step):
+            chunk = frames[start:start + step]
+            binding = LearningModelBinding(self.session)
+            binding.bind(self.feature.name, chunk, **self.bind_properties)
+            result = self.session.evaluate(binding)
+            parts.append({name: _column(name, result.outputs[name]) for name in self.outputs})
+        return {name: np.concatenate([p[name] for p in parts]) for name in self.outputs}
+
+
+class VideoFramePredictor(ImagePredictor):
+    """ImagePredictor over video frames: rows hold the video's path (column "path")
+    and the frame's index (column "frame").  Each run of consecutive frames of one
+    video is decoded by one seek and sequential reads (OpenCV)."""
+
+    def _frames(self, batch: dict, n: int) -> list[VideoFrame]:
+        import cv2
+        for column in ("path", "frame"):
+            if column not in batch:
+                raise InvalidArgument(f"VideoFramePredictor: no column '{column}' in the batch")
+        frames, capture, current, at = [], None, None, -1
+        try:
+            for i, (path, index) in enumerate(zip(batch["path"], batch["frame"])):
+                path, index = os.fsdecode(path), int(index)
+                if path != current or index != at:
+                    if capture is not None:
+                        capture.release()
+                    capture, current, at = cv2.VideoCapture(path), path, -1
+                    if not capture.isOpened():
+                        self._unreadable(i, "video", f"{path} frame {index}", InvalidArgument("cannot be opened"))
+                        current = None
+                        continue
+                    if index:
+                        capture.set(cv2.CAP_PROP_POS_FRAMES, index)
+                ok, pixels = capture.read()
+                if not ok:
+                    self._unreadable(i, "video", f"{path} frame {index}", InvalidArgument("the frame cannot be read"))
+                    current = None  # (seek again for the next one)
+                    continue
+                frames.append(VideoFrame.from_numpy(pixels, timestamp=index))
+                at = index + 1
+        finally:
+            if capture is not None:
+                capture.release()
+        return frames
+
+
+class TabularPredictor(_Predictor):
+    """Score table rows (scikit-learn models and the like): each model input takes the
+    column of its name (a [rows] column becomes [rows, 1] where the input is 2-D), or,
+    for a model of one input, `columns` (default: every column but "row" and
+    `keep_columns`) stacked into [rows, len(columns)] in their order."""
+
+    def __init__(self, model, *, columns=None, device="cpu", threads: int | None = None, keep_columns=None,
+                 on_error="raise"):
+        super().__init__(model, device=device, threads=threads, keep_columns=keep_columns, on_error=on_error)
+        self.columns = None if columns is None else list(columns)
+        self.inputs = [f for f in self.session._features.values() if f.is_input]
+
+    def predict(self, batch: dict, n: int) -> dict:
+        feeds = {}
+        named = [f for f in self.inputs if f.name in batch]
+        if named and self.columns is None:
+            for f in named:
+                feeds[f.name] = self._fit(f, np.asarray(batch[f.name]))
+        elif len(self.inputs) == 1:
+            f = self.inputs[0]
+            columns = self.columns or [c for c in batch if c != ROW and c not in (self.keep_columns or ())]
+            missing = [c for c in columns if c not in batch]
+            if missing:
+                raise InvalidArgument(f"TabularPredictor: no column {', '.join(missing)} in the batch")
+            values = [np.asarray(batch[c]) for c in columns]
+            values = [v.reshape(n, -1) for v in values]
+            stacked = np.concatenate(values, axis=1)
+            feeds[f.name] = self._fit(f, stacked)
+        missing = [f.name for f in self.inputs if f.name not in feeds and f.descriptor.is_required]
+        if missing:
+            raise InvalidArgument(f"TabularPredictor: the model's input(s) {', '.join(missing)} match no column "
+                                  f"(columns: {', '.join(batch)})")
+        return self._evaluate(feeds)
+
+    @staticmethod
+    def _fit(feature, a: np.ndarray) -> np.ndarray:
+        shape, want = feature.shape, feature.dtype
+        if shape is not None and len(shape) == 2 and a.ndim == 1:
+            a = a.reshape(-1, 1)
+        if want is not None and a.dtype != want:
+            if want == object:
+                a = a.astype(str).astype(object)
+            elif a.dtype.kind in "biuf":
+                a = a.astype(want)
+        return a
+
+
+_PREDICTORS = {"image": ImagePredictor, "video": VideoFramePredictor, "table": TabularPredictor}
+
+__all__ = ["ImagePredictor", "ON_ERROR", "ROW", "TabularPredictor", "VideoFramePredictor"]

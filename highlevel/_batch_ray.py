@@ -1,0 +1,109 @@
+"""The Ray engine of a batch job (highlevel/batch.py): Ray started or joined (kept to
+loopback when started here), the rows as a Dataset, the predictors as an actor pool,
+and the rows they left out found again."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from .._errors import InvalidArgument
+from ._batch_io import _arrow_table, _prepare_output, _pyarrow, _rows
+from ._batch_predictors import ROW, ImagePredictor
+
+def ray_init(address: str | None = None, **kwargs):
+    """ray.init for mlrt's jobs: the cluster at `address`, else a Ray started here that
+    listens on 127.0.0.1 only, without its dashboard, usage reporting off.
+
+    (Ray rewrites a node address of 127.0.0.1 to the machine's own address, and its
+    servers then listen on every interface, unless Ray runs in its local-only mode:
+    RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0, set here for the Ray this starts.)"""
+    ray = _ray()
+    if ray.is_initialized():
+        return ray
+    os.environ["RAY_USAGE_STATS_ENABLED"] = "0"
+    if address:
+        ray.init(address=address, **kwargs)
+    else:
+        local_only()
+        kwargs.setdefault("include_dashboard", False)
+        ray.init(_node_ip_address="127.0.0.1", **kwargs)
+    return ray
+
+
+def local_only() -> None:
+    """Make the Ray of this process (and of the processes it starts) keep to loopback."""
+    os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"
+    os.environ["RAY_USAGE_STATS_ENABLED"] = "0"
+    constants = sys.modules.get("ray._private.ray_constants")
+    if constants is not None:  # (read when Ray was imported)
+        constants.ENABLE_RAY_CLUSTER = False
+
+
+def _ray():
+    try:
+        import ray
+        import ray.data  # noqa: F401
+    except ImportError:
+        raise InvalidArgument('engine="ray" needs Ray Data: pip install "ray[data]" pyarrow (mlrt\'s "ray" extra: '
+                              'pip install ".[ray]" in a checkout of mlrt, "mlrt[ray]" from a package index)') from None
+    return ray
+
+
+def ray_dataset(inputs, batch_size: int = 32, kind: str | None = None):
+    """The rows of `inputs` (as predict() takes them) as a Ray Dataset, one block per
+    batch of `batch_size` rows so that the batches spread over the actors: for
+    `map_batches` with a predictor of your own."""
+    return _dataset(_ray(), _rows(inputs, kind)[1], batch_size)
+
+
+def _dataset(ray, rows: dict, batch_size: int):
+    n = len(rows[ROW])
+    if "image" in rows:  # decoded pixels: Ray's tensor columns
+        return ray.data.from_items([{k: v[i] for k, v in rows.items()} for i in range(n)])
+    return ray.data.from_arrow([_arrow_table({k: v[i:i + batch_size] for k, v in rows.items()})
+                                for i in range(0, n, batch_size)])
+
+
+def _run_ray(cls, options, rows, output, actors, batch_size, address, remote_args) -> list:
+    ray = ray_init(address)
+    _prepare_output(output)
+    dataset = _dataset(ray, rows, batch_size)
+    args = dict(num_cpus=1)
+    args.update(remote_args or {})
+    options = dict(options, threads=options.get("threads") or max(1, int(args.get("num_cpus") or 1)))
+    dataset = dataset.map_batches(cls, fn_constructor_kwargs=options, compute=ray.data.ActorPoolStrategy(size=actors),
+                                  batch_size=batch_size, batch_format="numpy", **args)
+    dataset.write_parquet(str(output))
+    return _left_out(cls, options, rows, output) if options.get("on_error") == "skip" else []
+
+
+def _left_out(cls, options, rows, output: Path) -> list:
+    """The rows a job's predictors left out (on_error="skip"), found as the input rows
+    missing from its output, each with why: read here again, as its predictor read it
+    (Ray's actors keep what they noted; what failed to read there fails here)."""
+    written = set()
+    if any(output.glob("*.parquet")):
+        written = set(_pyarrow().parquet.read_table(output, columns=[ROW]).column(ROW).to_numpy().tolist())
+    missing = np.array([i for i, r in enumerate(rows[ROW]) if int(r) not in written], dtype=np.int64)
+    if not len(missing):
+        return []
+    sub = {k: np.asarray(v)[missing] for k, v in rows.items()}
+    why: dict[int, tuple[str, str]] = {}
+    if issubclass(cls, ImagePredictor):
+        reader = cls.__new__(cls)  # (its reading of inputs only: no model, no session)
+        reader.on_error, reader._bad = "skip", []
+        reader.column, reader.frame_format = options.get("column"), options.get("frame_format")
+        reader._frames(sub, len(missing))
+        why = {i: (name, error) for i, name, error in reader._bad}
+    out = []
+    for i in range(len(missing)):
+        name, error = why.get(i, (str(sub["path"][i]) if "path" in sub else f"row {int(sub[ROW][i])}",
+                                  "left out by its predictor (this process reads it without error)"))
+        out.append({"row": int(sub[ROW][i]), "input": name, "error": error})
+    return out
+
+__all__ = ["local_only", "ray_dataset", "ray_init"]
