@@ -60,7 +60,7 @@ def bench_model(path: Path, runs: int) -> tuple[float, float, float, float]:
 _START = r"""
 import json, sys, time
 import mlrt.lowlevel as ml
-from mlrt.native.opencl._runtime import default_device
+from mlrt.native.opencl._device import default_device
 default_device()
 t = time.perf_counter()
 ml.InferenceSession(sys.argv[1], providers=["OpenCLExecutionProvider", "CPUExecutionProvider"])

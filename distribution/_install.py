@@ -3,7 +3,7 @@
 
 System layout under PREFIX:
     lib/mlrt/<version>/           the runtime folder (library, BLAS, include/,
-                                  kernels/*.h, opencl/*.cl, manifest.json)
+                                  kernels/*.h, opencl/*.cl and *.h, manifest.json)
     lib/pkgconfig/mlrt-<version>.pc
     lib/pkgconfig/mlrt.pc         the newest installed version
     include/mlrt/mlrt.h           the newest version's C header (+ kernels/*.h)

@@ -189,6 +189,58 @@ def pack_params(struct_name: str | None, fields: dict | None):
     return p, p, f.sizeof(struct_name)
 
 
+# -- C structs seen by numpy: laid out by cffi, never declared a second time -------------------------
+@functools.cache
+def declarations(text: str):
+    """A cffi FFI holding C declarations that are not the runtime's (the OpenCL programs'
+    headers, native/opencl/*.h), parsed once per process."""
+    import cffi
+
+    f = cffi.FFI()
+    f.cdef(text)
+    return f
+
+
+@functools.cache
+def struct_dtype(struct_name: str, declared=None) -> np.dtype:
+    """The numpy dtype of the C struct `struct_name` with cffi's layout (field names,
+    offsets, size): from the runtime's headers, or from `declared` (an FFI made by
+    declarations())."""
+    f = declared or ffi()
+    return _numpy_type(f, f.typeof(struct_name))
+
+
+def _numpy_type(f, ctype) -> np.dtype:
+    if ctype.kind == "struct":
+        names, formats, offsets = zip(*((name, _numpy_type(f, field.type), field.offset)
+                                        for name, field in ctype.fields))
+        return np.dtype({"names": list(names), "formats": list(formats), "offsets": list(offsets),
+                         "itemsize": f.sizeof(ctype)})
+    if ctype.kind == "array":
+        return np.dtype((_numpy_type(f, ctype.item), (ctype.length,)))
+    if ctype.kind in ("primitive", "enum") and ctype.cname in ("float", "double"):
+        return np.dtype(f"f{f.sizeof(ctype)}")
+    if ctype.kind in ("primitive", "enum") and ctype.cname not in ("char", "wchar_t"):
+        signed = int(f.cast(ctype, -1)) < 0
+        return np.dtype(f"{'i' if signed else 'u'}{f.sizeof(ctype)}")
+    raise NotImplemented(f"C type {ctype.cname} has no numpy counterpart here")
+
+
+def struct_value(struct_name: str, fields: dict, declared=None) -> np.ndarray:
+    """One C struct `struct_name` (see struct_dtype) as a 0-d numpy record, its fields set
+    by name and the rest zero; a sequence fills the start of an array field."""
+    value = np.zeros((), struct_dtype(struct_name, declared))
+    for key, v in fields.items():
+        if np.ndim(v):
+            room = value[key]
+            if len(v) > len(room):
+                raise NotImplemented(f"{struct_name}.{key}: {len(v)} values, room for {len(room)}")
+            room[:len(v)] = v
+        else:
+            value[key] = v
+    return value
+
+
 def kernel_table() -> list[dict]:
     """The C kernel table as dicts (op_type, domain, since, until, dtypes)."""
     f, L = ffi(), lib()

@@ -36,7 +36,7 @@ def main(argv=None) -> int:
     sess = ml.InferenceSession(path, providers=["OpenCLExecutionProvider", "CPUExecutionProvider"])
     placed = collections.Counter(p for _, op, p in sess.get_node_assignment() if not op.startswith("Memcpy"))
     print(f"{args.model}: " + ", ".join(f"{n} nodes on {p}" for p, n in placed.most_common()))
-    from mlrt.native.opencl._runtime import default_device
+    from mlrt.native.opencl._device import default_device
     print(f"OpenCL device: {default_device().name}")
 
     (inp,), (out,) = sess.get_inputs(), sess.get_outputs()

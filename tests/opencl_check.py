@@ -16,7 +16,8 @@ from onnx import helper, numpy_helper
 from mlrt._errors import DeviceError
 from mlrt.native import load as loading
 from mlrt.native.opencl._plan import OpenCLPartition
-from mlrt.native.opencl._runtime import DeviceTensor, default_device
+from mlrt.native.opencl._device import default_device
+from mlrt.native.opencl._memory import DeviceTensor
 from oracle import make_model, run_mlrt, tolerance
 
 

@@ -15,13 +15,13 @@ import numpy as np
 from onnx import AttributeProto, TensorProto, helper
 
 # what `import mlrt.lowlevel, mlrt.media, mlrt.highlevel` must leave unloaded
-HEAVY = ("onnx", "ml_dtypes", "google.protobuf", "pyopencl", "mlrt.native.opencl._runtime", "cv2", "PIL", "cffi",
+HEAVY = ("onnx", "ml_dtypes", "google.protobuf", "pyopencl", "mlrt.native.opencl._device", "cv2", "PIL", "cffi",
          "scipy", "importlib.metadata", "mlrt._version",
          # the session pipeline and the native library's glue, loaded by the first session or frame tensorized
          "mlrt.lowlevel._session", "mlrt.lowlevel._custom_ops", "mlrt.native.graph", "mlrt.native.load", "mlrt.native.partitioner",
          "mlrt.native._lib")
 # what CPU-only work must never load
-GPU_ONLY = ("pyopencl", "mlrt.native.opencl._runtime", "mlrt.media._gpu")
+GPU_ONLY = ("pyopencl", "mlrt.native.opencl._device", "mlrt.media._gpu")
 
 SCRIPT = """
 import json, sys

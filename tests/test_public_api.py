@@ -69,9 +69,9 @@ def test_cli_reports_runtime(capsys):
     assert main([]) == 0
     out = capsys.readouterr().out
     assert "runtime: bundled" in out and "C kernels:" in out and "providers: CPUExecutionProvider" in out
-    from mlrt.native.opencl import _runtime
+    from mlrt.native.opencl import _device
     try:
-        device = _runtime.default_device()
+        device = _device.default_device()
     except mlrt.DeviceError:
         assert "OpenCL provider: unavailable" in out
         return

@@ -51,6 +51,32 @@ enum mlrt_dtype {
     MLRT_INT2 = 26
 };
 
+/* How a float rounds to float8 E8M0 (a power of two): Cast's round_mode
+ * (mlrt_cast_params, kernels/cast.h), mapped from the ONNX names by Python; declared
+ * here because the core's conversion (mlrt_f32_to_e8m0) reads it too.  (Within ABI 2
+ * it moved here from kernels/cast.h, with the same names and numbers.) */
+enum mlrt_round_mode {
+    MLRT_ROUND_UP = 0,
+    MLRT_ROUND_DOWN = 1,
+    MLRT_ROUND_NEAREST = 2
+};
+
+/* The activation a fused product ends with: FusedConv's and FusedGemm's (mlrt_conv_params
+ * .activation, kernels/conv.h; the ONNX names map onto these in native/ops/fusedconv.py);
+ * declared here because the core's epilogue (src/epilogue.c) applies it.  (Within ABI 2
+ * it moved here from kernels/conv.h, with the same names and numbers.) */
+enum mlrt_conv_activation {
+    MLRT_CONV_ACT_NONE = 0,
+    MLRT_CONV_ACT_RELU = 1,
+    MLRT_CONV_ACT_LEAKY_RELU = 2,
+    MLRT_CONV_ACT_CLIP = 3,
+    MLRT_CONV_ACT_SIGMOID = 4,
+    MLRT_CONV_ACT_TANH = 5,
+    MLRT_CONV_ACT_HARD_SIGMOID = 6,
+    MLRT_CONV_ACT_HARD_SWISH = 7, /* v * HardSigmoid(v; alpha, beta): HardSwish, or HardSigmoid * x */
+    MLRT_CONV_ACT_SWISH = 8       /* v * Sigmoid(alpha * v): SiLU (alpha 1), or Sigmoid * x */
+};
+
 /* Status codes returned by every fallible call; details in mlrt_last_error(). */
 enum mlrt_status {
     MLRT_OK = 0,

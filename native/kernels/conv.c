@@ -24,12 +24,9 @@
  * Tasks are (image, group, column tile, filter block); the tiling is chosen so that
  * the threads get equal shares and each tile's buffer stays bounded.  Every path ends
  * with bias, Z and the activation: in the micro-kernels' store where they know it, else
- * in mlrt_conv_finish_* below. */
-#include <math.h>
-
+ * in mlrt_epilogue_* (src/epilogue.c). */
 #include "conv.h"
 #include "conv_internal.h"
-#include "fastmath.h"
 #include "gemm.h"
 
 /* Elements of one im2col tile buffer (per task): bounds memory, keeps tiles warm. */
@@ -97,88 +94,6 @@ static int conv_setup(const mlrt_conv_params *p, const mlrt_tensor *X, const mlr
     return MLRT_OK;
 }
 
-/* Row loops of the float32 activations that need more than a compare: the exp is the
- * polynomial of fastmath.h (as the Sigmoid kernel's, about 2 ulp), cloned per ISA. */
-static HOT_LOOP void sigmoid_row_f32(float *y, int64_t n) {
-    for (int64_t i = 0; i < n; ++i) y[i] = 1.0f / (1.0f + mlrt_exp_f32(-y[i]));
-}
-
-static HOT_LOOP void swish_row_f32(float *y, int64_t n, float alpha) {
-    for (int64_t i = 0; i < n; ++i) y[i] = y[i] / (1.0f + mlrt_exp_f32(-alpha * y[i]));
-}
-
-static HOT_LOOP void hard_swish_row_f32(float *y, int64_t n, float alpha, float beta) {
-    for (int64_t i = 0; i < n; ++i) {
-        float h = alpha * y[i] + beta;
-        h = h < 0.0f ? 0.0f : h > 1.0f ? 1.0f : h;
-        y[i] = y[i] * h;
-    }
-}
-
-static HOT_LOOP void clip_row_f32(float *y, int64_t n, float lo, float hi) {
-    for (int64_t i = 0; i < n; ++i) y[i] = y[i] < lo ? lo : y[i] > hi ? hi : y[i];
-}
-
-static HOT_LOOP void relu_row_f32(float *y, int64_t n) {
-    for (int64_t i = 0; i < n; ++i) y[i] = y[i] > 0 ? y[i] : (y[i] != y[i] ? y[i] : 0);
-}
-
-static HOT_LOOP void bias_add_row_f32(float *y, const float *z, int64_t n, float bias) {
-    if (z)
-        for (int64_t i = 0; i < n; ++i) y[i] = (y[i] + bias) + z[i];
-    else
-        for (int64_t i = 0; i < n; ++i) y[i] += bias;
-}
-
-/* One activation of FusedConv (codes of mlrt_conv_params.activation) on one value. */
-static inline double conv_act_f64(double v, int64_t act, double alpha, double beta) {
-    switch (act) {
-    case MLRT_CONV_ACT_RELU: return v > 0 ? v : (v != v ? v : 0);
-    case MLRT_CONV_ACT_LEAKY_RELU: return v >= 0 ? v : alpha * v;
-    case MLRT_CONV_ACT_CLIP: return v < alpha ? alpha : v > beta ? beta : v;
-    case MLRT_CONV_ACT_SIGMOID: return 1.0 / (1.0 + exp(-v));
-    case MLRT_CONV_ACT_TANH: return tanh(v);
-    case MLRT_CONV_ACT_HARD_SIGMOID: { double h = alpha * v + beta; return h < 0 ? 0 : h > 1 ? 1 : h; }
-    case MLRT_CONV_ACT_HARD_SWISH: { double h = alpha * v + beta; return v * (h < 0 ? 0 : h > 1 ? 1 : h); }
-    case MLRT_CONV_ACT_SWISH: return v / (1.0 + exp(-alpha * v));
-    default: return v;
-    }
-}
-
-/* The finish of rows of Y: + bias[r], + Z (same layout, leading dimension ld), activation. */
-void mlrt_conv_finish_f32(float *y, const float *z, int64_t rows, int64_t cols, int64_t ld, const float *bias,
-                          int64_t act, double alpha, double beta) {
-    if (!bias && !z && !act) return;
-    const float a = (float)alpha, b = (float)beta;
-    for (int64_t r = 0; r < rows; ++r) {
-        float *yr = y + r * ld;
-        if (bias || z) bias_add_row_f32(yr, z ? z + r * ld : NULL, cols, bias ? bias[r] : 0.0f);
-        switch (act) {
-        case MLRT_CONV_ACT_NONE: break;
-        case MLRT_CONV_ACT_RELU: relu_row_f32(yr, cols); break;
-        case MLRT_CONV_ACT_CLIP: clip_row_f32(yr, cols, a, b); break;
-        case MLRT_CONV_ACT_SIGMOID: sigmoid_row_f32(yr, cols); break;
-        case MLRT_CONV_ACT_SWISH: swish_row_f32(yr, cols, a); break;
-        case MLRT_CONV_ACT_HARD_SWISH: hard_swish_row_f32(yr, cols, a, b); break;
-        default:
-            for (int64_t i = 0; i < cols; ++i) yr[i] = (float)conv_act_f64(yr[i], act, alpha, beta);
-        }
-    }
-}
-
-void mlrt_conv_finish_f64(double *y, const double *z, int64_t rows, int64_t cols, int64_t ld, const double *bias,
-                          int64_t act, double alpha, double beta) {
-    if (!bias && !z && !act) return;
-    for (int64_t r = 0; r < rows; ++r) {
-        double *yr = y + r * ld, bv = bias ? bias[r] : 0;
-        const double *zr = z ? z + r * ld : NULL;
-        if (bias) for (int64_t i = 0; i < cols; ++i) yr[i] += bv;
-        if (zr) for (int64_t i = 0; i < cols; ++i) yr[i] += zr[i];
-        if (act) for (int64_t i = 0; i < cols; ++i) yr[i] = conv_act_f64(yr[i], act, alpha, beta);
-    }
-}
-
-
 /* Cut the work into tasks: whole (image, group) products, then column tiles that
  * bound the im2col buffer, then more tiles (or filter blocks) until the threads get
  * equal shares. */
@@ -223,7 +138,7 @@ int mlrt_conv_pack_weights(int64_t group, int64_t filters, int64_t kdim, const f
                "mlrt_conv_pack_weights: bad sizes (group %lld, filters %lld, kdim %lld)", (long long)group,
                (long long)filters, (long long)kdim);
     int64_t Mg = filters / group, each = mlrt_sgemm_packed_size(Mg, kdim);
-    *size = mlrt_sgemm_strip_width() ? group * each : 0;
+    *size = mlrt_cpu_isa() != MLRT_ISA_PORTABLE ? group * each : 0;
     if (*size == 0 || capacity < *size || !packed) return MLRT_OK;
     MLRT_CHECK(w, "mlrt_conv_pack_weights: no weights");
     for (int64_t grp = 0; grp < group; ++grp) mlrt_sgemm_pack_a(w + grp * Mg * kdim, Mg, kdim, kdim, packed + grp * each);
@@ -261,13 +176,13 @@ static int k_conv(const mlrt_context *ctx, const mlrt_tensor *in, int32_t n_in, 
             if (dtype == MLRT_FLOAT) {
                 float *y = (float *)j.y + t * S;
                 memset(y, 0, (size_t)S * sizeof(float));
-                mlrt_conv_finish_f32(y, Z ? (const float *)j.z + t * S : NULL, 1, S, S,
-                                     B ? (const float *)j.b + m : NULL, j.activation, j.alpha, j.beta);
+                mlrt_epilogue_f32(y, Z ? (const float *)j.z + t * S : NULL, 1, S, S,
+                                  B ? (const float *)j.b + m : NULL, j.activation, j.alpha, j.beta);
             } else {
                 double *y = (double *)j.y + t * S;
                 for (int64_t i = 0; i < S; ++i) y[i] = 0;
-                mlrt_conv_finish_f64(y, Z ? (const double *)j.z + t * S : NULL, 1, S, S,
-                                     B ? (const double *)j.b + m : NULL, j.activation, j.alpha, j.beta);
+                mlrt_epilogue_f64(y, Z ? (const double *)j.z + t * S : NULL, 1, S, S,
+                                  B ? (const double *)j.b + m : NULL, j.activation, j.alpha, j.beta);
             }
         }
         return MLRT_OK;
@@ -284,7 +199,8 @@ static int k_conv(const mlrt_context *ctx, const mlrt_tensor *in, int32_t n_in, 
     MLRT_CHECK(p->winograd >= 0 && p->winograd <= 2, "Conv: unknown packed weights kind %lld", (long long)p->winograd);
     if (p->winograd == 2) { /* W given as filter vectors (conv_fvec.c) */
         const conv_geom *g = &j.g;
-        MLRT_CHECK(pk && j.strip == 64 && dtype == MLRT_FLOAT && g->nd == 2 && g->G == 1 && g->out_size <= INT32_MAX / 16,
+        MLRT_CHECK(pk && mlrt_cpu_isa() == MLRT_ISA_AVX512 && dtype == MLRT_FLOAT && g->nd == 2 && g->G == 1 &&
+                       g->out_size <= INT32_MAX / 16,
                    "Conv: filter vectors given for a conv that is not float32 2-D with one group on AVX-512");
         const mlrt_tensor *P = &in[pk];
         int64_t want = mlrt_conv_fvec_size(g->M, g->kdim);

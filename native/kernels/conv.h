@@ -3,19 +3,8 @@
 #define MLRT_CONV_PARAMS_H
 #include <stdint.h>
 
-/* FusedConv's activation (mlrt_conv_params.activation; the ONNX names map onto these
- * in native/ops/fusedconv.py) */
-enum mlrt_conv_activation {
-    MLRT_CONV_ACT_NONE = 0,
-    MLRT_CONV_ACT_RELU = 1,
-    MLRT_CONV_ACT_LEAKY_RELU = 2,
-    MLRT_CONV_ACT_CLIP = 3,
-    MLRT_CONV_ACT_SIGMOID = 4,
-    MLRT_CONV_ACT_TANH = 5,
-    MLRT_CONV_ACT_HARD_SIGMOID = 6,
-    MLRT_CONV_ACT_HARD_SWISH = 7, /* v * HardSigmoid(v; alpha, beta): HardSwish, or HardSigmoid * x */
-    MLRT_CONV_ACT_SWISH = 8       /* v * Sigmoid(alpha * v): SiLU (alpha 1), or Sigmoid * x */
-};
+/* FusedConv's activation is enum mlrt_conv_activation of include/mlrt.h (the core's
+ * epilogue reads it too). */
 
 typedef struct mlrt_conv_params {
     int64_t group;

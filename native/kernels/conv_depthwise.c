@@ -269,7 +269,7 @@ void mlrt_conv_depthwise_tasks(void *arg, int64_t begin, int64_t end) {
     bool dw3 = false, flat = false;
 #ifdef DW3_AVX512
     dw3 = f32 && g->k[0] == 3 && g->k[1] == 3 && g->d[0] == 1 && g->d[1] == 1 && g->s[1] <= 2 &&
-          mlrt_sgemm_strip_width() == 64; /* the micro-kernels' choice: AVX-512 (MLRT_SGEMM_KERNEL narrows it) */
+          mlrt_cpu_isa() == MLRT_ISA_AVX512;
     flat = dw3 && g->s[0] == 1 && g->s[1] == 1 && g->out[1] == W && W <= DW3_FLAT_MAX_W;
 #endif
     int64_t PH = dw_padded_rows(g), PW = dw_padded_cols(g), n_masks = 10 * ceil_div(g->out_size, 16);
@@ -300,16 +300,16 @@ void mlrt_conv_depthwise_tasks(void *arg, int64_t begin, int64_t end) {
                 dw_plane_f32(P, w, y, g, b ? b[m] : 0, fast ? 1 : 0);
             }
             if (!fast)
-                mlrt_conv_finish_f32(y, j->z ? (const float *)j->z + yo : NULL, 1, g->out_size, g->out_size, NULL,
-                                     act, j->alpha, j->beta);
+                mlrt_epilogue_f32(y, j->z ? (const float *)j->z + yo : NULL, 1, g->out_size, g->out_size, NULL,
+                                  act, j->alpha, j->beta);
         } else {
             const double *b = j->b;
             double *y = (double *)j->y + yo;
             dw_pad_plane((const double *)j->x + xo, P, g, es);
             dw_plane_f64(P, (const double *)j->w + m * g->k_size, y, g, b ? b[m] : 0, fast ? 1 : 0);
             if (!fast)
-                mlrt_conv_finish_f64(y, j->z ? (const double *)j->z + yo : NULL, 1, g->out_size, g->out_size, NULL,
-                                     act, j->alpha, j->beta);
+                mlrt_epilogue_f64(y, j->z ? (const double *)j->z + yo : NULL, 1, g->out_size, g->out_size, NULL,
+                                  act, j->alpha, j->beta);
         }
     }
 }

@@ -189,7 +189,7 @@ static void direct_row(const conv_job *j, const mlrt_sgemm_a *A, const float *sr
         mlrt_sgemm_strips(mw, kc, A, m0, k0, src, j->direct.off + k0, j->strip, yr, g->out_size, OW, k0 > 0,
                           k0 + kc >= g->kdim ? &fin : NULL);
     }
-    if (later) mlrt_conv_finish_f32(yr, NULL, mw, OW, g->out_size, NULL, j->activation, j->alpha, j->beta);
+    if (later) mlrt_epilogue_f32(yr, NULL, mw, OW, g->out_size, NULL, j->activation, j->alpha, j->beta);
 }
 
 /* Tasks over tiles of the computed grid: the micro-kernels write a tile into V (Y
@@ -234,7 +234,7 @@ void mlrt_conv_direct_tasks(void *arg, int64_t begin, int64_t end) {
         }
         if (straight) {
             if (later)
-                mlrt_conv_finish_f32(yg + v0, NULL, mw, tw, g->out_size, NULL, j->activation, j->alpha, j->beta);
+                mlrt_epilogue_f32(yg + v0, NULL, mw, tw, g->out_size, NULL, j->activation, j->alpha, j->beta);
             continue;
         }
         /* copy the grid's real columns out: position v is (v / PW, v % PW) */
@@ -245,8 +245,8 @@ void mlrt_conv_direct_tasks(void *arg, int64_t begin, int64_t end) {
                 for (int64_t m = 0; m < mw; ++m)
                     memcpy(yg + m * g->out_size + oh * OW + ow, V + m * tw + (v - v0), (size_t)len * sizeof(float));
                 if (later)
-                    mlrt_conv_finish_f32(yg + oh * OW + ow, zg ? zg + oh * OW + ow : NULL, mw, len, g->out_size, NULL,
-                                         j->activation, j->alpha, j->beta);
+                    mlrt_epilogue_f32(yg + oh * OW + ow, zg ? zg + oh * OW + ow : NULL, mw, len, g->out_size, NULL,
+                                      j->activation, j->alpha, j->beta);
             }
             v += run;
         }

@@ -20,7 +20,7 @@
  * over 512 at 7 x 7 8-10%).
  * The tiles' vectors are scattered into a row buffer, whose rows are copied into Y's
  * planes, and bias, Z and the activation finish each output row of a block
- * (mlrt_conv_finish_f32).
+ * (mlrt_epilogue_f32).
  *
  * Every output element is the same sequence of fused multiply-adds (per block of 16
  * channels, taps, then channels), so equal inputs give equal outputs. */
@@ -82,8 +82,8 @@ int mlrt_conv_fvec_pack(int64_t filters, int64_t channels, int64_t taps, const f
 }
 
 int mlrt_conv_fvec_fits(const mlrt_conv_params *p, int64_t channels, int64_t filters, int64_t height, int64_t width) {
-    if (!p || (p->n_spatial != 1 && p->n_spatial != 2) || p->group != 1 || mlrt_sgemm_strip_width() != 64)
-        return 0; /* AVX-512 */
+    if (!p || (p->n_spatial != 1 && p->n_spatial != 2) || p->group != 1 || mlrt_cpu_isa() != MLRT_ISA_AVX512)
+        return 0;
     const char *off = getenv("MLRT_CONV_FVEC"); /* "0": never (to compare with the other paths) */
     if (off && strcmp(off, "0") == 0) return 0;
     /* a 1-D conv (height 1, width its length) runs as 2-D over one row: its window, steps
@@ -347,8 +347,8 @@ __attribute__((target("avx512f"))) static void fvec_tasks(void *arg, int64_t beg
             }
         }
         for (int64_t m = 0; m < mw; ++m) memcpy(y + m * S, R + m * ldr, (size_t)(rows * OW) * sizeof(float));
-        mlrt_conv_finish_f32(y, j->z ? (const float *)j->z + (y - (float *)j->y) : NULL, mw, rows * OW, S,
-                             j->b ? (const float *)j->b + m0 : NULL, j->activation, j->alpha, j->beta);
+        mlrt_epilogue_f32(y, j->z ? (const float *)j->z + (y - (float *)j->y) : NULL, mw, rows * OW, S,
+                          j->b ? (const float *)j->b + m0 : NULL, j->activation, j->alpha, j->beta);
     }
 }
 #endif

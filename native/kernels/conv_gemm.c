@@ -138,15 +138,15 @@ void mlrt_conv_gemm_tasks(void *arg, int64_t begin, int64_t end) {
             const float *b = j->b;
             mlrt_sgemm(NULL, false, false, mw, tw, g->kdim, 1, (const float *)j->w + wo, g->kdim,
                        (const float *)src, ld, 0, y, g->out_size);
-            mlrt_conv_finish_f32(y, j->z ? (const float *)j->z + yo : NULL, mw, tw, g->out_size, b ? b + bo : NULL,
-                                 j->activation, j->alpha, j->beta);
+            mlrt_epilogue_f32(y, j->z ? (const float *)j->z + yo : NULL, mw, tw, g->out_size, b ? b + bo : NULL,
+                              j->activation, j->alpha, j->beta);
         } else {
             double *y = (double *)j->y + yo;
             const double *b = j->b;
             mlrt_dgemm(NULL, false, false, mw, tw, g->kdim, 1, (const double *)j->w + wo, g->kdim,
                        (const double *)src, ld, 0, y, g->out_size);
-            mlrt_conv_finish_f64(y, j->z ? (const double *)j->z + yo : NULL, mw, tw, g->out_size, b ? b + bo : NULL,
-                                 j->activation, j->alpha, j->beta);
+            mlrt_epilogue_f64(y, j->z ? (const double *)j->z + yo : NULL, mw, tw, g->out_size, b ? b + bo : NULL,
+                              j->activation, j->alpha, j->beta);
         }
     }
 }
@@ -194,6 +194,6 @@ void mlrt_conv_strip_tasks(void *arg, int64_t begin, int64_t end) {
                               k0 + kc >= g->kdim ? &fin : NULL);
         }
         if (later)
-            mlrt_conv_finish_f32(yg, NULL, mw, tw, g->out_size, NULL, j->activation, j->alpha, j->beta);
+            mlrt_epilogue_f32(yg, NULL, mw, tw, g->out_size, NULL, j->activation, j->alpha, j->beta);
     }
 }

@@ -47,7 +47,7 @@
 
 int mlrt_conv_winograd_fits(const mlrt_conv_params *p, int64_t channels, int64_t filters, int64_t height,
                             int64_t width) {
-    if (!p || mlrt_sgemm_strip_width() == 0 || p->n_spatial != 2 || p->group < 1) return 0;
+    if (!p || mlrt_cpu_isa() == MLRT_ISA_PORTABLE || p->n_spatial != 2 || p->group < 1) return 0;
     const char *off = getenv("MLRT_CONV_WINOGRAD"); /* "0": never (to compare with the other paths) */
     if (off && strcmp(off, "0") == 0) return 0;
     for (int i = 0; i < 2; ++i)
@@ -102,7 +102,7 @@ int mlrt_conv_winograd_pack(int64_t group, int64_t filters, int64_t channels_per
                "mlrt_conv_winograd_pack: bad sizes (group %lld, filters %lld, channels %lld)", (long long)group,
                (long long)filters, (long long)channels_per_group);
     int64_t Mg = filters / group, Cg = channels_per_group, each = mlrt_sgemm_packed_size(Mg, Cg);
-    *size = mlrt_sgemm_strip_width() ? mlrt_conv_winograd_size(group, filters, Cg) : 0;
+    *size = mlrt_cpu_isa() != MLRT_ISA_PORTABLE ? mlrt_conv_winograd_size(group, filters, Cg) : 0;
     if (*size == 0 || capacity < *size || !packed) return MLRT_OK;
     MLRT_CHECK(w, "mlrt_conv_winograd_pack: no weights");
     float *u = malloc((size_t)(WG_XI * Mg * Cg + 1) * sizeof(float)); /* [xi][m][c] of one group */
@@ -289,8 +289,8 @@ static void wg_product_tasks(void *arg, int64_t begin, int64_t end) {
                     const float *oi = o + i * 4 * nbp + (t - t0);
                     wg_interleave(oi, oi + nbp, oi + 2 * nbp, oi + 3 * nbp, whole, yr + ow0);
                     for (int64_t ow = ow0 + 4 * whole; ow < ow1; ++ow) yr[ow] = oi[(ow & 3) * nbp + whole];
-                    mlrt_conv_finish_f32(yr + ow0, zf ? zf + (4 * R + i) * OW + ow0 : NULL, 1, ow1 - ow0, OW, NULL,
-                                         j->activation, j->alpha, j->beta);
+                    mlrt_epilogue_f32(yr + ow0, zf ? zf + (4 * R + i) * OW + ow0 : NULL, 1, ow1 - ow0, OW, NULL,
+                                      j->activation, j->alpha, j->beta);
                 }
                 t += run;
             }

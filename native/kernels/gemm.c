@@ -11,7 +11,6 @@
 #include <string.h>
 
 #include "conv.h"
-#include "conv_internal.h"
 #include "gemm.h"
 #include "gemm_params.h"
 #include "sgemm.h"
@@ -325,8 +324,8 @@ static int k_fused_gemm(const mlrt_context *ctx, const mlrt_tensor *in, int32_t 
     int rc = k_gemm(ctx, in, n_in, out, n_out, &g, sizeof g);
     if (rc != MLRT_OK) return rc;
     mlrt_tensor *Y = &out[0];
-    mlrt_conv_finish_f32(Y->data, NULL, Y->shape[0], Y->shape[1], Y->shape[1], NULL, p->activation, p->act_alpha,
-                         p->act_beta);
+    mlrt_epilogue_f32(Y->data, NULL, Y->shape[0], Y->shape[1], Y->shape[1], NULL, p->activation, p->act_alpha,
+                      p->act_beta);
     return MLRT_OK;
 }
 

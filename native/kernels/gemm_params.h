@@ -21,7 +21,7 @@ int mlrt_gemm_pack_b(int32_t trans_b, int64_t K, int64_t N, const float *b, int6
                      float *packed);
 
 /* com.microsoft FusedGemm: Gemm's fields, then the activation applied to Y
- * (enum mlrt_conv_activation of conv.h) and its parameters. */
+ * (enum mlrt_conv_activation of include/mlrt.h) and its parameters. */
 typedef struct mlrt_fused_gemm_params {
     int64_t trans_a;
     int64_t trans_b;

@@ -386,7 +386,7 @@ static void max_stride2_f32(const pool_job *j, const float *x, float *y, float *
      * from the input rows, the few others (at the padding) tap by tap */
     int64_t o0 = (pw + 1) / 2, o1 = Wd + pw - KW >= 0 ? (Wd + pw - KW) / 2 + 1 : 0;
     o1 = o1 < OW ? o1 : OW;
-    if ((KW == 2 || KW == 3) && KH <= 8 && o1 > o0 && mlrt_sgemm_strip_width() == 64) { /* AVX-512 in use */
+    if ((KW == 2 || KW == 3) && KH <= 8 && o1 > o0 && mlrt_cpu_isa() == MLRT_ISA_AVX512) {
         for (int64_t oh = 0; oh < OH; ++oh) {
             float *yr = y + oh * OW;
             int64_t ih0 = oh * sh - ph, k0 = ih0 < 0 ? -ih0 : 0, k1 = H - ih0 < KH ? H - ih0 : KH;

@@ -17,7 +17,6 @@
  * select_last_index, the last) extreme wins and a NaN counts as the extreme. */
 #include <math.h>
 
-#include "gemm.h"
 #include "internal.h"
 #include "reduce.h"
 
@@ -115,7 +114,7 @@ __attribute__((target("avx2"))) static int64_t extreme_f32_avx2(const float *p, 
 
 static int64_t extreme_f32(const float *p, int64_t n, float *m, bool up) {
 #if defined(__x86_64__) && defined(__GNUC__)
-    if (mlrt_sgemm_strip_width() == 64) return extreme_f32_avx512(p, n, m, up); /* AVX-512 in use */
+    if (mlrt_cpu_isa() == MLRT_ISA_AVX512) return extreme_f32_avx512(p, n, m, up);
     if (__builtin_cpu_supports("avx2")) return extreme_f32_avx2(p, n, m, up);
 #endif
     return 0;

@@ -1089,7 +1089,7 @@ static int rnn_run(const mlrt_context *ctx, int32_t kind, const char *op, const 
                  .h0 = H0 ? H0->data : NULL, .c0 = C0 ? C0->data : NULL, .lens = lens,
                  .Y = Y ? Y->data : NULL, .Yh = Yh ? Yh->data : NULL, .Yc = Yc ? Yc->data : NULL};
 #ifdef RNN_X86
-    j.avx512 = dt == MLRT_FLOAT && mlrt_sgemm_strip_width() == 64;
+    j.avx512 = dt == MLRT_FLOAT && mlrt_cpu_isa() == MLRT_ISA_AVX512;
 #endif
     if (Bt == 1) return rnn_batch1(ctx, &j, op);
 

@@ -29,9 +29,14 @@ typedef uchar T;
 #define STORE(p, i, v) ((p)[(i)] = (v))
 #endif
 
-/* A strided view as kernels receive it: rank, shape and element strides. */
-/* MLRT_MAX_RANK comes from the build options (native/_lib.py MAX_RANK). */
-typedef struct { int rank; int pad; long shape[MLRT_MAX_RANK]; long strides[MLRT_MAX_RANK]; } mlrt_view;
+/* The headers the host reads too (through cffi: native/opencl/_programs.py) declare
+ * their fields with C's sized types; here they are OpenCL's.  An `#include "<name>.h"`
+ * is replaced by that header of this folder when the program's source is read. */
+typedef long int64_t;
+typedef int int32_t;
+
+/* mlrt_view: a strided view as kernels receive it (rank, shape and element strides). */
+#include "_view.h"
 
 /* Element offset, in a view, of the i-th element of a contiguous tensor of the view's shape. */
 inline long mlrt_view_offset(const __global mlrt_view *v, long i)

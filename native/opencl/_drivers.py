@@ -16,6 +16,10 @@ is named by a hash of its content, so it is written once and reused.
 
 A process that made its first OpenCL call before importing mlrt's OpenCL provider has
 its loader set up already; it sees only the drivers it saw then.
+
+pyopencl, the binding over that loader, is imported here once for the whole provider
+(`cl`, `cl_tools`); where it cannot load they are None and `IMPORT_ERROR` says why, and
+the provider reports itself unavailable.
 """
 
 from __future__ import annotations
@@ -26,6 +30,14 @@ import os
 import sys
 import tempfile
 from pathlib import Path
+
+try:
+    import pyopencl as cl
+    import pyopencl.tools as cl_tools
+except Exception as exc:  # pragma: no cover - depends on the machine
+    cl, cl_tools, IMPORT_ERROR = None, None, exc
+else:
+    IMPORT_ERROR = None
 
 # CPU runtimes that pip installs without registering them with the ICD loader, in order
 # of preference: (distribution name, driver library).

@@ -4,7 +4,7 @@ one in-order queue, its values never leaving the device.
 
 The walk (plan/walk.py) works out every value's shape with the operators' own `infer`
 and folds what is constant on the CPU; each other node's recorder
-(_runtime.recorder) records its kernels through a `StepBuilder`.  Running allocates
+(_recorders.recorder) records its kernels through a `StepBuilder`.  Running allocates
 each value from the device's buffer pool when it is made and gives it back after its
 last reader (plan/memory.py's lifetimes); the queue's order keeps reuse safe.
 """
@@ -20,15 +20,15 @@ import numpy as np
 
 from ..._errors import DeviceError, InvalidArgument, MlrtError
 from .. import profile
-from .._lib import MAX_RANK, np_type
+from .._lib import np_type
 from ..ops import make_op
 from ..plan.cache import PlanCache, signature
-from ..plan.memory import lifetimes, releases
+from ..plan.memory import lifetimes, releases, root
 from ..plan.walk import Dynamic, known_infos, walk
-from ._runtime import DeviceTensor, cl, find_recorder
-
-_VIEW_DTYPE = np.dtype([("rank", np.int32), ("pad", np.int32), ("shape", np.int64, MAX_RANK),
-                        ("strides", np.int64, MAX_RANK)])  # mlrt_view in _common.cl
+from ._drivers import cl
+from ._memory import DeviceTensor
+from ._programs import struct_bytes
+from ._recorders import find_recorder
 
 
 @dataclass(frozen=True)
@@ -58,7 +58,7 @@ class _Step:
 
 
 class StepBuilder:
-    """What a recorder uses to record one node's kernels (see _runtime.Recorder)."""
+    """What a recorder uses to record one node's kernels (see _recorders.Recorder)."""
 
     def __init__(self, plan: "OpenCLPlan", op, recorder, inputs, outputs):
         self._plan, self.op, self._recorder = plan, op, recorder
@@ -116,12 +116,8 @@ class StepBuilder:
         return plan.error_buffer(), np.int32(len(plan.error_messages))
 
     def view(self, shape, strides) -> object:
-        """A constant `mlrt_view` (see _common.cl) describing a strided view."""
-        v = np.zeros((), _VIEW_DTYPE)
-        v["rank"] = len(shape)
-        v["shape"][:len(shape)] = shape
-        v["strides"][:len(strides)] = strides
-        return self.constant(v.reshape(1).view(np.uint8))
+        """A constant `mlrt_view` (_view.h) describing a strided view."""
+        return self.constant(struct_bytes("mlrt_view", rank=len(shape), shape=shape, strides=strides))
 
     def enqueue(self, kernel, global_size, local_size, *args) -> None:
         global_size = tuple(int(g) for g in global_size)
@@ -185,15 +181,16 @@ class OpenCLPlan:
         """Each buffer goes back to the pool after the last step reading any name that
         shares it (an alias reads its source when it is made); partition inputs and
         outputs, and constants, are never given back here."""
-        root: dict[str, str] = {}
-        for s in self.steps:
-            for name, src, *_ in s.aliases:
-                root[name] = root.get(src, src)
-        reads = [{root.get(a.key, a.key) for d in s.dispatches for a in d.args
-                  if isinstance(a, _Ref) and a.kind == "value"} | {root.get(src, src) for _, src, *_ in s.aliases}
+        within = {name: (src, 0) for s in self.steps for name, src, *_ in s.aliases}
+
+        def buffer(name):
+            return root(within, name)[0]
+
+        reads = [{buffer(a.key) for d in s.dispatches for a in d.args
+                  if isinstance(a, _Ref) and a.kind == "value"} | {buffer(src) for _, src, *_ in s.aliases}
                  for s in self.steps]
         spans = lifetimes(reads, [[name for name, *_ in s.outputs] for s in self.steps])
-        keep = {root.get(n, n) for n in self.partition.output_names} | {root.get(n, n) for n in fed} \
+        keep = {buffer(n) for n in self.partition.output_names} | {buffer(n) for n in fed} \
             | set(self.partition.graph.initializers)  # constants outlive every run (an alias may root there)
         for step, names in zip(self.steps, releases(spans, len(self.steps), keep)):
             step.release = names

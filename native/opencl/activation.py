@@ -4,10 +4,10 @@ erf or tanh kernel; Clip takes its bounds from attributes (opset < 11) or inputs
 
 import numpy as np
 
-from ._runtime import recorder
+from ._recorders import recorder
 from .elementwise import VEC, enqueue_vec
 
-BUILD_OPTIONS = {"VEC": VEC}  # activation.cl's defines (see _runtime.family_options)
+BUILD_OPTIONS = {"VEC": VEC}  # activation.cl's defines (see _programs.family_options)
 
 _KERNELS = {"Relu": "relu", "LeakyRelu": "leaky_relu", "Sigmoid": "sigmoid", "Tanh": "tanh", "Elu": "elu",
             "Selu": "selu", "Celu": "celu", "HardSigmoid": "hard_sigmoid", "HardSwish": "hard_swish",

@@ -19,7 +19,8 @@
  *   mlrt_conv_gemm_tiled implicit GEMM with local-memory tiles (GPU devices);
  *   mlrt_conv_direct    one filter x 16 positions per work-item (depthwise, few
  *                       filters per group).
- * Geometry (3 spatial dims, 1-D/2-D padded with leading 1s) is worked out on the host.
+ * The geometry (3 spatial dims, 1-D/2-D padded with leading 1s) is worked out on the host
+ * and read as the structs of conv_geometry.h.
  */
 
 /* Build options from conv.py: CONV_MB filters and CONV_NV float16 vectors of grid
@@ -46,39 +47,26 @@ inline float conv_act(float v, int act, float alpha, float beta)
     }
 }
 
-/* The geometry every compute kernel shares (a constant long[16] on the device):
- * grid positions, grid / output shape, channels, groups and the packed layout. */
-#define G_P 0        /* grid positions per channel: ((OD-1)*GH + OH) * GW */
-#define G_GH 1
-#define G_GW 2
-#define G_OH 3
-#define G_OW 4
-#define G_OSIZE 5    /* OD * OH * OW */
-#define G_C 6
-#define G_CG 7       /* input channels per group */
-#define G_M 8
-#define G_MG 9       /* filters per group */
-#define G_CSTRIDE 10 /* floats per packed channel (all its phase planes) */
-#define G_K 11       /* patch rows: Cg * kernel size */
-#define G_NMB 12     /* blocks of CONV_MB filters per group */
-#define G_FLAGS 13   /* 1: bias, 2: Z, 4: B is X itself (no slack past the grid) */
+/* The geometry every compute kernel shares (mlrt_conv_geometry, in device memory) and
+ * what mlrt_conv_pack reads (mlrt_conv_packing): worked out on the host. */
+#include "conv_geometry.h"
 
 /* Output index of grid position p of filter m, image n; -1 for a dropped position. */
-inline long conv_out_index(__global const long *g, long p)
+inline long conv_out_index(__global const mlrt_conv_geometry *g, long p)
 {
-    long gw = g[G_GW], gh = g[G_GH];
+    long gw = g->gw, gh = g->gh;
     long ow = p % gw, t = p / gw, oh = t % gh, od = t / gh;
-    if (p >= g[G_P] || ow >= g[G_OW] || oh >= g[G_OH]) return -1;
-    return (od * g[G_OH] + oh) * g[G_OW] + ow;
+    if (p >= g->p || ow >= g->ow || oh >= g->oh) return -1;
+    return (od * g->oh + oh) * g->ow + ow;
 }
 
 /* Finish one output element: + bias, + Z, activation, store. */
-inline void conv_store(__global const long *g, __global const T *bias, __global const T *z, __global T *y,
+inline void conv_store(__global const mlrt_conv_geometry *g, __global const T *bias, __global const T *z, __global T *y,
                        long n, long m, long o, float v, int act, float alpha, float beta)
 {
-    long idx = (n * g[G_M] + m) * g[G_OSIZE] + o;
-    if (g[G_FLAGS] & 1) v += LOAD(bias, m);
-    if (g[G_FLAGS] & 2) v += LOAD(z, idx);
+    long idx = (n * g->m + m) * g->osize + o;
+    if (g->flags & 1) v += LOAD(bias, m);
+    if (g->flags & 2) v += LOAD(z, idx);
     STORE(y, idx, conv_act(v, act, alpha, beta));
 }
 
@@ -102,31 +90,31 @@ inline float16 conv_act16(float16 v, int act, float alpha, float beta)
 }
 
 /* conv_store for 16 consecutive outputs o .. o + 15 of one row. */
-inline void conv_store16(__global const long *g, __global const T *bias, __global const T *z, __global T *y,
-                         long n, long m, long o, float16 v, int act, float alpha, float beta)
+inline void conv_store16(__global const mlrt_conv_geometry *g, __global const T *bias, __global const T *z,
+                         __global T *y, long n, long m, long o, float16 v, int act, float alpha, float beta)
 {
-    long idx = (n * g[G_M] + m) * g[G_OSIZE] + o;
-    if (g[G_FLAGS] & 1) v += LOAD(bias, m);
-    if (g[G_FLAGS] & 2) v += LOAD16(z, idx);
+    long idx = (n * g->m + m) * g->osize + o;
+    if (g->flags & 1) v += LOAD(bias, m);
+    if (g->flags & 2) v += LOAD16(z, idx);
     STORE16(y, idx, conv_act16(v, act, alpha, beta));
 }
 
 /* Pack X (N*C planes of D x H x W) into phase planes: dst[nc][f][l][i][j] =
  * X[nc][l*sd + ad - pd][i*sh + ah - ph][j*sw + aw - pw], zero outside X.  One row
- * (nc, f, l, i) of GW elements per work-item; q = {D, H, W, GD, GH, GW, nphase, pd, ph,
- * pw, sd, sh, sw}; phase = nphase x (ad, ah, aw). */
-__kernel void mlrt_conv_pack(__global const T *x, __global float *dst, __global const long *q,
+ * (nc, f, l, i) of GW elements per work-item; phase = nphase x (ad, ah, aw). */
+__kernel void mlrt_conv_pack(__global const T *x, __global float *dst, __global const mlrt_conv_packing *q,
                              __global const int *phase, long rows)
 {
     long r = get_global_id(0);
     if (r >= rows) return;
-    long D = q[0], H = q[1], W = q[2], GH = q[4], GW = q[5], nph = q[6], gdh = q[3] * GH;
+    long D = q->x_shape[0], H = q->x_shape[1], W = q->x_shape[2];
+    long GH = q->grid[1], GW = q->grid[2], nph = q->nphase, gdh = q->grid[0] * GH;
     long t = r / gdh, li = r % gdh, l = li / GH, i = li % GH;
     int f = (int)(t % nph);
     long nc = t / nph;
-    long id = l * q[10] + phase[3 * f] - q[7];
-    long ih = i * q[11] + phase[3 * f + 1] - q[8];
-    long sw = q[12], iw0 = phase[3 * f + 2] - q[9];
+    long id = l * q->strides[0] + phase[3 * f] - q->pads[0];
+    long ih = i * q->strides[1] + phase[3 * f + 1] - q->pads[1];
+    long sw = q->strides[2], iw0 = phase[3 * f + 2] - q->pads[2];
     __global float *d = dst + r * GW;
     if (id < 0 || id >= D || ih < 0 || ih >= H) {
         for (long j = 0; j < GW; ++j) d[j] = 0.0f;
@@ -174,22 +162,22 @@ __kernel void mlrt_conv_pack_w(__global const T *w, __global float *dst, long Mg
  * tile of the packed input run one after another while it is in cache. */
 __kernel void mlrt_conv_gemm(__global const float *B, __global const int *off, __global const float *Wp,
                              __global const T *bias, __global const T *z, __global T *y,
-                             __global const long *g, int act, float alpha, float beta)
+                             __global const mlrt_conv_geometry *g, int act, float alpha, float beta)
 {
     long p0 = (long)get_global_id(1) * CONV_TP;
-    if (p0 >= g[G_P]) return;
+    if (p0 >= g->p) return;
     long mb = get_global_id(0), ng = get_global_id(2);
-    long G = g[G_C] / g[G_CG], n = ng / G, grp = ng % G;
-    int K = (int)g[G_K];
-    __global const float *bp = B + (n * g[G_C] + grp * g[G_CG]) * g[G_CSTRIDE] + p0;
-    __global const float *wp = Wp + (grp * g[G_NMB] + mb) * (long)K * CONV_MB;
+    long G = g->c / g->cg, n = ng / G, grp = ng % G;
+    int K = (int)g->k;
+    __global const float *bp = B + (n * g->c + grp * g->cg) * g->cstride + p0;
+    __global const float *wp = Wp + (grp * g->nmb + mb) * (long)K * CONV_MB;
 
     float16 acc[CONV_MB][CONV_NV];
 #pragma unroll
     for (int m = 0; m < CONV_MB; ++m)
 #pragma unroll
         for (int v = 0; v < CONV_NV; ++v) acc[m][v] = (float16)(0.0f);
-    if (p0 + CONV_TP <= g[G_P] || !(g[G_FLAGS] & 4)) {
+    if (p0 + CONV_TP <= g->p || !(g->flags & 4)) {
         for (int k = 0; k < K; ++k) {
             __global const float *bk = bp + off[k];
             float16 xv[CONV_NV];
@@ -198,7 +186,7 @@ __kernel void mlrt_conv_gemm(__global const float *B, __global const int *off, _
             CONV_MAD_BLOCK(wp + k * CONV_MB)
         }
     } else {  /* B is X itself (no slack after it): the last tile reads only inside the grid */
-        int have = (int)(g[G_P] - p0);
+        int have = (int)(g->p - p0);
         for (int k = 0; k < K; ++k) {
             __global const float *bk = bp + off[k];
             float tmp[CONV_TP];
@@ -210,12 +198,12 @@ __kernel void mlrt_conv_gemm(__global const float *B, __global const int *off, _
         }
     }
 
-    long m0 = grp * g[G_MG] + mb * CONV_MB;
-    int mw = (int)min((long)CONV_MB, g[G_MG] - mb * CONV_MB);
+    long m0 = grp * g->mg + mb * CONV_MB;
+    int mw = (int)min((long)CONV_MB, g->mg - mb * CONV_MB);
 #pragma unroll
     for (int v = 0; v < CONV_NV; ++v) {
         long p = p0 + 16 * v, o = conv_out_index(g, p);
-        if (o >= 0 && p % g[G_GW] + 16 <= g[G_OW]) {  /* all 16 in one output row */
+        if (o >= 0 && p % g->gw + 16 <= g->ow) {  /* all 16 in one output row */
 #pragma unroll
             for (int m = 0; m < CONV_MB; ++m)
                 if (m < mw) conv_store16(g, bias, z, y, n, m0 + m, o, acc[m][v], act, alpha, beta);
@@ -244,15 +232,15 @@ __kernel void mlrt_conv_gemm(__global const float *B, __global const int *off, _
 __kernel __attribute__((reqd_work_group_size(16, 16, 1)))
 void mlrt_conv_gemm_tiled(__global const float *B, __global const int *off, __global const T *w,
                           __global const T *bias, __global const T *z, __global T *y,
-                          __global const long *g, int act, float alpha, float beta)
+                          __global const mlrt_conv_geometry *g, int act, float alpha, float beta)
 {
     __local float ws[CONV_TK][CONV_TM + 1];
     __local float bs[CONV_TK][CONV_TN + 1];
     int tx = get_local_id(0), ty = get_local_id(1), lid = ty * 16 + tx;
     long p0 = (long)get_group_id(0) * CONV_TN, mt0 = (long)get_group_id(1) * CONV_TM, ng = get_global_id(2);
-    long G = g[G_C] / g[G_CG], n = ng / G, grp = ng % G, P = g[G_P], Mg = g[G_MG];
-    int K = (int)g[G_K];
-    __global const float *bp = B + (n * g[G_C] + grp * g[G_CG]) * g[G_CSTRIDE];
+    long G = g->c / g->cg, n = ng / G, grp = ng % G, P = g->p, Mg = g->mg;
+    int K = (int)g->k;
+    __global const float *bp = B + (n * g->c + grp * g->cg) * g->cstride;
     __global const T *wg = w + (grp * Mg) * (long)K;
     float acc[4][4];
     for (int i = 0; i < 4; ++i)
@@ -292,20 +280,20 @@ void mlrt_conv_gemm_tiled(__global const float *B, __global const int *off, __gl
  * W is read as given (M rows of K, element type T). */
 __kernel void mlrt_conv_direct(__global const float *B, __global const int *off, __global const T *w,
                                __global const T *bias, __global const T *z, __global T *y,
-                               __global const long *g, int act, float alpha, float beta)
+                               __global const mlrt_conv_geometry *g, int act, float alpha, float beta)
 {
     long p0 = (long)get_global_id(0) * 16;
-    if (p0 >= g[G_P]) return;
+    if (p0 >= g->p) return;
     long m = get_global_id(1), n = get_global_id(2);
-    long grp = m / g[G_MG];
-    int K = (int)g[G_K];
-    __global const float *bp = B + (n * g[G_C] + grp * g[G_CG]) * g[G_CSTRIDE] + p0;
+    long grp = m / g->mg;
+    int K = (int)g->k;
+    __global const float *bp = B + (n * g->c + grp * g->cg) * g->cstride + p0;
     __global const T *wm = w + m * (long)K;
     float16 acc = (float16)(0.0f);
-    if (p0 + 16 <= g[G_P] || !(g[G_FLAGS] & 4)) {
+    if (p0 + 16 <= g->p || !(g->flags & 4)) {
         for (int k = 0; k < K; ++k) acc = mad((float16)(LOAD(wm, k)), vload16(0, bp + off[k]), acc);
     } else {  /* B is X itself: read only inside the grid */
-        int have = (int)(g[G_P] - p0);
+        int have = (int)(g->p - p0);
         for (int k = 0; k < K; ++k) {
             float tmp[16];
             for (int i = 0; i < 16; ++i) tmp[i] = i < have ? bp[off[k] + i] : 0.0f;
@@ -313,7 +301,7 @@ __kernel void mlrt_conv_direct(__global const float *B, __global const int *off,
         }
     }
     long o = conv_out_index(g, p0);
-    if (o >= 0 && p0 % g[G_GW] + 16 <= g[G_OW]) {  /* all 16 in one output row */
+    if (o >= 0 && p0 % g->gw + 16 <= g->ow) {  /* all 16 in one output row */
         conv_store16(g, bias, z, y, n, m, o, acc, act, alpha, beta);
         return;
     }

@@ -2,10 +2,11 @@
 dilations, pads, optional bias; FusedConv adds Z and an activation before the store.
 
 The geometry comes from the operator's own `geometry` (auto_pad resolved there).
-The host lays the input out as stride-phase planes (see conv.cl) and builds the tap
-offset table; constant filters are packed once for the register-blocked GEMM, a
-non-constant W is packed on the device each run.  Convolutions with few filters per
-group (depthwise) take the direct kernel; GPUs take the local-memory tiled GEMM.
+The host lays the input out as stride-phase planes (see conv.cl), builds the tap
+offset table and hands the kernels the structs of conv_geometry.h, filled by field
+name; constant filters are packed once for the register-blocked GEMM, a non-constant
+W is packed on the device each run.  Convolutions with few filters per group
+(depthwise) take the direct kernel; GPUs take the local-memory tiled GEMM.
 `MLRT_OPENCL_CONV=tiled|blocked` overrides the GEMM choice (tests, tuning).
 """
 
@@ -19,7 +20,8 @@ import numpy as np
 from ..._errors import DeviceError
 from .._lib import enum_value
 from ..ops.fusedconv import FusedConv
-from ._runtime import recorder, round_up
+from ._programs import struct_bytes
+from ._recorders import recorder, round_up
 
 MB, NV = 8, 2        # filters and float16 vectors of grid positions per work-item of mlrt_conv_gemm
 TP = 16 * NV         # grid positions per work-item of mlrt_conv_gemm
@@ -28,7 +30,7 @@ DIRECT_TP = 16       # grid positions per work-item of mlrt_conv_direct
 DIRECT_BELOW = 4     # filters per group under which the direct kernel is used
 TILED = 64           # filters and grid positions per work-group of mlrt_conv_gemm_tiled (16 x 16 items)
 MAX_SPATIAL = 3
-# conv.cl's defines (see _runtime.family_options)
+# conv.cl's defines (see _programs.family_options)
 BUILD_OPTIONS = {"CONV_MB": MB, "CONV_NV": NV, "CONV_TM": TILED, "CONV_TN": TILED}
 # FusedConv's activation codes, as kernels/conv.h numbers them (none is conv.cl's default case)
 C_CONSTANTS = tuple(sorted({c for c, _ in FusedConv.ACTIVATIONS.values()} - {"MLRT_CONV_ACT_NONE"}))
@@ -117,17 +119,19 @@ def conv(k, op, inputs, outputs):
         B = k.input(0)
     else:
         B = k.scratch(packed * 4)
-        q = np.array([*lay["ins"], *lay["grid"], len(lay["phases"]), *lay["pads"], *lay["strides"]], np.int64)
+        packing = struct_bytes("mlrt_conv_packing", x_shape=lay["ins"], grid=lay["grid"], nphase=len(lay["phases"]),
+                               pads=lay["pads"], strides=lay["strides"])
         rows = N * C * len(lay["phases"]) * lay["grid"][0] * lay["grid"][1]
-        k.enqueue(k.kernel("mlrt_conv_pack"), (round_up(rows, 16),), (16,), k.input(0), B, k.constant(q),
+        k.enqueue(k.kernel("mlrt_conv_pack"), (round_up(rows, 16),), (16,), k.input(0), B, k.constant(packing),
                   k.constant(np.asarray(lay["phases"], np.int32).reshape(-1)), np.int64(rows))
 
     kind = _gemm_kind(k, Mg)
     nmb = -(-Mg // MB)
     flags = (1 if b is not None else 0) | (2 if z is not None else 0) | (4 if plain else 0)
-    geo = k.constant(np.array([lay["P"], lay["grid"][1], lay["grid"][2], lay["outs"][1], lay["outs"][2],
-                               int(np.prod(out_shape[2:], dtype=np.int64)), C, Cg, M, Mg, lay["cstride"], K, nmb,
-                               flags, 0, 0], np.int64))
+    geo = k.constant(struct_bytes("mlrt_conv_geometry", p=lay["P"], gh=lay["grid"][1], gw=lay["grid"][2],
+                                  oh=lay["outs"][1], ow=lay["outs"][2],
+                                  osize=int(np.prod(out_shape[2:], dtype=np.int64)), c=C, cg=Cg, m=M, mg=Mg,
+                                  cstride=lay["cstride"], k=K, nmb=nmb, flags=flags))
     offs = k.constant(off.astype(np.int32) if off.size else np.zeros(1, np.int32))
     y = k.output(0)
     bias = k.input(2) if b is not None else y  # not read without its flag

@@ -17,12 +17,12 @@ import numpy as np
 from ..._errors import DeviceError
 from .._lib import MAX_RANK
 from ..ops._base import View, contiguous_strides
-from ._runtime import recorder
+from ._recorders import recorder
 from .movement import bits_dtype
 
 WG = 64   # work-items per work-group
 VEC = 8   # elements per work-item of the float kernels (a float8; VEC in the .cl files)
-BUILD_OPTIONS = {"VEC": VEC}  # elementwise.cl's defines (see _runtime.family_options)
+BUILD_OPTIONS = {"VEC": VEC}  # elementwise.cl's defines (see _programs.family_options)
 
 _KERNELS = {"Add": "add", "Sub": "sub", "Mul": "mul", "Div": "div", "Max": "max", "Min": "min",
             "Sum": "add", "Mean": "add", "PRelu": "prelu", "Pow": "pow",

@@ -14,7 +14,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._runtime import cl, recorder
+from ._drivers import cl
+from ._recorders import recorder
 
 # tile and work-group sizes; gemm.cl is built with them (BUILD_OPTIONS) and defines none
 _VN, _TM, _TN, _RM = 16, 64, 64, 8  # columns per work-item (one float16), tile of Y, rows per work-item

@@ -20,13 +20,13 @@ from onnx import helper
 from ..._errors import DeviceError, InvalidArgument
 from ..ops._base import contiguous_strides
 from ..ops.pad import MODES as PAD_MODES
-from ._runtime import recorder, round_up
+from ._recorders import recorder, round_up
 
 LOCAL = 256       # work-group size of the 1-D and row kernels (globals are rounded up to it)
 CPU_CHUNK = 64    # elements of a row one item moves on a CPU device (1 on GPUs)
 TILE, TILE_ROWS = 32, 8  # work-group of the GPU transpose: TILE x TILE_ROWS items move a TILE-square block
 BLOCK_GROUP = (16, 4)    # work-group of the CPU transpose (4 x 4 elements per item)
-# movement.cl's defines (see _runtime.family_options): the transpose tile, and Pad's modes
+# movement.cl's defines (see _programs.family_options): the transpose tile, and Pad's modes
 BUILD_OPTIONS = {"MLRT_TILE": TILE, "MLRT_TILE_ROWS": TILE_ROWS}
 C_CONSTANTS = tuple(PAD_MODES.values())
 _BITS = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}

@@ -5,11 +5,11 @@ float32 and float16 (computed in float)."""
 import numpy as np
 
 from ..._errors import DeviceError, MlrtError
-from ._runtime import local_2d, recorder, round_up
+from ._recorders import local_2d, recorder, round_up
 
 NORM_WG = 128  # normalization.cl's work-group size
 ITEM_WG = 64   # work-group size of the elementwise BatchNormalization kernel
-BUILD_OPTIONS = {"NORM_WG": NORM_WG}  # normalization.cl's defines (see _runtime.family_options)
+BUILD_OPTIONS = {"NORM_WG": NORM_WG}  # normalization.cl's defines (see _programs.family_options)
 _DTYPES = ("float32", "float16")
 
 

@@ -7,7 +7,7 @@ Indices output and windows of more than 3 spatial dims are left to the CPU."""
 import numpy as np
 
 from ..._errors import DeviceError
-from ._runtime import local_2d, recorder, round_up
+from ._recorders import local_2d, recorder, round_up
 
 MAX_SPATIAL = 3    # pool.cl's window kernel
 POOL_WG = 128      # pool.cl's work-group size for plane reductions
@@ -15,7 +15,7 @@ POOL_FIELDS = 7    # ints per dim of the window table: in, out, kernel, stride, 
 ITEM_WG = 64       # work-group size of the one-work-item-per-output kernels
 GROUP_FROM = 1024  # planes at least this large are reduced by a work-group
 POOL_MAX, POOL_AVERAGE = 0, 1  # mlrt_pool_window's kind
-# pool.cl's defines (see _runtime.family_options)
+# pool.cl's defines (see _programs.family_options)
 BUILD_OPTIONS = {"POOL_FIELDS": POOL_FIELDS, "POOL_WG": POOL_WG, "POOL_MAX": POOL_MAX, "POOL_AVERAGE": POOL_AVERAGE}
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._runtime import recorder
+from ._recorders import recorder
 from .elementwise import VEC, check_rank, enqueue_1d, rows
 
 GROUPS = None        # long reductions over few outputs take a work-group each: None = on GPUs only
@@ -25,7 +25,7 @@ SERIAL_MAX = 256     # reductions this short run one work-item per output ...
 MANY_OUTPUTS = 4096  # ... and so do reductions over this many outputs
 TARGET_GROUPS = 64   # split long reductions into chunks until there are this many work-groups
 CHUNK_MIN = GROUP * 64  # ... but no chunk shorter than this
-BUILD_OPTIONS = {"RWG": GROUP, "VEC": VEC}  # reduce.cl's defines (see _runtime.family_options)
+BUILD_OPTIONS = {"RWG": GROUP, "VEC": VEC}  # reduce.cl's defines (see _programs.family_options)
 
 _KERNELS = {"ReduceSum": "sum", "ReduceMean": "mean", "ReduceMax": "max", "ReduceMin": "min",
             "ReduceProd": "prod", "ReduceL1": "l1", "ReduceL2": "l2", "ReduceLogSum": "log_sum",

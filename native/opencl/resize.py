@@ -14,7 +14,7 @@ import numpy as np
 from .. import _lib
 from ..ops._base import contiguous_strides
 from ..ops._resize import MODES
-from ._runtime import recorder
+from ._recorders import recorder
 from .movement import enqueue_rows
 
 

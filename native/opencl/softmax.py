@@ -6,12 +6,12 @@ shorter ones a work-item each."""
 
 import numpy as np
 
-from ._runtime import recorder, round_up
+from ._recorders import recorder, round_up
 
 SM_WG = 128        # softmax.cl's work-group size
 LINE_WG = 64       # work-group size of the one-work-item-per-line kernel
 GROUP_FROM = 256   # lines at least this long are reduced by a work-group
-BUILD_OPTIONS = {"SM_WG": SM_WG}  # softmax.cl's defines (see _runtime.family_options)
+BUILD_OPTIONS = {"SM_WG": SM_WG}  # softmax.cl's defines (see _programs.family_options)
 
 
 

@@ -19,7 +19,10 @@ import threading
 import numpy as np
 
 from ..._errors import DeviceError, InvalidArgument
-from ._runtime import DeviceTensor, cl, round_up
+from .._lib import struct_dtype, struct_value
+from ._drivers import cl
+from ._memory import DeviceTensor
+from ._recorders import round_up
 
 __all__ = ["tensorize", "detensorize"]
 
@@ -27,16 +30,10 @@ C_CONSTANTS = ("MLRT_PIXEL_BGRA8", "MLRT_PIXEL_RGBA8", "MLRT_PIXEL_BGR8", "MLRT_
 LOCAL = 256       # work-group size (globals are rounded up to it)
 CPU_CHUNK = 64    # pixels of a row one item handles on a CPU device (1 on GPUs)
 
-# native/kernels/tensorize.h, field for field
-_F8, _F4 = np.dtype("<i8"), np.dtype("<f4")
-TENSORIZE_PARAMS = np.dtype([(n, _F8) for n in ("src_format", "crop_x", "crop_y", "crop_width", "crop_height",
-                                                "dst_order", "nhwc", "batch_index")]
-                            + [("alpha", _F4, (4,)), ("beta", _F4, (4,))])
-DETENSORIZE_PARAMS = np.dtype([(n, _F8) for n in ("dst_format", "src_order", "nhwc", "batch_index")]
-                              + [("alpha", _F4, (4,)), ("beta", _F4, (4,))])
-# the kernels' arguments after the two buffers (tensorize.cl); typed, so pyopencl packs them without probing
-_ARGS = {"mlrt_tensorize": [TENSORIZE_PARAMS] + [np.int64] * 5,
-         "mlrt_detensorize": [DETENSORIZE_PARAMS] + [np.int64] * 4}
+# the kernels' arguments after the two buffers (tensorize.cl): the parameter struct of
+# native/kernels/tensorize.h (its numpy type laid out by cffi), then sizes; typed, so
+# pyopencl packs them without probing
+_ARGS = {"mlrt_tensorize": ("mlrt_tensorize_params", 5), "mlrt_detensorize": ("mlrt_detensorize_params", 4)}
 
 _kernels: dict = {}  # (device, dtype, kernel name) -> (kernel, local size, lock): kernels keep their arguments
 _kernels_lock = threading.Lock()
@@ -49,8 +46,10 @@ def tensorize(pixels: DeviceTensor, out: DeviceTensor, *, pixel_format: int, cro
     the kernel format `pixel_format`), as native/kernels/tensorize.h says."""
     _device_tensors(pixels, "pixels", out, "out")
     h, w, c = (out.shape[1], out.shape[2], out.shape[3]) if nhwc else (out.shape[2], out.shape[3], out.shape[1])
-    p = np.array((int(pixel_format), *crop, bool(rgb), bool(nhwc), index, _four(alpha, c), _four(beta, c)),
-                 TENSORIZE_PARAMS)
+    x, y, width, height = crop
+    p = struct_value("mlrt_tensorize_params", dict(
+        src_format=int(pixel_format), crop_x=x, crop_y=y, crop_width=width, crop_height=height, dst_order=bool(rgb),
+        nhwc=bool(nhwc), batch_index=index, alpha=_four(alpha, c), beta=_four(beta, c)))
     if h and w:
         _enqueue(out, "mlrt_tensorize", h, w, pixels.buffer, out.buffer, p, pixels.shape[1], c)
 
@@ -62,8 +61,9 @@ def detensorize(tensor: DeviceTensor, out: DeviceTensor, *, pixel_format: int, i
     _device_tensors(tensor, "tensor", out, "out")
     h, w = out.shape[0], out.shape[1]
     c = tensor.shape[3] if nhwc else tensor.shape[1]
-    p = np.array((int(pixel_format), bool(rgb), bool(nhwc), index, _four(alpha, c), _four(beta, c)),
-                 DETENSORIZE_PARAMS)
+    p = struct_value("mlrt_detensorize_params", dict(
+        dst_format=int(pixel_format), src_order=bool(rgb), nhwc=bool(nhwc), batch_index=index,
+        alpha=_four(alpha, c), beta=_four(beta, c)))
     if h and w:
         _enqueue(tensor, "mlrt_detensorize", h, w, tensor.buffer, out.buffer, p, c)
 
@@ -96,7 +96,8 @@ def _kernel(device, dtype, name: str):
             found = _kernels.get(key)
             if found is None:
                 kernel = device.kernel("tensorize", dtype, name)
-                kernel.set_scalar_arg_dtypes([None, None] + _ARGS[name])
+                params, sizes = _ARGS[name]
+                kernel.set_scalar_arg_dtypes([None, None, struct_dtype(params)] + [np.int64] * sizes)
                 most = kernel.get_work_group_info(cl.kernel_work_group_info.WORK_GROUP_SIZE, device.cl_device)
                 local = 1 << (min(LOCAL, int(most)).bit_length() - 1)  # a power of two the kernel can run
                 found = _kernels[key] = (kernel, local, threading.Lock())

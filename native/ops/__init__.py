@@ -19,7 +19,7 @@ import pkgutil
 import re
 
 from ..._errors import NotImplemented
-from ._base import REQUIRED, Info, Launch, Op, Runtime, View  # noqa: F401
+from ._base import REQUIRED, Alias, AliasKind, Info, Launch, Op, Runtime, View  # noqa: F401
 from ._base import _attribute_value as attribute_value  # (what custom operators, outside, use)
 from ._host import _HostOp as HostOp
 

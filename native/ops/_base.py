@@ -9,10 +9,26 @@ shapes, strides and a named struct.
 
 The class name is the op type, optionally with the opset version it starts at
 (`Softmax_13`); the registry picks the newest version not above the model's opset.
+
+An operator whose values may live in one another's bytes says so in `aliases`, a
+tuple of `Alias`es; every planner reads it and nothing else (no list of op types):
+    Alias(AliasKind.WHOLE, output=j, input=i)   output j is input i's bytes (Reshape)
+    Alias(AliasKind.SLICES, input=i)            the outputs are input i's bytes cut along
+                                                `alias_axis`, laid end to end (Split)
+    Alias(AliasKind.GATHER, output=j)           the inputs are output j's bytes cut along
+                                                `alias_axis`, laid end to end (Concat)
+It says what may share; the planner decides where the bytes really line up (SLICES
+and GATHER: only 1s before the axis, and its own alignment; WHOLE: the kernel reads the
+input as it is, with no view).  `node_aliases()` narrows it for one node (Dropout: none
+when its mask is asked for).  The CPU plan (plan/native.py) keeps such values in the
+other's bytes, and the C kernel, finding them in place, moves nothing; OpenCL
+(opencl/reshape.py) runs a node whose outputs are all WHOLE aliases as its input's
+buffer under a new shape, with no kernel.
 """
 
 from __future__ import annotations
 
+import enum
 import math
 from dataclasses import dataclass, field
 from types import SimpleNamespace
@@ -72,6 +88,23 @@ class Launch:
     views: dict[int, View] = field(default_factory=dict)
     type_input: int = 0  # which input's dtype selects the kernel
     extra: list = field(default_factory=list)
+
+
+class AliasKind(enum.Enum):
+    """How values of a node share bytes (see `Alias`)."""
+
+    WHOLE = "whole"    # output `output` is input `input`'s bytes: the same elements, the same order
+    SLICES = "slices"  # the outputs are input `input`'s bytes cut along the axis, end to end
+    GATHER = "gather"  # the inputs are output `output`'s bytes cut along the axis, end to end
+
+
+@dataclass(frozen=True)
+class Alias:
+    """One declaration of `Op.aliases`: values of a node that may live in another's bytes."""
+
+    kind: AliasKind
+    output: int = 0
+    input: int = 0
 
 
 def contiguous_strides(shape) -> tuple[int, ...]:
@@ -179,6 +212,7 @@ class Op:
     made_ahead = False  # True: slow to make (tables from large attributes), made at load (ops.prepare)
     moves: tuple[int, ...] = ()  # data movement: inputs whose elements reach the outputs unchanged
     #   (string tensors there go through the int64 kernel as element numbers, plan/eager.py)
+    aliases: tuple[Alias, ...] = ()  # values that may live in another's bytes (the module docstring)
 
     def __init__(self, node, opset: int):
         self.node = node
@@ -218,6 +252,15 @@ class Op:
     def moved_inputs(self, count: int) -> list[int]:
         """Which of `count` given inputs are `moves` inputs (Concat: all of them)."""
         return [k for k in self.moves if k < count]
+
+    def node_aliases(self) -> tuple[Alias, ...]:
+        """The `aliases` that hold for this node (by default all of them)."""
+        return self.aliases
+
+    def alias_axis(self, rank: int) -> int:
+        """The axis a SLICES or GATHER alias cuts along, in [0, rank) for the whole
+        tensor's rank (by default the `axis` attribute)."""
+        return normalize_axis(int(self.a.axis), rank, self.where)
 
     def run_host(self, values: list, runtime) -> list:
         """Outputs from input values (numpy arrays, lists for sequences, None for absent

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..._errors import InvalidArgument, NotImplemented
-from ._base import Info, Launch, Op, View, contiguous_strides, normalize_axis
+from ._base import Alias, AliasKind, Info, Launch, Op, View, contiguous_strides, normalize_axis
 
 INT64 = np.dtype(np.int64)
 
@@ -72,7 +72,10 @@ class _Copy(Op):
 
 
 class _Reshape(_Copy):
-    """Same elements in the same order, another shape: subclasses give `out_shape`."""
+    """Same elements in the same order, another shape: subclasses give `out_shape`.  The
+    output is the input's bytes (a plan keeps it there; the copy kernel then moves nothing)."""
+
+    aliases = (Alias(AliasKind.WHOLE, output=0, input=0),)
 
     def out_shape(self, inputs, x: Info) -> tuple[int, ...]:
         raise NotImplementedError

@@ -2,13 +2,14 @@
 
 import numpy as np
 
-from ._base import Info, Op, normalize_axis
+from ._base import Alias, AliasKind, Info, Op, normalize_axis
 
 
 class Concat(Op):
     attributes = {"axis": 1}  # opset 1: optional, default 1
     params = "mlrt_concat_params"
     moves = (0,)
+    aliases = (Alias(AliasKind.GATHER, output=0),)  # the inputs laid end to end along the axis
 
     def moved_inputs(self, count):
         return list(range(count))

@@ -6,7 +6,7 @@ draws random numbers and is not supported: mlrt is an inference runtime."""
 import numpy as np
 
 from ..._errors import NotImplemented
-from ._base import Info, Op
+from ._base import Alias, AliasKind, Info, Op
 from ._shape import bits_of
 
 
@@ -14,6 +14,14 @@ class Dropout(Op):
     attributes = {"ratio": 0.5, "is_test": 0, "consumed_inputs": None}
     params = "mlrt_dropout_params"
     mask_is_bool = False  # before opset 10 the mask has the input's type
+    aliases = (Alias(AliasKind.WHOLE, output=0, input=0),)  # y is x
+
+    def node_aliases(self):
+        """None where the node asks for the mask or has a training_mode input: the kernel runs."""
+        outs, ins = self.node.output, self.node.input
+        if len(outs) > 1 and outs[1] or len(ins) > 2 and ins[2]:
+            return ()
+        return self.aliases
 
     def check_mode(self, inputs):
         pass

@@ -4,7 +4,7 @@ The sizes come from the `split` attribute (opset 1-12; opset 1 also took it as i
 1), from input 1 (opset 13+), or from `num_outputs` (opset 18+: ceil-sized chunks,
 the last one smaller); otherwise the axis is cut into equal parts, one per output."""
 
-from ._base import Info, Op, normalize_axis
+from ._base import Alias, AliasKind, Info, Op, normalize_axis
 from ._shape import ints
 
 
@@ -13,6 +13,7 @@ class Split(Op):
     params = "mlrt_split_params"
     moves = (0,)
     value_inputs = (1,)
+    aliases = (Alias(AliasKind.SLICES, input=0),)  # the outputs are the input cut along the axis
 
     def given(self, inputs):
         """Explicit sizes, or None."""

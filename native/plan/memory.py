@@ -11,7 +11,9 @@ A value lives from the step that writes it to the last step that reads it
 lifetimes (`arena_layout`: at each step the values it writes are placed first-fit into
 the gaps between live blocks, then the values that die there are freed; offsets are
 64-byte aligned for the kernels' vector loads).  An OpenCL plan gives each buffer
-back to the device's pool after its last reader (`releases`).
+back to the device's pool after its last reader (`releases`).  A value kept in
+another's bytes (an operator's `aliases`, ops/_base.py) has no bytes of its own: both
+plans find the value that holds it with `root`.
 """
 
 from __future__ import annotations
@@ -151,6 +153,17 @@ def lifetimes(reads, writes) -> dict[str, tuple[int, int]]:
             if name and name not in spans:
                 spans[name] = [i, i]
     return {name: (first, last) for name, (first, last) in spans.items()}
+
+
+def root(within: dict[str, tuple[str, int]], name: str) -> tuple[str, int]:
+    """The value whose own bytes hold `name`, and the byte offset of `name` in them:
+    `within` maps a value kept in another's bytes to (that value, its byte offset
+    there), and is followed to a value that is in no other's."""
+    at = 0
+    while name in within:
+        name, offset = within[name]
+        at += offset
+    return name, at
 
 
 def _align(n: int) -> int:

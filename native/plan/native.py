@@ -16,11 +16,8 @@ import numpy as np
 
 from .. import _lib, profile, terminate
 from ..._errors import ResourceExhausted
-from ..ops import Info, Op
-from ..ops.concat import Concat
-from ..ops.split import Split
-from ..ops._shape import _Reshape
-from .memory import ALIGN, allocate, arena_layout, check_size, lifetimes
+from ..ops import AliasKind, Info, Op
+from .memory import ALIGN, allocate, arena_layout, check_size, lifetimes, root
 from .walk import Dynamic
 
 
@@ -80,18 +77,18 @@ class NativePlan:
         spans = lifetimes([s.op.node.input for s in steps], [s.op.node.output for s in steps])
         within = _shared_bytes(steps, external, infos)
         for name in within:  # a value kept in another's bytes keeps them alive while it is
-            root, _ = _root(within, name)
-            if root in spans:
-                first, last = spans[root]
-                spans[root] = (min(first, spans[name][0]), max(last, spans[name][1]))
+            holder, _ = root(within, name)
+            if holder in spans:
+                first, last = spans[holder]
+                spans[holder] = (min(first, spans[name][0]), max(last, spans[name][1]))
         sizes = {name: infos[name].size * infos[name].dtype.itemsize
                  for s in steps for name in s.op.node.output if name and name not in external and name not in within}
         offsets, arena = arena_layout(spans, sizes)
         check_size(arena, "the plan's arena")
 
         def slot_of(name):
-            root, at = _root(within, name)
-            return (external[root], at) if root in external else (0, offsets.get(root, 0) + at)
+            holder, at = root(within, name)
+            return (external[holder], at) if holder in external else (0, offsets.get(holder, 0) + at)
 
         records = ffi.new("mlrt_node_record[]", max(len(steps), 1))
         keep = []
@@ -126,7 +123,7 @@ class NativePlan:
             _lib.raise_status(lib.MLRT_ERR_INTERNAL, "plan")
         self.handle = ffi.gc(plan, lib.mlrt_plan_destroy)
         self.steps = list(steps)
-        self.shared = {name: _root(within, name) for name in within}  # name -> (value holding it, byte offset)
+        self.shared = {name: root(within, name) for name in within}  # name -> (value holding it, byte offset)
         self.arena_bytes = arena
         self.pool = pool
         self._arenas: list = []  # idle arenas
@@ -376,13 +373,16 @@ _utf32 = _lib.utf32
 
 def _shared_bytes(steps, external, infos) -> dict[str, tuple[str, int]]:
     """Values that need no bytes of their own: {name: (the value whose bytes hold it, at
-    which byte offset)}.  A Concat along an axis with only 1s before it is its inputs
-    laid end to end, so the steps that make them write straight into its slices; a
-    Split's outputs are slices of its input, and a Reshape's (Flatten, Squeeze,
-    Unsqueeze, Identity) output is its input.  Their kernels then find the bytes
-    already in place and move nothing.  Never a value bound outside the plan (its
-    inputs, constants and outputs have buffers of their own), never a value in two
-    places; slices start on 64-byte boundaries, as the arena's values do."""
+    which byte offset)}, from what each operator declares (Op.aliases, ops/_base.py).
+    A GATHER (Concat) along an axis with only 1s before it is its inputs laid end to
+    end, so the steps that make them write straight into its slices; SLICES (Split)
+    outputs are slices of its input; a WHOLE output (Reshape, Flatten, Squeeze,
+    Unsqueeze, Identity, Dropout without its mask) is its input, where the kernel reads
+    that as it is.  Their
+    kernels then find the bytes already in place and move nothing.  Never a value bound
+    outside the plan (its inputs, constants and outputs have buffers of their own),
+    never a value in two places; slices start on 64-byte boundaries, as the arena's
+    values do."""
     written = {n for s in steps for n in s.op.node.output if n}
     within: dict[str, tuple[str, int]] = {}
 
@@ -400,30 +400,27 @@ def _shared_bytes(steps, external, infos) -> dict[str, tuple[str, int]]:
 
     for step in steps:
         op, node = step.op, step.op.node
-        if isinstance(op, Concat):  # (its output may be the plan's: the pieces are then written there)
-            names = list(node.input)
-            if len(set(names)) == len(names) and all(free(n) for n in names):
-                at = slices(names, step.outputs[0], op.pack(step.inputs, step.outputs)["axis"])
-                if at is not None:
-                    within.update((n, (node.output[0], o)) for n, o in zip(names, at))
-        elif isinstance(op, Split) and node.input[0]:
-            names = [n for n in node.output if n]
-            if len(names) == len(node.output) and all(free(n) for n in names):
-                at = slices(names, step.inputs[0], op.pack(step.inputs, step.outputs)["axis"])
-                if at is not None:
-                    within.update((n, (node.input[0], o)) for n, o in zip(names, at))
-        elif isinstance(op, _Reshape) and free(node.output[0]) and node.input[0] and not step.launch.views:
-            within[node.output[0]] = (node.input[0], 0)
+        for alias in op.node_aliases():
+            j, i = alias.output, alias.input
+            if alias.kind is AliasKind.GATHER and j < len(node.output) and node.output[j]:
+                # (its output may be the plan's: the pieces are then written there)
+                names = list(node.input)
+                if len(set(names)) == len(names) and all(free(n) for n in names):
+                    whole = step.outputs[j]
+                    at = slices(names, whole, op.alias_axis(whole.rank))
+                    if at is not None:
+                        within.update((n, (node.output[j], o)) for n, o in zip(names, at))
+            elif alias.kind is AliasKind.SLICES and i < len(node.input) and node.input[i]:
+                names = [n for n in node.output if n]
+                if len(names) == len(node.output) and all(free(n) for n in names):
+                    whole = step.inputs[i]
+                    at = slices(names, whole, op.alias_axis(whole.rank))
+                    if at is not None:
+                        within.update((n, (node.input[i], o)) for n, o in zip(names, at))
+            elif alias.kind is AliasKind.WHOLE and j < len(node.output) and free(node.output[j]) \
+                    and i < len(node.input) and node.input[i] and i not in step.launch.views:
+                within[node.output[j]] = (node.input[i], 0)
     return within
-
-
-def _root(within, name) -> tuple[str, int]:
-    """The value whose own bytes hold `name`, and the byte offset of `name` in them."""
-    at = 0
-    while name in within:
-        name, o = within[name]
-        at += o
-    return name, at
 
 
 def _describe(descs, slots, i, info: Info | None, view, slot) -> None:

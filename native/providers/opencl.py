@@ -5,7 +5,7 @@ type and whose program builds on the device (a program marked broken leaves its
 nodes to the CPU; the rest of the graph stays on OpenCL).  Each of its partitions
 is planned per input signature and runs on one OpenCL queue with its values kept
 on the device (native/opencl/_plan.py).  The device is the process's one OpenCL
-device (native/opencl/_runtime.py: MLRT_OPENCL_DEVICE, else GPUs, then Intel's CPU
+device (native/opencl/_device.py: MLRT_OPENCL_DEVICE, else GPUs, then Intel's CPU
 runtime, other devices, PoCL), shared with OrtValue and IOBinding.
 """
 
@@ -23,19 +23,16 @@ from ._base import ExecutionProvider
 
 # The OpenCL side (pyopencl and the recorders) is imported when this provider is first
 # used, not when providers are listed: a CPU-only process never loads it.
-_RUNTIME = __name__.rsplit(".", 2)[0] + ".opencl._runtime"
+_OPENCL = __name__.rsplit(".", 2)[0] + ".opencl."
 
 
-def _runtime():
-    return importlib.import_module(_RUNTIME)
-
-
-def _plan():
-    return importlib.import_module(__name__.rsplit(".", 2)[0] + ".opencl._plan")
+def _opencl(module: str):
+    """A module of native/opencl/ (_device, _memory, _programs, _recorders, _plan ...)."""
+    return importlib.import_module(_OPENCL + module)
 
 # What this provider ships in a runtime folder besides the library (native/_build.py
-# reads this line without importing the module): its kernel sources.
-RUNTIME_FILES = ("opencl/*.cl",)
+# reads this line without importing the module): its kernel sources and their headers.
+RUNTIME_FILES = ("opencl/*.cl", "opencl/*.h")
 
 
 def _static_inputs(graph, node) -> list:
@@ -51,7 +48,7 @@ def _static_inputs(graph, node) -> list:
             vt = graph.type_of(name)
             shape = None if vt is None or vt.shape is None else \
                 tuple(d if isinstance(d, int) and d >= 0 else None for d in vt.shape)
-            infos.append(Info(_plan().value_dtype(graph, name), shape))
+            infos.append(Info(_opencl("_plan").value_dtype(graph, name), shape))
     return infos
 
 
@@ -70,7 +67,7 @@ class OpenCLExecutionProvider(ExecutionProvider):
     def cl_device(self):
         """The OpenCL device (chosen on first use; DeviceError when there is none)."""
         if self._device is None:
-            self._device = _runtime().default_device()
+            self._device = _opencl("_device").default_device()
         return self._device
 
     @property
@@ -89,7 +86,7 @@ class OpenCLExecutionProvider(ExecutionProvider):
     def _program(self, node, graph):
         """(family, element type) of the program a node needs (None: none); False when
         the node has no OpenCL recorder for what it is."""
-        recorder = _runtime().find_recorder(node.domain, node.op_type)
+        recorder = _opencl("_recorders").find_recorder(node.domain, node.op_type)
         if recorder is None:
             return False
         dtype = None
@@ -97,7 +94,7 @@ class OpenCLExecutionProvider(ExecutionProvider):
             names = list(node.input)
             ti = recorder.type_input
             name = names[ti] if ti < len(names) and names[ti] else next((n for n in names if n), None)
-            dtype = _plan().value_dtype(graph, name) if name else None
+            dtype = _opencl("_plan").value_dtype(graph, name) if name else None
             if dtype is None or np.dtype(dtype).name not in recorder.dtypes:
                 return False
         if recorder.supports is not None:
@@ -131,12 +128,12 @@ class OpenCLExecutionProvider(ExecutionProvider):
         return [i for i, w in wanted.items() if not w or f"{w[0]}:{w[1]}" not in broken]
 
     def compile(self, graph):
-        return _plan().OpenCLPartition(graph, self.cl_device)
+        return _opencl("_plan").OpenCLPartition(graph, self.cl_device)
 
     def allocate(self, shape, dtype):
         device = self.cl_device
         nbytes = int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype).itemsize
-        return _runtime().DeviceTensor(device.allocate(nbytes), dtype, shape, device)
+        return _opencl("_memory").DeviceTensor(device.allocate(nbytes), dtype, shape, device)
 
     def to_device(self, array):
         if self.owns(array):
@@ -147,32 +144,31 @@ class OpenCLExecutionProvider(ExecutionProvider):
         return value.numpy() if self.owns(value) else value
 
     def owns(self, value) -> bool:
-        runtime = sys.modules.get(_RUNTIME)  # not loaded: no device tensor exists
-        return runtime is not None and isinstance(value, runtime.DeviceTensor)
+        memory = sys.modules.get(_OPENCL + "_memory")  # not loaded: no device tensor exists
+        return memory is not None and isinstance(value, memory.DeviceTensor)
 
     def survey(self) -> list[str]:
         """Every OpenCL device, in the order tried, with its verdict (in use, passed: its
         probe program built and ran in a child process, or why not), then the device in
         use and how many operators it runs, or why it cannot."""
-        runtime = _runtime()
+        devices, drivers, programs, recorders = (_opencl(m) for m in ("_device", "_drivers", "_programs", "_recorders"))
         lines = ["OpenCL devices (in the order tried; MLRT_OPENCL_DEVICE overrides):"]
-        if runtime.cl is None:
-            found = [f"(pyopencl unavailable: {runtime._IMPORT_ERROR})"]
+        if drivers.cl is None:
+            found = [f"(pyopencl unavailable: {drivers.IMPORT_ERROR})"]
         else:
             try:
-                found = [f"{name}: {verdict}" for name, verdict in runtime.survey()]
+                found = [f"{name}: {verdict}" for name, verdict in devices.survey()]
             except Exception as exc:  # noqa: BLE001 - a report, not a use
                 found = [f"(no OpenCL platform: {exc})"]
         lines += [f"  {d}" for d in found or ["(none)"]]
-        drivers = importlib.import_module(__name__.rsplit(".", 2)[0] + ".opencl._drivers")
-        registered = drivers.register(runtime.cache_dir()) or drivers.pip_runtimes()
+        registered = drivers.register(programs.cache_dir()) or drivers.pip_runtimes()
         pip = f"; pip runtime: {', '.join(map(str, registered))}" if registered else ""
         try:
-            device = runtime.default_device()
+            device = devices.default_device()
         except Exception as exc:  # noqa: BLE001 - a report, not a use
             return lines + [f"OpenCL provider: unavailable ({exc}){pip}"]
-        return lines + [f"OpenCL provider: {device.name}, {len(runtime.recorder_ops())} operators{pip}; "
-                        f"programs cached in {runtime.writable_cache()}"]
+        return lines + [f"OpenCL provider: {device.name}, {len(recorders.recorder_ops())} operators{pip}; "
+                        f"programs cached in {programs.writable_cache()}"]
 
     def synchronize(self) -> None:
         if self._device is not None:
@@ -180,12 +176,12 @@ class OpenCLExecutionProvider(ExecutionProvider):
 
     def image_kernel(self, name: str, src, out, host, **args):
         """On the device (native/opencl/tensorize.py), writing into `out`."""
-        kernels = importlib.import_module(__name__.rsplit(".", 2)[0] + ".opencl.tensorize")
+        kernels = _opencl("tensorize")
         src = self.to_device(src)
         if name == "tensorize":
             target = out
             if len(out.shape) == 3:  # a frame: an NHWC batch of one over its buffer
-                target = _runtime().DeviceTensor(out.buffer, out.dtype, (1,) + tuple(out.shape), out.device)
+                target = _opencl("_memory").DeviceTensor(out.buffer, out.dtype, (1,) + tuple(out.shape), out.device)
             kernels.tensorize(src, target, **args)
         else:
             kernels.detensorize(src, out, **args)

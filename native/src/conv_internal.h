@@ -10,7 +10,7 @@
 
 #include "gemm.h"
 #include "internal.h"
-#include "../kernels/conv.h" /* enum mlrt_conv_activation */
+#include "../kernels/conv.h" /* the params */
 
 #define CONV_MAX_SPATIAL 6
 /* Patch rows per block of the micro-kernel paths (packed strips and direct; the direct
@@ -68,7 +68,7 @@ static inline mlrt_sgemm_a conv_filters(const conv_job *j, int64_t grp) {
 
 /* What the strip kernels finish in their store for filters from `bias` (NULL: none) and Z
  * rows from z (NULL: none, or added later): bias, Z and the activations they know.
- * Returns true when the activation is left to mlrt_conv_finish_f32 (run after the last
+ * Returns true when the activation is left to mlrt_epilogue_f32 (run after the last
  * block; any Z is in then). */
 static inline bool conv_strip_epilogue(const conv_job *j, const float *bias, const float *z, mlrt_strip_epilogue *e) {
     *e = (mlrt_strip_epilogue){bias, z, MLRT_STRIP_NONE, (float)j->alpha, (float)j->beta};
@@ -98,13 +98,6 @@ static inline bool conv_task_at(const conv_job *j, int64_t t, int64_t cols, conv
     k->mw = j->g.Mg - k->m0 < j->mblock ? j->g.Mg - k->m0 : j->mblock;
     return k->tw > 0 && k->mw > 0;
 }
-
-/* Finish rows of Y in place: + bias[r], + Z (same layout, leading dimension ld), then
- * the activation (codes of mlrt_conv_params.activation); kernels/conv.c. */
-void mlrt_conv_finish_f32(float *y, const float *z, int64_t rows, int64_t cols, int64_t ld, const float *bias,
-                          int64_t act, double alpha, double beta);
-void mlrt_conv_finish_f64(double *y, const double *z, int64_t rows, int64_t cols, int64_t ld, const double *bias,
-                          int64_t act, double alpha, double beta);
 
 /* The paths: each an mlrt_range_fn over the tasks of a conv_job (arg). */
 void mlrt_conv_depthwise_tasks(void *arg, int64_t begin, int64_t end); /* tasks: n * M + m */

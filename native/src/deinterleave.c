@@ -5,7 +5,6 @@
  * stride 2 (kernels/pool.c) and the phase planes of a strided direct Conv
  * (kernels/conv_direct.c).  Compilers leave the plain loop scalar; a permute of two loaded
  * vectors does eight or sixteen outputs of each at once. */
-#include "gemm.h"
 #include "internal.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -56,7 +55,7 @@ __attribute__((target("avx2"))) static void split_avx2(const float *v, float *e,
 /* e[i] = v[2i], o[i] = v[2i + 1] for i < n; reads v[0 .. 2n). */
 void mlrt_split_even_odd(const float *v, float *e, float *o, int64_t n) {
 #if defined(__x86_64__) && defined(__GNUC__)
-    if (mlrt_sgemm_strip_width() == 64) { split_avx512(v, e, o, n); return; } /* AVX-512 in use */
+    if (mlrt_cpu_isa() == MLRT_ISA_AVX512) { split_avx512(v, e, o, n); return; }
     if (__builtin_cpu_supports("avx2")) { split_avx2(v, e, o, n); return; }
 #endif
     for (int64_t i = 0; i < n; ++i) e[i] = v[2 * i], o[i] = v[2 * i + 1];
@@ -65,7 +64,7 @@ void mlrt_split_even_odd(const float *v, float *e, float *o, int64_t n) {
 /* o[p][i] = v[4i + p] for p < 4, i < n; reads v[0 .. 4n). */
 void mlrt_split_mod4(const float *v, float *const o[4], int64_t n) {
 #if defined(__x86_64__) && defined(__GNUC__)
-    if (mlrt_sgemm_strip_width() == 64) { split_mod4_avx512(v, o, n); return; } /* AVX-512 in use */
+    if (mlrt_cpu_isa() == MLRT_ISA_AVX512) { split_mod4_avx512(v, o, n); return; }
 #endif
     for (int64_t i = 0; i < n; ++i) /* (one pass over v, four rows written) */
         for (int p = 0; p < 4; ++p) o[p][i] = v[4 * i + p];

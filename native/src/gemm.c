@@ -173,7 +173,7 @@ DEFINE_GEMM(float, scipy_cblas_sgemm, scipy_cblas_sgemv, sgemm_blas)
 /* float32: mlrt's own kernels where the CPU has them (src/sgemm.c), else OpenBLAS */
 int mlrt_sgemm(const mlrt_context *ctx, bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alpha,
                const float *A, int64_t lda, const float *B, int64_t ldb, float beta, float *C, int64_t ldc) {
-    if (mlrt_sgemm_strip_width() == 0)
+    if (mlrt_cpu_isa() == MLRT_ISA_PORTABLE)
         return mlrt_sgemm_blas(ctx, trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
     int status = check_sizes(trans_a, trans_b, M, N, K, lda, ldb, ldc, A, B, C);
     return status ? status : mlrt_sgemm_tiled(ctx, trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
@@ -525,20 +525,19 @@ static uk_col_fn uk_col_kernels[2][4]; /* by columns (1, 2) and panels (1 to 4);
 static int64_t uk_nr;
 static pthread_once_t uk_once = PTHREAD_ONCE_INIT;
 
-/* The widest kernel the CPU runs; MLRT_SGEMM_KERNEL=avx2 | blas narrows the choice
- * (to test the AVX2 kernel on an AVX-512 machine, or compare with BLAS). */
+/* The kernels of the ISA in use (mlrt_cpu_isa: the widest the CPU runs, unless
+ * MLRT_SGEMM_KERNEL narrows it); none when it is portable. */
 static void uk_init(void) {
-    const char *want = getenv("MLRT_SGEMM_KERNEL");
-    bool blas = want && strcmp(want, "blas") == 0, avx2 = want && strcmp(want, "avx2") == 0;
-    __builtin_cpu_init();
-    if (!blas && !avx2 && __builtin_cpu_supports("avx512f")) {
+    switch (mlrt_cpu_isa()) {
+    case MLRT_ISA_AVX512:
         uk_kernels[0] = uk_avx512_1, uk_kernels[1] = uk_avx512_2, uk_kernels[2] = uk_avx512_3;
         uk_kernels[3] = uk_avx512_4, uk_nr = 64;
-    } else if (!blas && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
+        break;
+    case MLRT_ISA_AVX2:
         for (int i = 0; i < 4; ++i) uk_kernels[i] = uk_6x16_avx2;
         uk_nr = 16;
-    } else {
-        uk_nr = 0;
+        break;
+    default: uk_nr = 0; break;
     }
     if (uk_nr) {
         uk_col_kernels[0][0] = uk_col_1x1, uk_col_kernels[0][1] = uk_col_2x1;

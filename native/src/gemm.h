@@ -17,8 +17,9 @@ int mlrt_dgemm(const mlrt_context *ctx, bool trans_a, bool trans_b, int64_t M, i
                const double *A, int64_t lda, const double *B, int64_t ldb, double beta, double *C, int64_t ldc);
 
 /* Float micro-kernels over strips of NR columns (Conv's GEMM).  mlrt_sgemm_strip_width()
- * is NR (64 with AVX-512, 16 with AVX2) or 0 when no kernel fits the CPU (use mlrt_sgemm
- * then).  mlrt_sgemm_strips computes, over ceil(n / NR) strips of B,
+ * is NR for the ISA in use (mlrt_cpu_isa: 64 with AVX-512, 16 with AVX2), or 0 where it
+ * is portable (use mlrt_sgemm then); a column count, not the test for a path (ask
+ * mlrt_cpu_isa).  mlrt_sgemm_strips computes, over ceil(n / NR) strips of B,
  *     C[m, j] (+)= sum_k A(m0 + m, k0 + k) * B[(j / NR) * bstride + off[k] + j % NR]
  * for m < M, j < n, reading exactly the n floats of each B row; `accumulate` adds to C,
  * and the epilogue (may be NULL) finishes the result before the store: + bias[m],
@@ -67,6 +68,15 @@ static inline int64_t mlrt_sgemm_packed_size(int64_t M, int64_t K) {
     return (M + MLRT_SGEMM_PANEL - 1) / MLRT_SGEMM_PANEL * MLRT_SGEMM_PANEL * K;
 }
 void mlrt_sgemm_pack_a(const float *A, int64_t M, int64_t K, int64_t lda, float *dst);
+
+/* The same finish for a result stored without it (by BLAS, or where the strip kernels'
+ * store lacks the activation), in src/epilogue.c: rows [0, rows) of y, cols wide,
+ * leading dimension ld, get + bias[r] (bias may be NULL), + z (y's layout; may be NULL),
+ * then activation act (enum mlrt_conv_activation of include/mlrt.h, its alpha and beta). */
+void mlrt_epilogue_f32(float *y, const float *z, int64_t rows, int64_t cols, int64_t ld, const float *bias,
+                       int64_t act, double alpha, double beta);
+void mlrt_epilogue_f64(double *y, const double *z, int64_t rows, int64_t cols, int64_t ld, const double *bias,
+                       int64_t act, double alpha, double beta);
 
 /* Per-thread scratch buffers of at least `bytes` (im2col tiles and the like), kept and
  * reused by the thread until it exits; NULL if one cannot be allocated.  Slots 0..3 are

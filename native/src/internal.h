@@ -9,7 +9,6 @@
 #include <time.h>
 
 #include "../include/mlrt.h"
-#include "../kernels/cast.h" /* enum mlrt_round_mode, for mlrt_f32_to_e8m0 */
 
 /* Register a kernel: MLRT_KERNEL(relu_f32, "Relu", "", 6, 2147483647, MASK, fn);
  * The definition lands in the "mlrt_kernels" section, which the registry walks,
@@ -50,6 +49,19 @@ static inline int64_t mlrt_now_ns(void) {
 /* a plan starts (+1) or ends (-1) on the pool: its workers spin between loops meanwhile */
 void mlrt_threadpool_hold(mlrt_threadpool *pool, int delta);
 
+/* The instruction set the float32 kernels take their paths by, one answer for all of
+ * them, decided once (src/cpu.c): AVX-512F, else AVX2 with FMA, else portable C
+ * (products on OpenBLAS).  MLRT_SGEMM_KERNEL=avx2 caps it at AVX2, =blas makes it
+ * portable (to test the narrower paths on a wider CPU, or compare with BLAS).  A path
+ * choice asks this, not mlrt_sgemm_strip_width (src/gemm.h: the strips' column count,
+ * 64 / 16 / 0 at these levels). */
+enum mlrt_isa {
+    MLRT_ISA_PORTABLE = 0,
+    MLRT_ISA_AVX2 = 1,
+    MLRT_ISA_AVX512 = 2
+};
+enum mlrt_isa mlrt_cpu_isa(void);
+
 /* e[i] = v[2i], o[i] = v[2i + 1] for i < n (SIMD permutes), in src/deinterleave.c */
 void mlrt_split_even_odd(const float *v, float *e, float *o, int64_t n);
 /* o[p][i] = v[4i + p] for p < 4, i < n, the same way */
@@ -65,7 +77,8 @@ uint16_t mlrt_f32_to_bf16(float f);
 /* low-precision types <-> float, in src/half.c: float8 E4M3FN / E4M3FNUZ / E5M2 /
  * E5M2FNUZ, float4 E2M1 and float8 E8M0 (one byte each); rounding to nearest even,
  * `saturate` clamps out-of-range values to the largest finite one (float8; float4
- * always saturates), else they become inf / NaN as ONNX's Cast table says */
+ * always saturates), else they become inf / NaN as ONNX's Cast table says; float8
+ * E8M0 rounds as round_mode says (enum mlrt_round_mode, include/mlrt.h) */
 float mlrt_lowp_to_f32(uint8_t v, int32_t dtype);
 uint8_t mlrt_f32_to_lowp(float f, int32_t dtype, int saturate);
 uint8_t mlrt_f32_to_e8m0(float f, int saturate, int round_mode);

@@ -246,7 +246,7 @@ def test_system_runtime_serves_its_own_opencl_kernels(own_prefix):
     folder = own_prefix / "lib" / "mlrt" / "0.1.0"
     assert (folder / "opencl" / "conv.cl").read_bytes() == (_BUNDLED_DIR / "opencl" / "conv.cl").read_bytes()
     env = dict(os.environ, MLRT_RUNTIME="system", MLRT_SYSTEM_PREFIX=str(own_prefix))
-    code = "from mlrt.native.opencl import _runtime; print(_runtime.source_dir())"
+    code = "from mlrt.native.opencl import _programs; print(_programs.source_dir())"
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == str(folder / "opencl")

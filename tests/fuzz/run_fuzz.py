@@ -115,7 +115,7 @@ def main(argv=None) -> int:
     if args.provider == "opencl":
         sys.path.insert(0, str(HERE.parent.parent))
         from mlrt._errors import DeviceError
-        from mlrt.native.opencl._runtime import default_device
+        from mlrt.native.opencl._device import default_device
         try:
             default_device()
         except DeviceError as exc:

@@ -20,7 +20,7 @@ from mlrt.highlevel import (ImageFeatureDescriptor, ImageFeatureValue, LearningM
                             MapFeatureDescriptor, SequenceFeatureDescriptor, TensorFeatureDescriptor, TensorFloat,
                             TensorInt64Bit, TensorKind, TensorString)
 from mlrt.media import BitmapBounds, BitmapPixelFormat, LearningModelPixelRange, VideoFrame
-from mlrt.native.opencl._runtime import DeviceTensor
+from mlrt.native.opencl._memory import DeviceTensor
 
 
 def add_model(shape=("N", 4)) -> onnx.ModelProto:
@@ -163,7 +163,7 @@ def test_devices():
         gpu = LearningModelDevice(LearningModelDeviceKind.GPU_HIGH_PERFORMANCE)
     except mlrt.DeviceError as exc:
         pytest.skip(f"no usable OpenCL device: {exc}")
-    from mlrt.native.opencl._runtime import default_device
+    from mlrt.native.opencl._device import default_device
     assert gpu.is_gpu and gpu.device_name == default_device().name
     session = LearningModelSession(LearningModel.load(add_model().SerializeToString()), gpu)
     assert session._session.get_providers()[0] == "OpenCLExecutionProvider"
@@ -172,7 +172,7 @@ def test_devices():
 def test_a_gpu_kind_on_a_cpu_opencl_device_says_so_once(monkeypatch):
     from mlrt.highlevel import DeviceWarning, _device
     try:
-        from mlrt.native.opencl._runtime import default_device
+        from mlrt.native.opencl._device import default_device
         device = default_device()
     except mlrt.DeviceError as exc:
         pytest.skip(f"no usable OpenCL device: {exc}")

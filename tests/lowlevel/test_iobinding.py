@@ -7,7 +7,7 @@ from onnx import helper as h
 
 import mlrt
 import mlrt.lowlevel as ml
-from mlrt.native.opencl._runtime import DeviceTensor
+from mlrt.native.opencl._memory import DeviceTensor
 from opencl_check import opencl_device
 
 OPENCL = ["OpenCLExecutionProvider", "CPUExecutionProvider"]

@@ -22,7 +22,8 @@ import mlrt
 import mlrt.lowlevel as ml
 from mlrt.media import _gpu
 from mlrt.media._formats import BitmapPixelFormat as PF
-from mlrt.native.opencl._runtime import Device, DeviceTensor
+from mlrt.native.opencl._device import Device
+from mlrt.native.opencl._memory import DeviceTensor
 from opencl_check import opencl_device
 
 cv2 = pytest.importorskip("cv2", reason="the reference needs OpenCV (opencv-python-headless)")

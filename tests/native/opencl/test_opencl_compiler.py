@@ -18,7 +18,7 @@ from onnx import helper as h
 
 import mlrt.lowlevel as ml
 from mlrt._errors import DeviceError
-from mlrt.native.opencl import _compiler, _runtime
+from mlrt.native.opencl import _compiler, _device, _programs
 from opencl_check import opencl_device
 from test_opencl_faults import EXPECTED, OPENCL, X, _model, _placed  # the Relu -> Sigmoid model
 
@@ -92,7 +92,7 @@ def test_other_programs_still_build_after_a_crash(cache, monkeypatch):
 def test_hanging_compiler_is_stopped_at_the_time_limit(cache, monkeypatch, caplog):
     _faulty(monkeypatch, ACTIVATION_MARK, fault="hang")
     monkeypatch.setenv("MLRT_OPENCL_BUILD_TIMEOUT", "3")
-    monkeypatch.setattr(_runtime, "SLOW_BUILD_S", 0.5)
+    monkeypatch.setattr(_programs, "SLOW_BUILD_S", 0.5)
     with caplog.at_level(logging.WARNING, logger="mlrt"):
         sess = ml.InferenceSession(_model(), providers=OPENCL)
     # a build that runs long is announced while it runs
@@ -106,12 +106,12 @@ def test_hanging_compiler_is_stopped_at_the_time_limit(cache, monkeypatch, caplo
 
 def test_a_device_whose_probe_crashes_is_passed_over(cache, monkeypatch):
     opencl_device()
-    monkeypatch.setattr(_runtime, "_chosen", None)
-    monkeypatch.setattr(_runtime, "_failures", [])
+    monkeypatch.setattr(_device, "_chosen", None)
+    monkeypatch.setattr(_device, "_failures", [])
     _faulty(monkeypatch, "mlrt_probe")  # every device's compiler dies on the probe
     with pytest.raises(DeviceError, match="no usable OpenCL device: .*killed by SIGABRT"):
-        _runtime.default_device()
-    assert all("SIGABRT" in line for line in _runtime.passed_over())
+        _device.default_device()
+    assert all("SIGABRT" in line for line in _device.passed_over())
     assert list(cache.glob("probe-*.broken"))
     with pytest.warns(RuntimeWarning, match="unavailable"):  # sessions still work, on the CPU
         sess = ml.InferenceSession(_model(), providers=OPENCL)
@@ -120,7 +120,8 @@ def test_a_device_whose_probe_crashes_is_passed_over(cache, monkeypatch):
 
 def test_a_compile_error_is_a_verdict_too(cache):
     device = opencl_device()
-    job = _runtime._job(device.identity, "bad:float32", "__kernel void k(__global float *x) { this is not C; }", "")
+    job = _programs.program_job(device.identity, "bad:float32",
+                                "__kernel void k(__global float *x) { this is not C; }", "")
     broken = _compiler.build(device.identity, [job])
     assert "bad:float32" in broken and job.verdict() == broken["bad:float32"]
     with pytest.raises(DeviceError, match="failed to build"):

@@ -11,7 +11,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from mlrt.native.opencl import _drivers, _runtime
+from mlrt.native.opencl import _drivers
+from mlrt.native.opencl._device import preference
 
 ON_LINUX_X86 = sys.platform == "linux" and platform.machine() == "x86_64"
 
@@ -23,7 +24,7 @@ def test_a_device_from_pip_alone(tmp_path):
     assert _drivers.pip_runtimes(), "opencl-rt (in mlrt's test extras) is installed but its libintelocl.so was not found"
     hidden = tmp_path / "no-drivers"
     hidden.mkdir()
-    script = ("from mlrt.native.opencl import _runtime as r\n"
+    script = ("from mlrt.native.opencl import _device as r\n"
               "d = r.default_device()\n"
               "print(d.cl_device.platform.name.strip(), '|', d.name)\n")
     env = dict(os.environ, OCL_ICD_VENDORS=str(hidden), MLRT_OPENCL_CACHE=str(tmp_path / "cache"))
@@ -71,15 +72,15 @@ def test_otherwise_the_cache_folder_is_used(tmp_path, monkeypatch, prefix, base)
 
 
 def _device(kind: str, platform_name: str):
-    cl = _runtime.cl
+    cl = _drivers.cl
     type_ = cl.device_type.GPU if kind == "gpu" else cl.device_type.CPU
     return SimpleNamespace(type=type_, platform=SimpleNamespace(name=platform_name))
 
 
-@pytest.mark.skipif(_runtime.cl is None, reason="pyopencl is not importable")
+@pytest.mark.skipif(_drivers.cl is None, reason="pyopencl is not importable")
 def test_device_preference():
     devices = [_device("cpu", "Portable Computing Language"), _device("cpu", "AMD Accelerated Parallel Processing"),
                _device("cpu", "Intel(R) OpenCL"), _device("gpu", "NVIDIA CUDA")]
-    ranked = sorted(devices, key=_runtime.preference)
+    ranked = sorted(devices, key=preference)
     assert [d.platform.name for d in ranked] == ["NVIDIA CUDA", "Intel(R) OpenCL",
                                                  "AMD Accelerated Parallel Processing", "Portable Computing Language"]

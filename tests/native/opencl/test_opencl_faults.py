@@ -12,7 +12,7 @@ from onnx import helper as h
 
 import mlrt.lowlevel as ml
 from mlrt._errors import DeviceError
-from mlrt.native.opencl import _plan, _runtime
+from mlrt.native.opencl import _device, _drivers, _plan, _programs
 from opencl_check import opencl_device
 
 OPENCL = ["OpenCLExecutionProvider", "CPUExecutionProvider"]
@@ -37,9 +37,10 @@ def test_a_program_that_does_not_build_leaves_its_nodes_on_the_cpu(tmp_path, mon
     device = opencl_device()
     broken = tmp_path / "opencl"
     broken.mkdir()
-    (broken / "_common.cl").write_text((_runtime.HERE / "_common.cl").read_text())
+    for source in [_programs.HERE / "_common.cl", *_programs.HERE.glob("*.h")]:  # the preamble and its headers
+        (broken / source.name).write_text(source.read_text())
     (broken / "activation.cl").write_text("__kernel void mlrt_relu(__global float *x) { this is not C; }\n")
-    monkeypatch.setattr(_runtime, "source_dir", lambda: broken)
+    monkeypatch.setattr(_programs, "source_dir", lambda: broken)
     monkeypatch.setattr(device, "_programs", {})  # forget programs built by earlier tests
     monkeypatch.setattr(device, "_broken", {})
     monkeypatch.setenv("MLRT_OPENCL_CACHE", str(tmp_path / "cache"))
@@ -58,7 +59,7 @@ def test_out_of_resources_falls_back_at_run(monkeypatch):
     def exhausted(self, nbytes):
         raise DeviceError(f"OpenCL device {self.name}: cannot allocate {nbytes} bytes (injected out-of-resources)")
 
-    monkeypatch.setattr(_runtime.Device, "allocate", exhausted)
+    monkeypatch.setattr(_device.Device, "allocate", exhausted)
     with pytest.warns(RuntimeWarning, match="injected out-of-resources"):
         (y,) = sess.run(None, {"x": X})
     np.testing.assert_allclose(y, EXPECTED, rtol=1e-6)
@@ -76,7 +77,7 @@ def test_device_error_mid_run_falls_back(monkeypatch):
     def flaky(queue, kernel, gsize, lsize, *args, **kwargs):
         calls.append(kernel.function_name)
         if len(calls) == 2:  # the second kernel of the run fails
-            raise _runtime.cl.RuntimeError("clEnqueueNDRangeKernel failed: OUT_OF_RESOURCES (injected)")
+            raise _drivers.cl.RuntimeError("clEnqueueNDRangeKernel failed: OUT_OF_RESOURCES (injected)")
         return real(queue, kernel, gsize, lsize, *args, **kwargs)
 
     monkeypatch.setattr(_plan.cl, "enqueue_nd_range_kernel", flaky)
@@ -89,12 +90,10 @@ def test_device_error_mid_run_falls_back(monkeypatch):
 
 def test_no_device_at_all_runs_on_cpu(monkeypatch):
     """A machine with no usable OpenCL device: the provider claims nothing, with a warning."""
-    from mlrt.native.opencl import _runtime
-
     def none():
         raise DeviceError("no usable OpenCL device (injected)")
 
-    monkeypatch.setattr(_runtime, "default_device", none)
+    monkeypatch.setattr(_device, "default_device", none)
     with pytest.warns(RuntimeWarning, match="unavailable.*injected"):
         sess = ml.InferenceSession(_model(), providers=OPENCL)
     assert _placed(sess) == {"CPUExecutionProvider"}

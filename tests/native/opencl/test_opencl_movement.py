@@ -300,6 +300,33 @@ def test_dropout_inference(opset):
     check_opencl("Dropout", [x.astype(np.float16)], opset=opset)
 
 
+def test_the_alias_recorder_runs_what_the_operators_declare(monkeypatch):
+    """reshape.py's recorder serves exactly the operators declaring a WHOLE alias
+    (Op.aliases, native/ops), and a node only where every output it has is one."""
+    from onnx import helper
+
+    from mlrt.native.opencl import reshape
+    from mlrt.native.opencl._recorders import find_recorder
+    from mlrt.native.ops import AliasKind, lookup, registry
+
+    for (domain, op_type), versions in registry().items():
+        declared = any(a.kind is AliasKind.WHOLE for _, cls in versions for a in cls.aliases)
+        found = find_recorder(domain, op_type)
+        assert (found is not None and found.fn is reshape.same_bytes) == declared, op_type
+
+    def op(op_type, inputs, outputs):
+        return lookup("", op_type, 13)(helper.make_node(op_type, inputs, outputs), 13)
+
+    supports = find_recorder("", "Dropout").supports
+    assert supports(op("Dropout", ["x"], ["y"]), [None])
+    assert not supports(op("Dropout", ["x"], ["y", "mask"]), [None])  # (the mask is computed: on the CPU)
+    assert not supports(op("Dropout", ["x", "ratio", "training"], ["y"]), [None])
+    identity = op("Identity", ["x"], ["y"])
+    assert find_recorder("", "Identity").supports(identity, [None])
+    monkeypatch.setattr(type(identity), "aliases", ())
+    assert not find_recorder("", "Identity").supports(identity, [None])
+
+
 # -- the GPU dispatch shapes (local-memory transpose, one element per item), run here on the CPU device ----
 
 def test_gpu_dispatch_shapes(monkeypatch):

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from onnx import helper
 
-from mlrt.native.opencl._runtime import find_recorder
+from mlrt.native.opencl._recorders import find_recorder
 from opencl_check import check_opencl, run_opencl
 from oracle import make_model, run_mlrt
 

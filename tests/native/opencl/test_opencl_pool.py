@@ -7,7 +7,7 @@ import pytest
 from onnx import helper
 
 from mlrt.native.ops import lookup
-from mlrt.native.opencl._runtime import find_recorder
+from mlrt.native.opencl._recorders import find_recorder
 from opencl_check import check_opencl
 
 rng = np.random.default_rng(0)

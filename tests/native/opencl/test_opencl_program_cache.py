@@ -14,7 +14,7 @@ import sys
 import numpy as np
 
 import mlrt.lowlevel as ml
-from mlrt.native.opencl import _runtime
+from mlrt.native.opencl import _programs
 from opencl_check import opencl_device
 from test_opencl_faults import EXPECTED, OPENCL, X, _model, _placed
 
@@ -24,7 +24,7 @@ logging.basicConfig(level=logging.WARNING, format="LOG %(message)s", stream=sys.
 import numpy as np
 from onnx import TensorProto as TP, helper as h
 import mlrt.lowlevel as ml
-from mlrt.native.opencl._runtime import default_device
+from mlrt.native.opencl._device import default_device
 nodes = [h.make_node("Relu", ["x"], ["a"]), h.make_node("Sigmoid", ["a"], ["y"])]
 g = h.make_graph(nodes, "g", [h.make_tensor_value_info("x", TP.FLOAT, [8])], [h.make_tensor_value_info("y", TP.FLOAT, [8])])
 m = h.make_model(g, opset_imports=[h.make_opsetid("", 17)]).SerializeToString()
@@ -82,9 +82,9 @@ def test_family_sizes_reach_the_cl_files_only_as_build_options():
     vector widths; C_CONSTANTS: numbers of kernels/*.h) is used by its .cl file and
     never #defined there, so the two cannot drift apart."""
     seen = 0
-    for cl_file in sorted(_runtime.HERE.glob("*.cl")):
+    for cl_file in sorted(_programs.HERE.glob("*.cl")):
         text = cl_file.read_text()
-        for name in _runtime.family_options(cl_file.stem):
+        for name in _programs.family_options(cl_file.stem):
             seen += 1
             assert re.search(rf"\b{name}\b", text), f"{cl_file.name} does not use {name}"
             assert not re.search(rf"#\s*define\s+{name}\b", text), f"{cl_file.name} #defines {name}"

@@ -1,8 +1,11 @@
-"""Values a native plan keeps in another value's bytes (plan/native.py, _shared_bytes):
-a Concat's inputs written straight into its slices, a Split's outputs read from its
-input's slices, a Reshape's output in its input's bytes.  Each case checks which values
-share (plan.shared: name -> (value holding it, byte offset)) and that the answers are
-onnx.reference's exactly; the cases that must not share check that they do not."""
+"""Values a native plan keeps in another value's bytes (plan/native.py, _shared_bytes),
+as their operators declare (Op.aliases, ops/_base.py): a Concat's inputs written
+straight into its slices, a Split's outputs read from its input's slices, a Reshape's
+output in its input's bytes.  Each case checks which values share (plan.shared: name ->
+(value holding it, byte offset)) and that the answers are onnx.reference's exactly; the
+cases that must not share check that they do not."""
+
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -11,6 +14,11 @@ from onnx import helper, numpy_helper
 from onnx.reference import ReferenceEvaluator
 
 import mlrt.lowlevel as ml
+from mlrt.native.ops import Alias, AliasKind, Info, Launch, Op, View
+from mlrt.native.ops.concat import Concat
+from mlrt.native.ops.split import Split
+from mlrt.native.ops.squeeze import Squeeze
+from mlrt.native.plan.native import _shared_bytes
 
 
 def _model(nodes, inputs, outputs, inits=(), opset=17):
@@ -19,10 +27,13 @@ def _model(nodes, inputs, outputs, inits=(), opset=17):
     return helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
 
 
-def _check(model, feeds):
+def _check(model, feeds, optimize=True):
     """Run on mlrt and onnx.reference (answers equal exactly); the plan's shared values."""
     data = model.SerializeToString()
-    sess = ml.InferenceSession(data)
+    so = ml.SessionOptions()
+    if not optimize:  # (the optimizer drops Identity and Dropout)
+        so.graph_optimization_level = ml.GraphOptimizationLevel.ORT_DISABLE_ALL
+    sess = ml.InferenceSession(data, so)
     got = sess.run(None, feeds)
     want = ReferenceEvaluator(model).run(None, feeds)
     for g, w in zip(got, want):
@@ -110,6 +121,97 @@ def test_reshapes_share_their_inputs_bytes():
     shared = _check(_model(nodes, [("x", [1, 4, 4, 4])], ["y", "z", "w"], [shape]), {"x": _x(1, 4, 4, 4)})
     # (a Transpose moves elements: its output has bytes of its own)
     assert shared == {"a": ("r", 0), "b": ("r", 0), "c": ("r", 0), "f": ("x", 0)}
+
+
+def _reshape_concat_split():
+    shape = helper.make_tensor("shape", T.INT64, [3], [1, 2, 32])
+    flat = helper.make_tensor("flat", T.INT64, [2], [4, 32])
+    nodes = [helper.make_node("Relu", ["x"], ["r"]), helper.make_node("Reshape", ["r", "shape"], ["a"]),
+             helper.make_node("Neg", ["x"], ["n"]), helper.make_node("Abs", ["x"], ["m"]),
+             helper.make_node("Reshape", ["n", "shape"], ["b"]), helper.make_node("Concat", ["a", "b"], ["c"], axis=1),
+             helper.make_node("Concat", ["n", "m"], ["cc"], axis=1), helper.make_node("Reshape", ["c", "flat"], ["c2"]),
+             helper.make_node("Split", ["c2"], ["s1", "s2"], axis=0), helper.make_node("Add", ["s1", "s2"], ["y"]),
+             helper.make_node("Split", ["cc"], ["t1", "t2", "t3", "t4"], axis=1),
+             helper.make_node("Mul", ["t3", "t4"], ["z"]), helper.make_node("Sub", ["t1", "t2"], ["w"])]
+    return _model(nodes, [("x", [1, 4, 4, 4])], ["y", "z", "w"], [shape, flat]), {"x": _x(1, 4, 4, 4)}
+
+
+# what the Reshape -> Concat -> Split model shares: a Concat of values already in
+# another's bytes (a, b) copies; one of free values (n, m) gathers them
+RESHAPE_CONCAT_SPLIT = {"a": ("r", 0), "b": ("cc", 0), "n": ("cc", 0), "m": ("cc", 256), "c2": ("c", 0),
+                        "s1": ("c", 0), "s2": ("c", 256), "t1": ("cc", 0), "t2": ("cc", 128), "t3": ("cc", 256),
+                        "t4": ("cc", 384)}
+
+
+def test_reshape_concat_split():
+    assert _check(*_reshape_concat_split()) == RESHAPE_CONCAT_SPLIT
+
+
+WITHOUT = {  # each operator's declaration taken away: its values get bytes of their own
+    Concat: {"a": ("r", 0), "b": ("n", 0), "c2": ("c", 0), "s1": ("c", 0), "s2": ("c", 256), "t1": ("cc", 0),
+             "t2": ("cc", 128), "t3": ("cc", 256), "t4": ("cc", 384)},
+    Split: {"a": ("r", 0), "b": ("cc", 0), "n": ("cc", 0), "m": ("cc", 256), "c2": ("c", 0)},
+}
+
+
+@pytest.mark.parametrize("op", [Concat, Split])
+def test_the_plan_reads_the_operators_declaration(monkeypatch, op):
+    """The planner knows what shares only from Op.aliases (the answers stay right without)."""
+    monkeypatch.setattr(op, "aliases", ())
+    assert _check(*_reshape_concat_split()) == WITHOUT[op]
+
+
+def test_a_reshape_without_its_declaration_copies(monkeypatch):
+    monkeypatch.setattr(Squeeze, "aliases", ())  # (Squeeze_13 inherits it)
+    shape = helper.make_tensor("shape", T.INT64, [3], [1, 4, 16])
+    nodes = [helper.make_node("Relu", ["x"], ["r"]), helper.make_node("Reshape", ["r", "shape"], ["a"]),
+             helper.make_node("Squeeze", ["a"], ["c"]), helper.make_node("Flatten", ["c"], ["f"]),
+             helper.make_node("Neg", ["f"], ["y"])]
+    shared = _check(_model(nodes, [("x", [1, 4, 4, 4])], ["y"], [shape]), {"x": _x(1, 4, 4, 4)})
+    assert shared == {"a": ("r", 0), "f": ("c", 0)}
+
+
+@pytest.mark.parametrize("mask", [False, True])
+def test_dropout_in_inference_is_its_input(mask):
+    """Dropout declares its output its input's bytes where the node asks for no mask
+    (Dropout.node_aliases); kept unoptimized (the optimizer removes it)."""
+    outputs = ["d", "mask"] if mask else ["d"]
+    nodes = [helper.make_node("Relu", ["x"], ["r"]), helper.make_node("Dropout", ["r"], outputs),
+             helper.make_node("Neg", ["d"], ["y"])]
+    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", T.FLOAT, [2, 8])],
+                          [helper.make_tensor_value_info("y", T.FLOAT, None)]
+                          + ([helper.make_tensor_value_info("mask", T.BOOL, None)] if mask else []))
+    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    shared = _check(model, {"x": _x(2, 8)}, optimize=False)
+    assert shared == ({} if mask else {"d": ("r", 0)})
+
+
+class _Halves(Op):
+    """A view-like operator made up here: its two outputs are its input's halves along axis 0."""
+    aliases = (Alias(AliasKind.SLICES, input=0),)
+
+    def alias_axis(self, rank):
+        return 0
+
+
+class _View(Op):
+    """Another: its output is its input's bytes."""
+    aliases = (Alias(AliasKind.WHOLE, output=0, input=0),)
+
+
+def _step(op_class, inputs, outputs, infos, views=None):
+    op = op_class(helper.make_node("Made", inputs, outputs), 17)
+    return SimpleNamespace(op=op, inputs=[infos[n] for n in inputs], outputs=[infos[n] for n in outputs],
+                           launch=Launch("Made", views=views or {}))
+
+
+def test_an_operator_declaring_aliases_is_planned_from_its_declaration_alone():
+    f32 = np.dtype(np.float32)
+    infos = {"x": Info(f32, (2, 16)), "lo": Info(f32, (1, 16)), "hi": Info(f32, (1, 16)),
+             "v": Info(f32, (16,)), "w": Info(f32, (16,))}
+    steps = [_step(_Halves, ["x"], ["lo", "hi"], infos), _step(_View, ["hi"], ["v"], infos),
+             _step(_View, ["lo"], ["w"], infos, {0: View((16,), (1,))})]  # (read through a view: copied)
+    assert _shared_bytes(steps, {"x": 1}, infos) == {"lo": ("x", 0), "hi": ("x", 64), "v": ("hi", 0)}
 
 
 def test_loop_body_concat_of_carried_values():
