@@ -10,17 +10,6 @@ from ..media import VideoFrame
 from ._model import TensorKind
 
 
-def _shape(shape, where: str) -> tuple:
-    """`shape` as a tuple of ints >= 0 (InvalidArgument otherwise), as OrtValue takes shapes."""
-    try:
-        dims = tuple(int(d) for d in shape)
-    except (TypeError, ValueError):
-        raise InvalidArgument(f"{where}: shape {shape!r} is not a list of integers") from None
-    if any(d < 0 for d in dims):
-        raise InvalidArgument(f"{where}: shape {list(dims)} has a negative dimension")
-    return dims
-
-
 class Tensor:
     """A tensor value of one element type: create(shape), create_from_array(shape, data),
     create_from_numpy(array); .shape, .tensor_kind, .numpy(), and numpy's __array__."""
@@ -34,13 +23,13 @@ class Tensor:
     @classmethod
     def create(cls, shape=()) -> "Tensor":
         """A tensor of zeros (empty strings) of this shape."""
-        shape = _shape(shape, cls.__name__)
+        shape = InvalidArgument.check_shape(shape, cls.__name__)
         return cls(np.full(shape, "", object) if cls.dtype == object else np.zeros(shape, cls.dtype))
 
     @classmethod
     def create_from_array(cls, shape, data) -> "Tensor":
         """A tensor of this shape holding `data` (a flat sequence, row-major)."""
-        shape = _shape(shape, cls.__name__)
+        shape = InvalidArgument.check_shape(shape, cls.__name__)
         flat = np.array(list(data) if cls.dtype == object else data, dtype=cls.dtype).reshape(-1)
         if flat.size != int(np.prod(shape, dtype=np.int64)):
             raise InvalidArgument(f"{cls.__name__}.create_from_array: {flat.size} values for shape {list(shape)} "

@@ -41,16 +41,6 @@ def _device_dtype(dtype, where: str, provider) -> np.dtype:
     return dt
 
 
-def _shape(shape, where: str) -> tuple:
-    try:
-        dims = tuple(int(d) for d in shape)
-    except (TypeError, ValueError):
-        raise InvalidArgument(f"{where}: shape {shape!r} is not a list of integers") from None
-    if any(d < 0 for d in dims):
-        raise InvalidArgument(f"{where}: shape {list(dims)} has a negative dimension")
-    return dims
-
-
 def _onnx_type(dtype) -> int:
     """The TensorProto element type of a numpy dtype (str, bytes and objects: STRING)."""
     from onnx import TensorProto, helper  # (imported on first use: it costs more than mlrt.lowlevel)
@@ -97,7 +87,7 @@ class OrtValue:
 
     @staticmethod
     def ortvalue_from_shape_and_type(shape, element_type, device_type: str = "cpu", device_id: int = 0) -> "OrtValue":
-        shape = _shape(shape, "ortvalue_from_shape_and_type")
+        shape = InvalidArgument.check_shape(shape, "ortvalue_from_shape_and_type")
         p = _provider(device_type)
         if p is not None:
             dtype = _device_dtype(element_type, "ortvalue_from_shape_and_type", p)

@@ -36,6 +36,18 @@ class NoSuchFile(InvalidModel, FileNotFoundError):
 class InvalidArgument(MlrtError, ValueError):
     """A caller passed something wrong: input name, shape, dtype, option."""
 
+    @classmethod
+    def check_shape(cls, shape, where: str) -> tuple:
+        """`shape` as a tuple of ints >= 0, or this error naming `where` (the one check of
+        a shape argument, for OrtValue's and the high-level Tensor's constructors)."""
+        try:
+            dims = tuple(int(d) for d in shape)
+        except (TypeError, ValueError):
+            raise cls(f"{where}: shape {shape!r} is not a list of integers") from None
+        if any(d < 0 for d in dims):
+            raise cls(f"{where}: shape {list(dims)} has a negative dimension")
+        return dims
+
 
 class NoSuchFeature(InvalidArgument, KeyError):
     """A name the model has no input or output of, looked up in a mapping of features

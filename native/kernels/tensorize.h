@@ -1,5 +1,5 @@
-/* tensorize.h -- parameter blocks of the image kernels (tensorize.c, and the same
- * fields in opencl/tensorize.cl), parsed by cffi.
+/* tensorize.h -- parameter blocks of the image kernels (tensorize.c, and opencl/tensorize.cl,
+ * which includes this header), parsed by cffi.
  *
  * Tensorize ("mlrt.media" domain): one frame's pixels -> one image of a tensor batch.
  *   input 0:  uint8 pixels [height, width, bytes per pixel] (any strides), laid out

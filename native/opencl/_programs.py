@@ -57,13 +57,17 @@ def source_dir() -> Path:
     return folder if (folder / "_common.cl").exists() else HERE
 
 
-_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]+"([^"/]+\.h)"[ \t]*$', re.MULTILINE)
+# `#include "<name>.h"` (a header beside the programs) or `#include "../kernels/<name>.h"` (a C
+# kernel's parameter header, the same struct the CPU kernel reads); a header's own system includes
+# (<stdint.h>: _common.cl typedefs its types) are dropped
+_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]+"((?:\.\./kernels/)?[^"/]+\.h)"[ \t]*$', re.MULTILINE)
+_SYSTEM_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]+<[^>]+>[ \t]*$', re.MULTILINE)
 
 
 def program_source(folder: Path, family: str) -> str:
     """A family's program as one text: `_common.cl`, then `<family>.cl`, each line
-    `#include "<name>.h"` replaced by that header of `folder` (the first time; by
-    nothing after).  OSError when a file cannot be read."""
+    `#include "<name>.h"` replaced by that header of `folder`, `#include
+    "../kernels/<name>.h"` by that C kernel header (the first time; by nothing after).  OSError when a file cannot be read."""
     seen: set[str] = set()
 
     def header(match) -> str:
@@ -71,7 +75,7 @@ def program_source(folder: Path, family: str) -> str:
         if name in seen:
             return ""
         seen.add(name)
-        return (folder / name).read_text()
+        return _SYSTEM_INCLUDE.sub("", (folder / name).read_text())
 
     return "\n".join(_INCLUDE.sub(header, (folder / name).read_text()) for name in ("_common.cl", f"{family}.cl"))
 

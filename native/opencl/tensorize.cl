@@ -16,27 +16,9 @@
  * n_in - 1 reads sample n_in - 1 (the crop's edges clamp the taps, as cv2.resize does).
  */
 
-/* MLRT_PIXEL_* (enum mlrt_pixel_format of kernels/tensorize.h) come as build options
- * (native/opencl/tensorize.py). */
-
-typedef struct {
-    long src_format;  /* MLRT_PIXEL_* */
-    long crop_x, crop_y, crop_width, crop_height;
-    long dst_order;   /* 0: B, G, R(, A); 1: R, G, B(, A) */
-    long nhwc;
-    long batch_index;
-    float alpha[4];
-    float beta[4];
-} mlrt_tensorize_params;
-
-typedef struct {
-    long dst_format;  /* MLRT_PIXEL_* */
-    long src_order;   /* 0: the tensor's channels are B, G, R; 1: R, G, B */
-    long nhwc;
-    long batch_index;
-    float alpha[4];
-    float beta[4];
-} mlrt_detensorize_params;
+/* The parameter blocks and MLRT_PIXEL_* (enum mlrt_pixel_format): the C kernels' own
+ * declarations, read by the host through cffi as well. */
+#include "../kernels/tensorize.h"
 
 /* Rec.709 luma of (B, G, R, ...) */
 #define MLRT_LUMA(p) (0.0722f * (p).x + 0.7152f * (p).y + 0.2126f * (p).z)

@@ -26,7 +26,6 @@ from ._recorders import round_up
 
 __all__ = ["tensorize", "detensorize"]
 
-C_CONSTANTS = ("MLRT_PIXEL_BGRA8", "MLRT_PIXEL_RGBA8", "MLRT_PIXEL_BGR8", "MLRT_PIXEL_RGB8", "MLRT_PIXEL_GRAY8")
 LOCAL = 256       # work-group size (globals are rounded up to it)
 CPU_CHUNK = 64    # pixels of a row one item handles on a CPU device (1 on GPUs)
 

@@ -7,7 +7,6 @@ from onnx import helper as h
 
 import mlrt
 import mlrt.lowlevel as ml
-from mlrt.native.opencl._memory import DeviceTensor
 from opencl_check import opencl_device
 
 OPENCL = ["OpenCLExecutionProvider", "CPUExecutionProvider"]
@@ -41,6 +40,7 @@ def test_ortvalue_round_trip():
 
 def test_device_inputs_and_outputs_stay_on_the_device(monkeypatch):
     opencl_device()
+    from mlrt.native.opencl._memory import DeviceTensor
     sess = ml.InferenceSession(_model(), providers=OPENCL)
     assert {p for _, op, p in sess.get_node_assignment() if not op.startswith("Memcpy")} == {OPENCL[0]}
     x = np.random.default_rng(0).standard_normal((2, 3)).astype(np.float32)
