@@ -5,6 +5,9 @@ imports nothing from the layers above.  A runtime is bundled (inside the package
 or copied into an app's folder with `mlrt runtime bundle DIR`) or system-installed
 (`mlrt runtime install [--prefix P]`); MLRT_RUNTIME=bundled|system|auto|<path> or
 select_runtime(...) before first use chooses; current_runtime() tells which.
+The runtime's file names, rpath token and binary format are the platform's
+(platforms.py: libmlrt_core.so on Linux, libmlrt_core.dylib on macOS, mlrt_core.dll on
+Windows).
 """
 
 from .._lazy import lazy as _lazy

@@ -20,6 +20,10 @@ RuntimeLoadError); the library's own ABI number before any other call.  Every
 failure is a RuntimeLoadError naming the path and the reason; under "auto" the
 next candidate is tried.
 
+File names and the binary format are the platform's (platforms.py: libmlrt_core.so
+and ELF on Linux, libmlrt_core.dylib and Mach-O on macOS, mlrt_core.dll and PE on
+Windows, where the runtime folder joins the DLL search path for the dlopen).
+
 Loading is cffi ABI mode (ffi.dlopen), so any compatible copy can be swapped in
 without rebuilding the SDK.
 """
@@ -34,10 +38,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .._errors import RuntimeLoadError
-from . import _cache
+from . import _cache, platforms
 from ._cache import sha256_file  # noqa: F401  (part of this module's interface)
 
-LIBRARY_NAME = "libmlrt_core.so"
+try:
+    HOST = platforms.host_names()
+except platforms.UnsupportedPlatform as _exc:
+    raise RuntimeLoadError(str(_exc)) from None
+LIBRARY_NAME = HOST.library
 MANIFEST_NAME = "manifest.json"
 DEFAULT_PREFIX = "/usr/local"
 _BUNDLED_DIR = Path(__file__).resolve().parent.parent / "native"
@@ -164,35 +172,16 @@ def check_folder(folder: Path, kind: str = "path", require_manifest: bool = True
     return manifest
 
 
-def elf_problem(path: Path) -> str | None:
-    """Why path is not a whole ELF shared library, or None.  dlopen of a truncated
-    library can die of SIGBUS when it touches pages past the end of the file, so
-    this runs before dlopen even when there is no manifest to check against."""
-    import struct
-
-    try:
-        size = path.stat().st_size
-        with open(path, "rb") as f:
-            head = f.read(64)
-            if len(head) < 64 or head[:4] != b"\x7fELF":
-                return "not an ELF file"
-            if head[4] != 2:
-                return "not a 64-bit ELF file"
-            order = "<" if head[5] == 1 else ">"
-            phoff, shoff = struct.unpack_from(order + "QQ", head, 32)
-            phentsize, phnum, shentsize, shnum = struct.unpack_from(order + "HHHH", head, 54)
-            end = max(phoff + phentsize * phnum, shoff + shentsize * shnum)
-            if end > size:
-                return f"truncated ({size} bytes; its headers reach byte {end})"
-            f.seek(phoff)
-            table = f.read(phentsize * phnum)
-    except OSError as exc:
-        return f"unreadable: {exc}"
-    for i in range(phnum):
-        p_type, _flags, p_offset, _vaddr, _paddr, p_filesz = struct.unpack_from(order + "IIQQQQ", table, i * phentsize)
-        if p_type == 1 and p_offset + p_filesz > size:   # PT_LOAD
-            return f"truncated ({size} bytes; a loadable segment reaches byte {p_offset + p_filesz})"
-    return None
+def check_binaries(kind: str, lib_path: Path, names: platforms.PlatformNames = HOST) -> None:
+    """The library and the BLAS beside it are whole files of the platform's format (ELF
+    on Linux: not truncated either), else RuntimeLoadError naming the file and what it
+    is not.  dlopen of a truncated library can die of SIGBUS when it touches pages past
+    the end of the file, so this runs before dlopen even when there is no manifest to
+    check against."""
+    for so in (lib_path, *sorted(lib_path.parent.glob(names.blas_glob))):   # and the BLAS it maps
+        problem = names.binary_problem(so)
+        if problem:
+            raise RuntimeLoadError(f"{kind} runtime at {lib_path} cannot be loaded: {so.name} is {problem}")
 
 
 def candidates(spec: str | None = None, prefix=None) -> list[tuple[str, Path]]:
@@ -225,11 +214,16 @@ def _dlopen_quiet_blas(ffi, lib_path: Path):
     """dlopen with OPENBLAS_NUM_THREADS=1 for the duration: the runtime's own copy of
     OpenBLAS then starts no idle threads of its own (mlrt runs BLAS single-threaded
     inside its pool).  The variable is restored at once, so other libraries are not
-    affected."""
+    affected.  Where there is no rpath (Windows), the library's folder joins the DLL
+    search path for the dlopen, so the BLAS beside it is found."""
+    import contextlib
+
     old = os.environ.get("OPENBLAS_NUM_THREADS")
     os.environ["OPENBLAS_NUM_THREADS"] = "1"
+    beside = os.add_dll_directory(str(lib_path.parent)) if HOST.rpath is None else contextlib.nullcontext()
     try:
-        return ffi.dlopen(str(lib_path))
+        with beside:
+            return ffi.dlopen(str(lib_path))
     finally:
         if old is None:
             del os.environ["OPENBLAS_NUM_THREADS"]
@@ -260,10 +254,7 @@ def load_one(kind: str, lib_path: Path) -> Runtime:
     manifest = None
     if lib_path.name == LIBRARY_NAME:   # checks come before dlopen
         manifest = check_folder(lib_path.parent, kind, require_manifest=(kind == "system"))
-    for so in (lib_path, *sorted(lib_path.parent.glob("libscipy_openblas*.so"))):   # and the BLAS it maps
-        problem = elf_problem(so)
-        if problem:
-            raise RuntimeLoadError(f"{kind} runtime at {lib_path} cannot be loaded: {so.name} is {problem}")
+    check_binaries(kind, lib_path)
     try:
         ffi = _cache.declarations(cdef_text(_header_dir(lib_path)))
         lib = _dlopen_quiet_blas(ffi, lib_path)

@@ -6,7 +6,9 @@ Used by the package build (setup.py) and by hand while developing:
 
 The library links OpenBLAS from the scipy-openblas32 wheel; the BLAS library is
 copied beside libmlrt_core.so and found through an $ORIGIN rpath, so the runtime
-folder is self-contained.  Flags are portable (no -march=native); faster per-ISA code
+folder is self-contained.  File names and the rpath token are the platform's
+(distribution/platforms.py: libmlrt_core.dylib and @loader_path on macOS, mlrt_core.dll
+and no rpath on Windows).  Flags are portable (no -march=native); faster per-ISA code
 is chosen at run time.  CC may name the compiler with arguments ("python -m ziglang cc
 -target x86_64-linux-gnu.2.28"); building with no compiler ends in one line saying
 what to install.
@@ -48,7 +50,22 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-LIBRARY = "libmlrt_core.so"
+
+
+def _platform_names():
+    """This platform's file names (distribution/platforms.py), loaded by its path: the
+    build imports nothing of mlrt (setup.py runs it before mlrt is installed).  The
+    folder beside native/ is distribution/ in a checkout and mlrt/distribution/ installed."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("mlrt_build_platforms", HERE.parent / "distribution" / "platforms.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # (its dataclass looks its module up there)
+    spec.loader.exec_module(module)
+    return module.host_names()
+
+
+NAMES = _platform_names()
+LIBRARY = NAMES.library
 CFLAGS = ["-std=c11", "-O3", "-fPIC", "-D_GNU_SOURCE", "-Wall", "-Wextra", "-Wno-unused-parameter", "-Wno-format-truncation",
           "-Werror=implicit-function-declaration", "-fno-math-errno", "-pthread"]
 
@@ -406,13 +423,30 @@ def build(out_dir: Path, version: str = "0.0.0", cc: str | None = None, jobs: in
 
     Builds into one folder are serialised with a lock file, so two builds started
     together never leave a library missing the newer of their sources."""
-    import fcntl
-
     plan = _Plan(version, cc, sanitize, link_cc)
     out_dir.mkdir(parents=True, exist_ok=True)
     with open(out_dir / ".build.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+        lock_exclusively(lock)
         return _build_locked(out_dir, plan, jobs)
+
+
+def lock_exclusively(lock) -> None:
+    """Wait until this process holds the lock on the open file `lock`, until it is
+    closed: fcntl.flock on POSIX; msvcrt.locking of its first byte where there is no
+    fcntl (Windows), whose blocking mode gives up after ten tries a second apart, so
+    it is asked again until the lock is had."""
+    try:
+        import fcntl
+    except ImportError:
+        import msvcrt
+        while True:
+            lock.seek(0)
+            try:
+                msvcrt.locking(lock.fileno(), msvcrt.LK_LOCK, 1)
+                return
+            except OSError:
+                continue
+    fcntl.flock(lock, fcntl.LOCK_EX)
 
 
 class _Plan:
@@ -434,7 +468,7 @@ class _Plan:
 
     @property
     def blas_file(self) -> str:
-        return f"lib{self.blas_name}.so"
+        return NAMES.blas_file(self.blas_name)
 
     def library_name(self) -> str:
         """The linked library's name in the build cache: keyed by its objects (each named by
@@ -449,7 +483,7 @@ class _Plan:
             linker = compiler_identity(link)
         h = hashlib.sha256("\0".join([*self.objects, self.blas_file, sha256_file(self.blas_lib_dir / self.blas_file),
                                        *self.extra, linker]).encode())
-        return f"link.{LIBRARY.removesuffix('.so')}-{h.hexdigest()[:20]}.so"
+        return f"link.{LIBRARY.removesuffix(NAMES.suffix)}-{h.hexdigest()[:20]}{NAMES.suffix}"
 
 
 def cached_library(version: str, link_cc: str | None = None, cc: str | None = None,
@@ -483,12 +517,12 @@ def _build_locked(out_dir: Path, plan: _Plan, jobs: int) -> Path:
         return target
     objs, stats = compile_objects(plan.cmd, plan.sources, out_dir / ".obj", plan.flags, header_files=headers(),
                                   cache=cache.folder, jobs=jobs)
-    runtime = []
+    runtime, rpath = [], [f"-Wl,-rpath,{NAMES.rpath}"] if NAMES.rpath else []
     if plan.link != plan.cmd:
         runtime = [subprocess.run([*plan.cmd, "-print-libgcc-file-name"], capture_output=True, text=True,
                                   check=True).stdout.strip()]
     run = subprocess.run([*plan.link, "-shared", "-pthread", *plan.extra, "-o", str(tmp), *map(str, objs),
-                          f"-L{out_dir}", f"-l{plan.blas_name}", "-Wl,-rpath,$ORIGIN", "-lm", *runtime])
+                          f"-L{out_dir}", f"-l{plan.blas_name}", *rpath, "-lm", *runtime])
     if run.returncode != 0:
         tmp.unlink(missing_ok=True)
         raise BuildError(f"mlrt: linking {LIBRARY} failed (exit status {run.returncode}); "
@@ -513,7 +547,7 @@ MANIFEST = "manifest.json"
 
 def runtime_files(folder: Path) -> list[str]:
     """The files of a runtime folder (relative, '/'-separated), manifest excluded."""
-    names = sorted(p.name for p in folder.glob("lib*.so"))
+    names = NAMES.library_files(folder)
     names += ["include/" + p.name for p in sorted((folder / "include").glob("*.h"))]
     names += ["kernels/" + p.name for p in sorted((folder / "kernels").glob("*.h"))]
     for _, patterns in provider_declarations(folder):

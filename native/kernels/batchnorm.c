@@ -31,7 +31,7 @@ typedef struct bn_job {
     const double *a, *b;     /* per parameter index */
 } bn_job;
 
-__attribute__((target_clones("default", "arch=x86-64-v3", "arch=x86-64-v4")))
+MLRT_ISA_CLONES
 static void bn_plane_f32(const float *x, float *y, int64_t n, const double *a, const double *b, bool per_element) {
     if (per_element) {
         for (int64_t i = 0; i < n; ++i) y[i] = (float)(x[i] * a[i] + b[i]);

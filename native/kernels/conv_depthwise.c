@@ -51,7 +51,7 @@ static void dw_pad_plane(const void *xp, void *P, const conv_geom *g, size_t es)
  * pass for unit strides keeps its OH x PW grid in P after the padded plane.  One clone
  * per ISA level, and one definition per element type. */
 #define DEFINE_DW_PLANE(T, NAME)                                                                                   \
-    __attribute__((target_clones("default", "arch=x86-64-v3", "arch=x86-64-v4")))                                  \
+    MLRT_ISA_CLONES                                                                                                \
     static void dw_plane_##NAME(T *P, const T *wp, T *yp, const conv_geom *g, T bias, int64_t act) {               \
         int64_t OH = g->out[0], OW = g->out[1], KH = g->k[0], KW = g->k[1];                                        \
         int64_t sh = g->s[0], sw = g->s[1], dh = g->d[0], dw = g->d[1];                                            \
@@ -283,8 +283,10 @@ void mlrt_conv_depthwise_tasks(void *arg, int64_t begin, int64_t end) {
     else if (dw3) memset(P, 0, (size_t)W * es); /* the zero row */
 #endif
     bool clamp = !j->z && (act == MLRT_CONV_ACT_RELU || (act == MLRT_CONV_ACT_CLIP && j->alpha <= j->beta));
+#ifdef DW3_AVX512 /* the clamp the 3 x 3 kernels store through */
     float lo = !clamp ? -INFINITY : act == MLRT_CONV_ACT_RELU ? 0.0f : (float)j->alpha;
     float hi = !clamp || act == MLRT_CONV_ACT_RELU ? INFINITY : (float)j->beta;
+#endif
     bool fast = dw3 ? clamp : act == MLRT_CONV_ACT_RELU && !j->z; /* the activation is done in the plane */
     for (int64_t t = begin; t < end; ++t) {
         int64_t n = t / g->M, m = t % g->M, xo = (n * g->C + m / g->Mg) * g->in_size, yo = t * g->out_size;

@@ -18,7 +18,7 @@ typedef struct lrn_job {
     double k, beta, bias;  /* k = alpha / size */
 } lrn_job;
 
-__attribute__((target_clones("default", "arch=x86-64-v3", "arch=x86-64-v4")))
+MLRT_ISA_CLONES
 static void lrn_block_f32(const float *x, float *y, int64_t S, int64_t n, int64_t c_lo, int64_t c_hi, int64_t c,
                           float k, float bias, double beta) {
     float acc[LRN_BLOCK];

@@ -103,13 +103,11 @@ __attribute__((target("avx512f,avx512bw,avx512vl,fma"))) static void binary_row_
 }
 #endif
 
-static bool msq_avx512(void) {
 #ifdef MSQ_X86
+static bool msq_avx512(void) {
     return __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("fma");
-#else
-    return false;
-#endif
 }
+#endif
 
 /* Elements [begin, end) of the flat job (rows of one element each otherwise). */
 static void binary_flat(void *arg, int64_t begin, int64_t end) {

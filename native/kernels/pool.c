@@ -64,7 +64,7 @@ static int64_t taps_in(int64_t o, int64_t s, int64_t pb, int64_t d, int64_t k, i
     } while (0)
 
 #define DEFINE_SWEEP(T, NAME, LOWEST, FLOATING, ABS)                                                            \
-    __attribute__((target_clones("default", "arch=x86-64-v3", "arch=x86-64-v4")))                          \
+    MLRT_ISA_CLONES                                                                                        \
     static void sweep_plane_##NAME(const pool_job *j, const T *x, T *y) {                                  \
         int64_t H = j->in[0], Wd = j->in[1], OH = j->out[0], OW = j->out[1], KH = j->k[0], KW = j->k[1];   \
         int64_t sh = j->s[0], sw = j->s[1], dh = j->d[0], dw = j->d[1], ph = j->pb[0], pw = j->pb[1];     \
@@ -169,7 +169,7 @@ static bool max8_stride2(const void *R, void *y, int64_t OW, int64_t KW, bool s8
  * over the whole output row: both passes vectorize.  A window wholly in the padding gives
  * 0, as the sweep's. */
 #define DEFINE_MAX8(T, NAME, LOWEST)                                                                      \
-    __attribute__((target_clones("default", "arch=x86-64-v3", "arch=x86-64-v4")))                      \
+    MLRT_ISA_CLONES                                                                                    \
     static void max_plane_##NAME(const pool_job *j, const T *x, T *y, T *R) {                          \
         int64_t H = j->in[0], Wd = j->in[1], OH = j->out[0], OW = j->out[1], KH = j->k[0], KW = j->k[1]; \
         int64_t sh = j->s[0], sw = j->s[1], ph = j->pb[0], pw = j->pb[1];                               \
@@ -238,7 +238,7 @@ DEFINE_SWEEP(uint8_t, u8, 0, 0, NO_ABS)
              R2[C]), R2[(C) + 1]), R2[(C) + 2])
 #define PADD(a, b) ((a) + (b))
 
-__attribute__((target_clones("default", "arch=x86-64-v3", "arch=x86-64-v4")))
+MLRT_ISA_CLONES
 static void padded_plane_f32(const pool_job *j, const float *x, float *y, float *P) {
     int64_t H = j->in[0], Wd = j->in[1], OH = j->out[0], OW = j->out[1], KH = j->k[0], KW = j->k[1];
     int64_t sh = j->s[0], sw = j->s[1], dh = j->d[0], dw = j->d[1], ph = j->pb[0], pw = j->pb[1];
@@ -372,7 +372,7 @@ __attribute__((target("avx512f"))) static void max_row_s2_avx512(const float *co
  * vectorizes; V's columns outside the input hold -inf), V is split into its even and odd
  * columns, and every tap is then a contiguous read of one of those, shifted.  The same
  * values as tap by tap (max is exact, NaN skipped alike). */
-__attribute__((target_clones("default", "arch=x86-64-v3", "arch=x86-64-v4")))
+MLRT_ISA_CLONES
 static void max_stride2_f32(const pool_job *j, const float *x, float *y, float *buf) {
     int64_t H = j->in[0], Wd = j->in[1], OH = j->out[0], OW = j->out[1], KH = j->k[0], KW = j->k[1];
     int64_t sh = j->s[0], ph = j->pb[0], pw = j->pb[1];

@@ -90,7 +90,7 @@ static inline void q_store_float(void *p, int64_t i, int32_t t, double v) {
 }
 
 /* The common cases as loops that vectorize, cloned per ISA level. */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__ELF__) /* ifunc clones */
 #define Q_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
 #else
 #define Q_CLONES

@@ -38,7 +38,7 @@ enum { KIND_RNN = 1, KIND_GRU = 3, KIND_LSTM = 4 }; /* = number of gates */
 
 /* The gate loops, cloned per ISA level (they vectorize: float32 sigmoid and tanh
  * below are branch-free polynomials, within 2 ulp of libm's over the whole range). */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__ELF__) /* ifunc clones */
 #define RNN_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
 #else
 #define RNN_CLONES

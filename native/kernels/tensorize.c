@@ -24,7 +24,7 @@
 
 /* Per-ISA clones of the loops that vectorise well.  Nothing is contracted into fused
  * multiply-adds, so every path (vector, scalar, any ISA) gives the same bits. */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__ELF__) /* ifunc clones */
 #define TZ_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
 #else
 #define TZ_CLONES

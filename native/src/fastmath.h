@@ -10,8 +10,12 @@
  * MAX_LOOP lets a max reduction vectorise (NaN is dealt with by the caller),
  * SUM_LOOP a sum (in a different order of additions). */
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#if defined(__ELF__) /* the clones are ifuncs */
 #define HOT_LOOP \
     __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"), optimize("fp-contract=fast")))
+#else
+#define HOT_LOOP __attribute__((optimize("fp-contract=fast")))
+#endif
 #define MAX_LOOP __attribute__((optimize("finite-math-only", "no-signed-zeros")))
 #define SUM_LOOP __attribute__((optimize("associative-math", "no-signed-zeros", "no-trapping-math")))
 #else

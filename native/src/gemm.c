@@ -7,12 +7,16 @@
  * 32-bit here: sizes that do not fit fail with a clear error instead of wrapping.
  * The micro-kernels are chosen at run time by CPU feature (target attributes, no
  * -march flags), so the shipped library runs everywhere. */
-#include <immintrin.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <cblas.h>
+
+#include "internal.h"
+#ifdef MLRT_X86
+#include <immintrin.h>
+#endif
 
 #include "fastmath.h"
 #include "gemm.h"
@@ -222,6 +226,7 @@ static inline float strip_finish(float r, float old, float bias, float z, const 
     }
 }
 
+#ifdef MLRT_X86 /* the vector kernels, to the end of uk_6x16_avx2 */
 /* mlrt_sigmoid_f32 (fastmath.h) a vector at a time, in the strip kernels' stores (while the
  * tile is in registers, not a second pass over Y): e = exp(-|u|) by the same polynomial,
  * 1 / (1 + e) for u >= 0, e / (1 + e) below; NaN stays. */
@@ -514,6 +519,7 @@ static void uk_6x16_avx2(int64_t kc, const float *const *a, int64_t ks, const fl
             ci[j] = strip_finish(tmp[j], accumulate ? ci[j] : 0.0f, bv, zi ? zi[j] : 0.0f, &fin, accumulate);
     }
 }
+#endif /* MLRT_X86 */
 
 typedef void (*uk_fn)(int64_t, const float *const *, int64_t, const float *, const int64_t *, float *, int64_t,
                       int64_t, int64_t, bool, const mlrt_strip_epilogue *);
@@ -528,6 +534,8 @@ static pthread_once_t uk_once = PTHREAD_ONCE_INIT;
 /* The kernels of the ISA in use (mlrt_cpu_isa: the widest the CPU runs, unless
  * MLRT_SGEMM_KERNEL narrows it); none when it is portable. */
 static void uk_init(void) {
+    uk_nr = 0; /* portable, as everywhere MLRT_X86 is not defined */
+#ifdef MLRT_X86
     switch (mlrt_cpu_isa()) {
     case MLRT_ISA_AVX512:
         uk_kernels[0] = uk_avx512_1, uk_kernels[1] = uk_avx512_2, uk_kernels[2] = uk_avx512_3;
@@ -537,7 +545,7 @@ static void uk_init(void) {
         for (int i = 0; i < 4; ++i) uk_kernels[i] = uk_6x16_avx2;
         uk_nr = 16;
         break;
-    default: uk_nr = 0; break;
+    default: break;
     }
     if (uk_nr) {
         uk_col_kernels[0][0] = uk_col_1x1, uk_col_kernels[0][1] = uk_col_2x1;
@@ -545,6 +553,7 @@ static void uk_init(void) {
         uk_col_kernels[1][0] = uk_col_1x2, uk_col_kernels[1][1] = uk_col_2x2;
         uk_col_kernels[1][2] = uk_col_3x2, uk_col_kernels[1][3] = uk_col_4x2;
     }
+#endif
 }
 
 int64_t mlrt_sgemm_strip_width(void) {

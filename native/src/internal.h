@@ -11,12 +11,37 @@
 #include "../include/mlrt.h"
 
 /* Register a kernel: MLRT_KERNEL(relu_f32, "Relu", "", 6, 2147483647, MASK, fn);
- * The definition lands in the "mlrt_kernels" section, which the registry walks,
- * so adding a kernel file never edits a central list. */
+ * A constructor run when the library loads links the definition into the registry's
+ * list (src/registry.c sorts it into the table), so adding a kernel file never edits a
+ * central list, and no linker section is named: gcc, clang and mingw run constructors
+ * the same on ELF, Mach-O and PE/COFF. */
+typedef struct mlrt_kernel_link {
+    const mlrt_kernel_def *def;
+    struct mlrt_kernel_link *next;
+} mlrt_kernel_link;
+void mlrt_kernel_register(mlrt_kernel_link *link);
+
 #define MLRT_KERNEL(id, op, dom, since, until, mask, fn)                              \
     static const mlrt_kernel_def mlrt_kdef_##id = {op, dom, since, until, mask, fn}; \
-    __attribute__((used, section("mlrt_kernels"))) static const mlrt_kernel_def *    \
-        mlrt_kptr_##id = &mlrt_kdef_##id
+    static mlrt_kernel_link mlrt_klink_##id = {&mlrt_kdef_##id, NULL};               \
+    __attribute__((constructor)) static void mlrt_kreg_##id(void) {                  \
+        mlrt_kernel_register(&mlrt_klink_##id);                                       \
+    }                                                                                  \
+    typedef int mlrt_kernel_registered_##id
+
+/* x86-only code (intrinsics, target attributes, CPU feature checks) sits under MLRT_X86;
+ * the portable C path is always compiled, so the core builds for any CPU (aarch64 is
+ * checked by tests/native/test_cross_build.py). */
+#if defined(__x86_64__) || defined(__i386__)
+#define MLRT_X86 1
+#endif
+/* One function compiled for x86-64-v4, v3 and the baseline, the clone picked when the
+ * library loads (an ifunc: ELF only); a single portable build everywhere else. */
+#if defined(MLRT_X86) && defined(__GNUC__) && defined(__ELF__)
+#define MLRT_ISA_CLONES __attribute__((target_clones("default", "arch=x86-64-v3", "arch=x86-64-v4")))
+#else
+#define MLRT_ISA_CLONES
+#endif
 
 #define MLRT_OPSET_MAX 2147483647
 #define MLRT_BIT(t) (UINT64_C(1) << (t))

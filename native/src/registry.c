@@ -1,13 +1,19 @@
-/* registry.c -- the kernel table, gathered from the "mlrt_kernels" section that
- * every kernel file contributes to through MLRT_KERNEL, sorted so that the order
- * never depends on how the files were linked. */
+/* registry.c -- the kernel table, gathered from the list that every kernel file's
+ * MLRT_KERNEL constructors link into when the library loads, sorted so that the
+ * order never depends on how the files were linked or which constructor ran first. */
 #include <pthread.h>
 #include <stdlib.h>
 
 #include "internal.h"
 
-extern const mlrt_kernel_def *__start_mlrt_kernels[];
-extern const mlrt_kernel_def *__stop_mlrt_kernels[];
+/* filled by the constructors, which run one at a time before any other code of the
+ * library can (so with no lock), read once by build_table */
+static mlrt_kernel_link *registered;
+
+void mlrt_kernel_register(mlrt_kernel_link *link) {
+    link->next = registered;
+    registered = link;
+}
 
 static const mlrt_kernel_def **table;
 static int32_t table_size;
@@ -20,14 +26,17 @@ static int compare_defs(const void *pa, const void *pb) {
     if (c == 0) c = strcmp(a->op_type, b->op_type);
     if (c == 0) c = (a->since_version > b->since_version) - (a->since_version < b->since_version);
     if (c == 0) c = (a->type_mask > b->type_mask) - (a->type_mask < b->type_mask);
+    if (c == 0) c = (a->until_version > b->until_version) - (a->until_version < b->until_version);
     return c;
 }
 
 static void build_table(void) {
-    size_t n = (size_t)(__stop_mlrt_kernels - __start_mlrt_kernels);
+    size_t n = 0;
+    for (const mlrt_kernel_link *l = registered; l; l = l->next) ++n;
     table = malloc((n ? n : 1) * sizeof *table);
     if (!table) return;
-    memcpy(table, __start_mlrt_kernels, n * sizeof *table);
+    size_t i = 0;
+    for (const mlrt_kernel_link *l = registered; l; l = l->next) table[i++] = l->def;
     qsort(table, n, sizeof *table, compare_defs);
     table_size = (int32_t)n;
 }

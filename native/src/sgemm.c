@@ -14,9 +14,9 @@
 #include <pthread.h>
 #include <stdlib.h>
 
-#if defined(__x86_64__) || defined(__i386__)
+#include "internal.h"
+#ifdef MLRT_X86
 #include <immintrin.h>
-#define MLRT_X86 1
 #endif
 
 #include "gemm.h"
