@@ -90,7 +90,7 @@ class _LegacyBroadcast(_Broadcast):
         return super().launch(self._aligned(inputs), outputs)
 
 
-ROUND_MODES = {"up": "MLRT_ROUND_UP", "down": "MLRT_ROUND_DOWN", "nearest": "MLRT_ROUND_NEAREST"}  # kernels/cast.h
+ROUND_MODES = {"up": "MLRT_ROUND_UP", "down": "MLRT_ROUND_DOWN", "nearest": "MLRT_ROUND_NEAREST"}  # include/mlrt.h
 
 
 class _Converting(Op):
