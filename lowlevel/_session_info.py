@@ -58,6 +58,7 @@ class ModelMetadata:
     version: int
     custom_metadata_map: dict
 
+
 class SessionInfo:
     """InferenceSession's queries: mixed into InferenceSession."""
 

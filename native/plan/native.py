@@ -378,11 +378,10 @@ def _shared_bytes(steps, external, infos) -> dict[str, tuple[str, int]]:
     end, so the steps that make them write straight into its slices; SLICES (Split)
     outputs are slices of its input; a WHOLE output (Reshape, Flatten, Squeeze,
     Unsqueeze, Identity, Dropout without its mask) is its input, where the kernel reads
-    that as it is.  Their
-    kernels then find the bytes already in place and move nothing.  Never a value bound
-    outside the plan (its inputs, constants and outputs have buffers of their own),
-    never a value in two places; slices start on 64-byte boundaries, as the arena's
-    values do."""
+    that as it is.  Their kernels then find the bytes already in place and move nothing.
+    Never a value bound outside the plan (its inputs, constants and outputs have buffers
+    of their own), never a value in two places; slices start on 64-byte boundaries, as
+    the arena's values do."""
     written = {n for s in steps for n in s.op.node.output if n}
     within: dict[str, tuple[str, int]] = {}
 
