@@ -36,6 +36,7 @@ stderr is a terminal (`--quiet`: none).
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 
@@ -55,9 +56,21 @@ def info() -> str:
         f"providers: {', '.join(get_available_providers())}",
         *(line for kind in device_classes() for line in for_device(kind).survey()),  # each device provider's
         f"C kernels: {len(table)} covering {len({(k['domain'], k['op_type']) for k in table})} operators",
+        cpu_paths(rt),
         f"operator semantics files: {len(all_ops())}",
     ]
     return "\n".join(lines)
+
+
+def cpu_paths(rt) -> str:
+    """The instruction set the runtime's float32 kernels run on, and the CPU's features."""
+    if not hasattr(rt.lib, "mlrt_cpu_isa_name"):  # a system runtime older than the question
+        return "CPU kernel paths: not reported by this runtime"
+    isa = rt.ffi.string(rt.lib.mlrt_cpu_isa_name()).decode()
+    features = rt.ffi.string(rt.lib.mlrt_cpu_features()).decode() or "none read"
+    asked = os.environ.get("MLRT_ISA", "")
+    refused = f"; MLRT_ISA={asked} does not run here" if asked and asked != isa else ""
+    return f"CPU kernel paths: {isa} (features: {features}; MLRT_ISA=portable|avx2|avx512|neon forces one{refused})"
 
 
 def runtime_command(args) -> int:

@@ -157,6 +157,10 @@ typedef struct mlrt_plan mlrt_plan;
 int32_t mlrt_abi_version(void);
 const char *mlrt_version(void);
 const char *mlrt_build_info(void);
+/* the CPU: the instruction set the float32 kernels run on ("portable", "avx2", "avx512",
+ * "neon"; MLRT_ISA forces one the CPU runs) and the features read at load, space-separated */
+const char *mlrt_cpu_isa_name(void);
+const char *mlrt_cpu_features(void);
 const char *mlrt_last_error(void);
 void mlrt_clear_error(void);
 

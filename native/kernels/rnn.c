@@ -832,7 +832,7 @@ static int rnn_batch1(const mlrt_context *ctx, const rnn_job *j, const char *op)
     /* per direction: hs[0], hs[1], c, rh, hrh (H each), hr, bias (G * H each), each 64-byte aligned */
     size_t vec = ((size_t)H * esz + 63) / 64 * 64, gvec = ((size_t)GH * esz + 63) / 64 * 64;
     size_t per_dir = 5 * vec + 2 * gvec, n_xw = (size_t)(chunk * nd * GH) * esz;
-    char *work = aligned_alloc(64, (n_xw + 63) / 64 * 64 + (size_t)nd * per_dir);
+    char *work = mlrt_aligned_alloc(64, (n_xw + 63) / 64 * 64 + (size_t)nd * per_dir);
     if (!work) return mlrt_fail(MLRT_ERR_OUT_OF_MEMORY, "%s: cannot allocate work space", op);
     /* threads per direction: parts of a step's units, 16 at least each */
     int64_t per = mlrt_ctx_threads(ctx) / nd;
@@ -883,7 +883,7 @@ static int rnn_batch1(const mlrt_context *ctx, const rnn_job *j, const char *op)
         if (f32) save_state_f32(&seq[d].j);
         else save_state_f64(&seq[d].j);
     }
-    free(work);
+    mlrt_aligned_free(work);
     return status;
 }
 
@@ -947,7 +947,7 @@ static int rnn_batch_parts(const mlrt_context *ctx, const rnn_job *j, const char
 #define RNN_ROUND(n) (((n) + al - 1) / al * al)
     size_t per_dir = RNN_ROUND(n_xg) + RNN_ROUND(n_xw) + RNN_ROUND((size_t)(Bt * GH)) + 5 * RNN_ROUND(n_state) +
                      RNN_ROUND((size_t)GH);
-    float *work = aligned_alloc(64, ((size_t)nd * per_dir + RNN_ROUND(n_all)) * sizeof(float));
+    float *work = mlrt_aligned_alloc(64, ((size_t)nd * per_dir + RNN_ROUND(n_all)) * sizeof(float));
     if (!work) return mlrt_fail(MLRT_ERR_OUT_OF_MEMORY, "%s: cannot allocate work space", op);
     float *xw_all = work + (size_t)nd * per_dir;
     int64_t per = mlrt_ctx_threads(ctx) / nd;
@@ -1001,7 +1001,7 @@ static int rnn_batch_parts(const mlrt_context *ctx, const rnn_job *j, const char
         seq[d].j.h = seq[d].hs[steps & 1];
         save_state_f32(&seq[d].j);
     }
-    free(work);
+    mlrt_aligned_free(work);
     return status;
 }
 
@@ -1096,7 +1096,7 @@ static int rnn_run(const mlrt_context *ctx, int32_t kind, const char *op, const 
     /* float32: the steps' products on R^T in strips, packed here unless the plan did once */
     float *packed = NULL;
     if (dt == MLRT_FLOAT && !RP) {
-        packed = aligned_alloc(64, ((size_t)(nd * packed_r) * sizeof(float) + 63) / 64 * 64);
+        packed = mlrt_aligned_alloc(64, (size_t)(nd * packed_r) * sizeof(float));
         if (!packed) return mlrt_fail(MLRT_ERR_OUT_OF_MEMORY, "%s: cannot allocate R^T's strips", op);
         for (int64_t d = 0; d < nd; ++d) rnn_pack_r(&j, d, packed + d * packed_r);
     }
@@ -1112,7 +1112,7 @@ static int rnn_run(const mlrt_context *ctx, int32_t kind, const char *op, const 
         size_t total = n_xg + n_xw + (size_t)(Bt * G * H) + 4 * n_state + (size_t)(G * H);
         char *work = malloc(total * esz + 64);
         if (!work) {
-            free(packed);
+            mlrt_aligned_free(packed);
             return mlrt_fail(MLRT_ERR_OUT_OF_MEMORY, "%s: cannot allocate %zu bytes of work space", op, total * esz);
         }
         char *at = work;
@@ -1132,7 +1132,7 @@ static int rnn_run(const mlrt_context *ctx, int32_t kind, const char *op, const 
         }
         free(work);
     }
-    free(packed);
+    mlrt_aligned_free(packed);
     return status;
 }
 

@@ -1,4 +1,7 @@
 /* error.c -- the thread-local last-error string of the C ABI. */
+#if defined(_WIN32) && !defined(__USE_MINGW_ANSI_STDIO)
+#define __USE_MINGW_ANSI_STDIO 1 /* C99 formats (%zu, %lld) on Windows: mingw's printf */
+#endif
 #include <stdarg.h>
 #include <stdio.h>
 

@@ -1,5 +1,5 @@
 /* gemm.c -- mlrt_sgemm / mlrt_dgemm: OpenBLAS, single-threaded, split by mlrt; and
- * mlrt_sgemm_strips: float micro-kernels (AVX-512, AVX2) over strips of B for Conv.
+ * mlrt_sgemm_strips: float micro-kernels (AVX-512, AVX2; NEON in src/sgemm_neon.c) over strips of B.
  *
  * OpenBLAS is told once to use one thread; a large product is cut into as many
  * blocks of columns (or rows) of C as the pool has threads, each block one BLAS
@@ -39,7 +39,7 @@ static pthread_once_t scratch_once = PTHREAD_ONCE_INIT;
 static void scratch_free(void *p) {
     scratch_buf *s = p;
     if (s)
-        for (int i = 0; i < SCRATCH_SLOTS; ++i) free(s->data[i]);
+        for (int i = 0; i < SCRATCH_SLOTS; ++i) mlrt_aligned_free(s->data[i]);
     free(s);
 }
 
@@ -54,9 +54,9 @@ void *mlrt_scratch_slot(int slot, size_t bytes) {
         pthread_setspecific(scratch_key, s);
     }
     if (s->size[slot] < bytes || !s->data[slot]) {
-        void *fresh = aligned_alloc(64, (bytes + 63) / 64 * 64 + 64);
+        void *fresh = mlrt_aligned_alloc(64, bytes + 64);
         if (!fresh) return NULL;
-        free(s->data[slot]);
+        mlrt_aligned_free(s->data[slot]);
         s->data[slot] = fresh;
         s->size[slot] = bytes;
     }
@@ -204,27 +204,6 @@ DEFINE_GEMM(double, scipy_cblas_dgemm, scipy_cblas_dgemv, dgemm)
  * panel, which a later call reads: in ResNet-50, whose 1 x 1 convs over 512 channels and
  * more run in blocks of 256 steps, those convs at 7 x 7 ran 11-33% faster in the model. */
 #define UK_PREFETCH 64
-
-/* The epilogue of one value, as the vector kernels compute it. */
-static inline float strip_finish(float r, float old, float bias, float z, const mlrt_strip_epilogue *e,
-                                 bool accumulate) {
-    if (accumulate) r = old + r;
-    if (e && e->bias) r = r + bias;
-    if (e && e->z) r = r + z;
-    switch (e ? e->act : MLRT_STRIP_NONE) {
-    case MLRT_STRIP_RELU: return 0.0f > r ? 0.0f : r;
-    case MLRT_STRIP_CLIP: return r < e->lo ? e->lo : r > e->hi ? e->hi : r;
-    case MLRT_STRIP_HARD_SWISH: {
-        float h = e->lo * r;
-        h = h + e->hi;
-        h = h < 0.0f ? 0.0f : h > 1.0f ? 1.0f : h;
-        return r * h;
-    }
-    case MLRT_STRIP_SWISH: return r * mlrt_sigmoid_f32(e->lo * r);
-    case MLRT_STRIP_SIGMOID: return mlrt_sigmoid_f32(r);
-    default: return r;
-    }
-}
 
 #ifdef MLRT_X86 /* the vector kernels, to the end of uk_6x16_avx2 */
 /* mlrt_sigmoid_f32 (fastmath.h) a vector at a time, in the strip kernels' stores (while the
@@ -421,7 +400,7 @@ UK512_KERNEL(4)
                 for (int64_t i = 0; i < UK_MR && v * UK_MR + i < rows; ++i) {                          \
                     int64_t r = v * UK_MR + i;                                                         \
                     float *cr = c + r * ldc + q;                                                       \
-                    *cr = strip_finish(lane[i], accumulate ? *cr : 0.0f, fin.bias ? fin.bias[r] : 0.0f, \
+                    *cr = mlrt_strip_finish(lane[i], accumulate ? *cr : 0.0f, fin.bias ? fin.bias[r] : 0.0f, \
                                        fin.z ? fin.z[r * ldc + q] : 0.0f, &fin, accumulate);           \
                 }                                                                                      \
             }                                                                                          \
@@ -516,7 +495,7 @@ static void uk_6x16_avx2(int64_t kc, const float *const *a, int64_t ks, const fl
         _mm256_storeu_ps(tmp, rows[i][0]);
         _mm256_storeu_ps(tmp + 8, rows[i][1]);
         for (int64_t j = 0; j < nr; ++j)
-            ci[j] = strip_finish(tmp[j], accumulate ? ci[j] : 0.0f, bv, zi ? zi[j] : 0.0f, &fin, accumulate);
+            ci[j] = mlrt_strip_finish(tmp[j], accumulate ? ci[j] : 0.0f, bv, zi ? zi[j] : 0.0f, &fin, accumulate);
     }
 }
 #endif /* MLRT_X86 */
@@ -532,9 +511,15 @@ static int64_t uk_nr;
 static pthread_once_t uk_once = PTHREAD_ONCE_INIT;
 
 /* The kernels of the ISA in use (mlrt_cpu_isa: the widest the CPU runs, unless
- * MLRT_SGEMM_KERNEL narrows it); none when it is portable. */
+ * MLRT_ISA narrows it); none when it is portable. */
 static void uk_init(void) {
-    uk_nr = 0; /* portable, as everywhere MLRT_X86 is not defined */
+    uk_nr = 0; /* portable */
+#ifdef __aarch64__
+    if (mlrt_cpu_isa() == MLRT_ISA_NEON) {
+        for (int i = 0; i < 4; ++i) uk_kernels[i] = mlrt_sgemm_uk_neon;
+        uk_nr = 16; /* (no column kernels: a strip's last columns run masked) */
+    }
+#endif
 #ifdef MLRT_X86
     switch (mlrt_cpu_isa()) {
     case MLRT_ISA_AVX512:
@@ -572,6 +557,7 @@ void mlrt_sgemm_strips(int64_t M, int64_t kc, const mlrt_sgemm_a *A, int64_t m0,
                        const int64_t *off, int64_t bstride, float *C, int64_t ldc, int64_t n, bool accumulate,
                        const mlrt_strip_epilogue *e) {
     int64_t ks = A->packed ? UK_MR : 1, ns = (n + uk_nr - 1) / uk_nr;
+    bool cols = uk_col_kernels[0][0] != NULL; /* column kernels for a strip's last few columns */
     mlrt_strip_epilogue part = e ? *e : (mlrt_strip_epilogue){0};
     /* packed: panel of row m0 + r at k0, whose zero rows pad the last pass */
     const float *panel = A->packed ? A->p + (m0 / UK_MR * A->ld + k0) * UK_MR : NULL;
@@ -587,7 +573,7 @@ void mlrt_sgemm_strips(int64_t M, int64_t kc, const mlrt_sgemm_a *A, int64_t m0,
             rows[UK_MR] = panel && r0 + UK_MR < M ? panel + (r0 + UK_MR) * A->ld : rows[0] + kc * ks;
             for (int64_t s = 0; s < ns; ++s) {
                 int64_t nr = n - s * uk_nr < uk_nr ? n - s * uk_nr : uk_nr;
-                if (panel && s == ns - 1 && nr % 16 <= UK_COL_MAX) nr -= nr % 16; /* left to the column kernels */
+                if (panel && cols && s == ns - 1 && nr % 16 <= UK_COL_MAX) nr -= nr % 16; /* left to the column kernels */
                 if (nr == 0) continue;
                 int64_t quarter = (nr * 4 + uk_nr - 1) / uk_nr; /* 1..4: quarters of NR the strip needs */
                 if (e) {
@@ -599,7 +585,7 @@ void mlrt_sgemm_strips(int64_t M, int64_t kc, const mlrt_sgemm_a *A, int64_t m0,
             }
         }
         int64_t last = n - (ns - 1) * uk_nr; /* the last strip's columns: any past its last 16 */
-        if (!panel || last % 16 > UK_COL_MAX) continue;
+        if (!panel || !cols || last % 16 > UK_COL_MAX) continue;
         for (int64_t j = n - last % 16; j < n; j += 2) { /* the group's rows: 4 panels at most */
             int64_t nc = n - j >= 2 ? 2 : 1;
             if (e) {

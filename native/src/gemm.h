@@ -9,6 +9,7 @@
 #ifndef MLRT_GEMM_H
 #define MLRT_GEMM_H
 
+#include "fastmath.h"
 #include "internal.h"
 
 int mlrt_sgemm(const mlrt_context *ctx, bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alpha,
@@ -17,7 +18,7 @@ int mlrt_dgemm(const mlrt_context *ctx, bool trans_a, bool trans_b, int64_t M, i
                const double *A, int64_t lda, const double *B, int64_t ldb, double beta, double *C, int64_t ldc);
 
 /* Float micro-kernels over strips of NR columns (Conv's GEMM).  mlrt_sgemm_strip_width()
- * is NR for the ISA in use (mlrt_cpu_isa: 64 with AVX-512, 16 with AVX2), or 0 where it
+ * is NR for the ISA in use (mlrt_cpu_isa: 64 with AVX-512, 16 with AVX2 or NEON), or 0 where it
  * is portable (use mlrt_sgemm then); a column count, not the test for a path (ask
  * mlrt_cpu_isa).  mlrt_sgemm_strips computes, over ceil(n / NR) strips of B,
  *     C[m, j] (+)= sum_k A(m0 + m, k0 + k) * B[(j / NR) * bstride + off[k] + j % NR]
@@ -68,6 +69,35 @@ static inline int64_t mlrt_sgemm_packed_size(int64_t M, int64_t K) {
     return (M + MLRT_SGEMM_PANEL - 1) / MLRT_SGEMM_PANEL * MLRT_SGEMM_PANEL * K;
 }
 void mlrt_sgemm_pack_a(const float *A, int64_t M, int64_t K, int64_t lda, float *dst);
+
+/* The epilogue of one value, as every strip kernel computes it (vector code does the
+ * same operations in the same order): + the old C, + bias, + z, then the activation. */
+static inline float mlrt_strip_finish(float r, float old, float bias, float z, const mlrt_strip_epilogue *e,
+                                      bool accumulate) {
+    if (accumulate) r = old + r;
+    if (e && e->bias) r = r + bias;
+    if (e && e->z) r = r + z;
+    switch (e ? e->act : MLRT_STRIP_NONE) {
+    case MLRT_STRIP_RELU: return 0.0f > r ? 0.0f : r;
+    case MLRT_STRIP_CLIP: return r < e->lo ? e->lo : r > e->hi ? e->hi : r;
+    case MLRT_STRIP_HARD_SWISH: {
+        float h = e->lo * r;
+        h = h + e->hi;
+        h = h < 0.0f ? 0.0f : h > 1.0f ? 1.0f : h;
+        return r * h;
+    }
+    case MLRT_STRIP_SWISH: return r * mlrt_sigmoid_f32(e->lo * r);
+    case MLRT_STRIP_SIGMOID: return mlrt_sigmoid_f32(r);
+    default: return r;
+    }
+}
+
+#ifdef __aarch64__
+/* The NEON strip kernel (src/sgemm_neon.c): MLRT_SGEMM_PANEL rows x 16 columns, the
+ * signature of gemm.c's kernel table. */
+void mlrt_sgemm_uk_neon(int64_t kc, const float *const *a, int64_t ks, const float *b, const int64_t *off, float *c,
+                        int64_t ldc, int64_t mr, int64_t nr, bool accumulate, const mlrt_strip_epilogue *e);
+#endif
 
 /* The same finish for a result stored without it (by BLAS, or where the strip kernels'
  * store lacks the activation), in src/epilogue.c: rows [0, rows) of y, cols wide,

@@ -5,8 +5,12 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#ifdef _WIN32
+#include <malloc.h> /* _aligned_malloc */
+#endif
 
 #include "../include/mlrt.h"
 
@@ -35,6 +39,25 @@ void mlrt_kernel_register(mlrt_kernel_link *link);
 #if defined(__x86_64__) || defined(__i386__)
 #define MLRT_X86 1
 #endif
+/* Memory aligned to `align` bytes (a power of two), `bytes` rounded up to a multiple of
+ * it; freed by mlrt_aligned_free only (Windows' C library has no aligned_alloc, and what
+ * its _aligned_malloc gives only _aligned_free may free). */
+static inline void *mlrt_aligned_alloc(size_t align, size_t bytes) {
+    bytes = (bytes + align - 1) / align * align;
+#ifdef _WIN32
+    return _aligned_malloc(bytes ? bytes : align, align);
+#else
+    return aligned_alloc(align, bytes ? bytes : align);
+#endif
+}
+static inline void mlrt_aligned_free(void *p) {
+#ifdef _WIN32
+    _aligned_free(p);
+#else
+    free(p);
+#endif
+}
+
 /* One function compiled for x86-64-v4, v3 and the baseline, the clone picked when the
  * library loads (an ifunc: ELF only); a single portable build everywhere else. */
 #if defined(MLRT_X86) && defined(__GNUC__) && defined(__ELF__)
@@ -59,8 +82,15 @@ void mlrt_kernel_register(mlrt_kernel_link *link);
      MLRT_BIT(MLRT_FLOAT4E2M1) | MLRT_BIT(MLRT_FLOAT8E8M0) | MLRT_BIT(MLRT_UINT2) | MLRT_BIT(MLRT_INT2))
 
 /* errors: set the thread's last-error text and return the status */
-int mlrt_fail(int status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-void mlrt_error_prefix(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* printf-style messages, checked as C99 formats (%zu, %lld): on Windows mingw's own
+ * printf, which the build selects there (__USE_MINGW_ANSI_STDIO), not msvcrt's */
+#if defined(_WIN32) && defined(__GNUC__)
+#define MLRT_PRINTF(f, a) __attribute__((format(gnu_printf, f, a)))
+#else
+#define MLRT_PRINTF(f, a) __attribute__((format(printf, f, a)))
+#endif
+int mlrt_fail(int status, const char *fmt, ...) MLRT_PRINTF(2, 3);
+void mlrt_error_prefix(const char *fmt, ...) MLRT_PRINTF(1, 2);
 
 /* parallel loop over [0, n): fn(arg, begin, end) runs on chunks of at least grain */
 typedef void (*mlrt_range_fn)(void *arg, int64_t begin, int64_t end);
@@ -75,17 +105,23 @@ static inline int64_t mlrt_now_ns(void) {
 void mlrt_threadpool_hold(mlrt_threadpool *pool, int delta);
 
 /* The instruction set the float32 kernels take their paths by, one answer for all of
- * them, decided once (src/cpu.c): AVX-512F, else AVX2 with FMA, else portable C
- * (products on OpenBLAS).  MLRT_SGEMM_KERNEL=avx2 caps it at AVX2, =blas makes it
- * portable (to test the narrower paths on a wider CPU, or compare with BLAS).  A path
- * choice asks this, not mlrt_sgemm_strip_width (src/gemm.h: the strips' column count,
- * 64 / 16 / 0 at these levels). */
+ * them, decided once (src/cpu.c): on x86-64 AVX-512F, else AVX2 with FMA; on AArch64
+ * NEON; else portable C (products on OpenBLAS).  MLRT_ISA=portable|avx2|avx512|neon
+ * forces one the CPU runs (to test the narrower paths on a wider CPU, or compare with
+ * BLAS); the older MLRT_SGEMM_KERNEL=avx2|blas where it is not set.  A path choice asks
+ * this, not mlrt_sgemm_strip_width (src/gemm.h: the strips' column count, 64 / 16 / 16 /
+ * 0 at AVX-512, AVX2, NEON, portable). */
 enum mlrt_isa {
     MLRT_ISA_PORTABLE = 0,
     MLRT_ISA_AVX2 = 1,
-    MLRT_ISA_AVX512 = 2
+    MLRT_ISA_AVX512 = 2,
+    MLRT_ISA_NEON = 3 /* AArch64's Advanced SIMD (src/sgemm_neon.c) */
 };
 enum mlrt_isa mlrt_cpu_isa(void);
+/* An x86 kernel's own feature test (x86 code only): the CPU has `feature` and the
+ * instruction set in use is at least `level` (so MLRT_ISA=avx2 or =portable also keeps
+ * the AVX-512 byte kernels, say, from running). */
+#define MLRT_X86_HAS(level, feature) (mlrt_cpu_isa() >= (level) && __builtin_cpu_supports(feature))
 
 /* e[i] = v[2i], o[i] = v[2i + 1] for i < n (SIMD permutes), in src/deinterleave.c */
 void mlrt_split_even_odd(const float *v, float *e, float *o, int64_t n);

@@ -163,7 +163,7 @@ int mlrt_plan_run_flagged(const mlrt_plan *plan, mlrt_threadpool *pool, void *co
     if (plan->n_external && !external) return mlrt_fail(MLRT_ERR_INVALID_ARGUMENT, "plan: external pointers missing");
     void *own_arena = NULL;
     if (!arena && plan->arena_bytes) {
-        own_arena = aligned_alloc(64, (plan->arena_bytes + 63) / 64 * 64);
+        own_arena = mlrt_aligned_alloc(64, plan->arena_bytes);
         if (!own_arena) return mlrt_fail(MLRT_ERR_OUT_OF_MEMORY, "plan: cannot allocate a %zu-byte arena", plan->arena_bytes);
         arena = own_arena;
     }
@@ -199,7 +199,7 @@ int mlrt_plan_run_flagged(const mlrt_plan *plan, mlrt_threadpool *pool, void *co
     mlrt_threadpool_hold(pool, -1);
     free(ins);
     free(outs);
-    free(own_arena);
+    mlrt_aligned_free(own_arena);
     return status;
 }
 

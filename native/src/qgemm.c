@@ -433,6 +433,10 @@ static void qg_init(void) {
     int cap = 0;
     for (int i = 0; want && *want && i < 5; ++i)
         if (strcmp(want, order[i]) == 0) cap = i;
+    /* and MLRT_ISA (src/cpu.c): portable keeps the portable tiles, avx2 the AVX2 ones */
+    enum mlrt_isa isa = mlrt_cpu_isa();
+    if (isa == MLRT_ISA_PORTABLE || isa == MLRT_ISA_NEON) cap = 4;
+    else if (isa == MLRT_ISA_AVX2 && cap < 2) cap = 2;
     for (int i = 0; i < 4; ++i)
         for (int r = 0; r < MR; ++r) qg.tile[i][r] = tile_portable, qg.tile_at[i][r] = tile_portable_at;
     qg.pack_r = pack_r_portable;

@@ -121,11 +121,28 @@ static int sgemv(const mlrt_context *ctx, const float *a, int64_t inca, const op
     int64_t blocks = (N + GEMV_BLOCK - 1) / GEMV_BLOCK;
     mlrt_parallel_for(ctx, blocks, (INT64_C(1) << 16) / (K * GEMV_BLOCK + 1) + 1, gemv_avx2, &g);
 #else
-    for (int64_t j = 0; j < N; ++j) { /* portable: (only reached where strip kernels exist) */
-        float s = 0.0f;
-        for (int64_t k = 0; k < K; ++k) s += a[k] * (B->trans ? B->p[j * B->ld + k] : B->p[k * B->ld + j]);
-        gemv_store(&g, j, s);
+    /* other architectures (strip kernels exist: NEON), one thread: loops the compiler
+     * vectorises, a fused multiply-add per step in k order as the vector lanes do */
+    if (B->trans) {
+        for (int64_t j = 0; j < N; ++j) {
+            const float *b = B->p + j * B->ld;
+            float s = 0.0f;
+            for (int64_t k = 0; k < K; ++k) s = __builtin_fmaf(a[k], b[k], s);
+            gemv_store(&g, j, s);
+        }
+    } else {
+        float acc[GEMV_BLOCK];
+        for (int64_t j0 = 0; j0 < N; j0 += GEMV_BLOCK) {
+            int64_t n = N - j0 < GEMV_BLOCK ? N - j0 : GEMV_BLOCK;
+            for (int64_t q = 0; q < n; ++q) acc[q] = 0.0f;
+            for (int64_t k = 0; k < K; ++k) {
+                const float *row = B->p + k * B->ld + j0;
+                for (int64_t q = 0; q < n; ++q) acc[q] = __builtin_fmaf(a[k], row[q], acc[q]);
+            }
+            for (int64_t q = 0; q < n; ++q) gemv_store(&g, j0 + q, acc[q]);
+        }
     }
+    (void)ctx;
 #endif
     free(packed);
     return MLRT_OK;

@@ -93,8 +93,12 @@ struct mlrt_threadpool {
  * not this process's (its workers stayed in the parent) */
 static _Atomic int64_t fork_epoch;
 static pthread_once_t fork_watch = PTHREAD_ONCE_INIT;
+#ifdef _WIN32
+static void watch_forks(void) {} /* (no fork) */
+#else
 static void forked_child(void) { atomic_fetch_add(&fork_epoch, 1); }
 static void watch_forks(void) { pthread_atfork(NULL, NULL, forked_child); }
+#endif
 
 static inline bool inherited(const mlrt_threadpool *p) { return p->epoch != atomic_load(&fork_epoch); }
 
@@ -220,7 +224,7 @@ static mlrt_threadpool *create(int32_t n_threads, bool pinned) {
     pthread_cond_init(&p->done, NULL);
     p->workers = calloc((size_t)n_threads, sizeof *p->workers);
     p->args = calloc((size_t)n_threads, sizeof *p->args);
-    p->ranges = aligned_alloc(64, (size_t)n_threads * sizeof *p->ranges);
+    p->ranges = mlrt_aligned_alloc(64, (size_t)n_threads * sizeof *p->ranges);
     if (!p->workers || !p->args || !p->ranges) { mlrt_threadpool_destroy(p); return NULL; }
 #ifdef __linux__
     cpu_set_t allowed;
@@ -253,7 +257,7 @@ void mlrt_threadpool_destroy(mlrt_threadpool *p) {
     for (int32_t i = 1; i < p->n_threads; ++i) pthread_join(p->workers[i], NULL);
     free(p->workers);
     free(p->args);
-    free(p->ranges);
+    mlrt_aligned_free(p->ranges);
     pthread_cond_destroy(&p->wake);
     pthread_cond_destroy(&p->done);
     pthread_mutex_destroy(&p->lock);
