@@ -132,6 +132,15 @@ def headers() -> list[Path]:
 
 
 def _blas():
+    """The OpenBLAS the library links: its headers' folder, its library's folder and name;
+    the scipy-openblas32 package's, or in a cross build MLRT_BLAS_DIR's."""
+    folder = os.environ.get("MLRT_BLAS_DIR")
+    if folder:
+        root = Path(folder)
+        if not (root / "lib").is_dir() or not (root / "include" / "cblas.h").is_file():
+            raise BuildError(f"mlrt: MLRT_BLAS_DIR={folder} is not an unpacked scipy_openblas32 folder "
+                             "(lib/ and include/cblas.h)")
+        return root / "include", root / "lib", "scipy_openblas"
     import scipy_openblas32 as sob
     return Path(sob.get_include_dir()), Path(sob.get_lib_dir()), sob.get_library()
 
@@ -189,16 +198,34 @@ ZIGLANG = "ziglang>=0.13"
 
 
 def arch() -> str:
+    """The CPU the library is built for: this machine's, or MLRT_TARGET_ARCH's in a cross
+    build (below)."""
     import platform
-    return {"amd64": "x86_64", "arm64": "aarch64"}.get(platform.machine().lower(), platform.machine().lower())
+    host = {"amd64": "x86_64", "arm64": "aarch64"}.get(platform.machine().lower(), platform.machine().lower())
+    return os.environ.get("MLRT_TARGET_ARCH") or host
+
+
+# --- a cross build -------------------------------------------------------------------
+# A Linux library for another CPU (an aarch64 wheel built on x86-64): MLRT_TARGET_ARCH
+# names the CPU, CC its cross compiler (aarch64-linux-gnu-gcc), MLRT_BLAS_DIR the target's
+# OpenBLAS (the scipy-openblas32 wheel of that platform, unpacked: its scipy_openblas32
+# folder), and MLRT_TARGET_PYTHON the command that runs a Python of the target (an
+# emulator's: "qemu-aarch64 -L ROOT ROOT/usr/bin/python3"), which reads the built
+# library's kernel table for the manifest.  `zig cc` links it for manylinux_2_28 as for a
+# native build; the wheel is tagged for the target.
+
+
+def cross_build() -> bool:
+    return bool(os.environ.get("MLRT_TARGET_ARCH"))
 
 
 def manylinux_linker() -> str | None:
     """The `zig cc` command that links for manylinux_2_28, on x86-64 and aarch64 Linux
-    where neither CC nor MLRT_LINK_CC chose the tools; else None."""
+    where neither CC nor MLRT_LINK_CC chose the tools (a cross build's CC is its
+    compiler: it still links with zig); else None."""
     if sys.platform != "linux" or arch() not in ("x86_64", "aarch64"):
         return None
-    if os.environ.get("CC") or os.environ.get("MLRT_LINK_CC"):
+    if (os.environ.get("CC") and not cross_build()) or os.environ.get("MLRT_LINK_CC"):
         return None
     return f"{shlex.quote(sys.executable)} -m ziglang cc -target {arch()}-linux-gnu.{MANYLINUX_GLIBC}"
 
@@ -603,9 +630,19 @@ print(json.dumps({"abi": L.mlrt_abi_version(), "build": L.mlrt_build_info().deco
     built_with = built_sanitizers(lib_path)
     if built_with:  # (its sanitizer runtimes must be loaded before it)
         env.update(sanitizer_env(built_with))
-    out = subprocess.run([sys.executable, "-c", code, str(lib_path)], check=True, capture_output=True,
-                         text=True, env=env).stdout
-    return json.loads(out)
+    python = [sys.executable]
+    if cross_build():  # the target's Python reads it (see "a cross build")
+        python = shlex.split(os.environ.get("MLRT_TARGET_PYTHON", ""))
+        if not python:
+            raise BuildError(f"mlrt: a cross build for {arch()} needs MLRT_TARGET_PYTHON, a command running "
+                             "a Python of the target (an emulator's), to read the library's kernel table")
+        for name in ("PYTHONPATH", "PYTHONHOME", "PYTHONNOUSERSITE"):  # (the build environment's, not its)
+            env.pop(name, None)
+    run = subprocess.run([*python, "-c", code, str(lib_path)], capture_output=True, text=True, env=env)
+    if run.returncode != 0:
+        raise BuildError(f"mlrt: the built {lib_path.name} cannot be loaded to read its kernel table: "
+                         f"{(run.stderr.strip().splitlines() or ['exit status %d' % run.returncode])[-1]}")
+    return json.loads(run.stdout)
 
 
 def manifest_for(folder: Path, version: str, facts: dict | None = None) -> dict:
