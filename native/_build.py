@@ -442,7 +442,7 @@ def build(out_dir: Path, version: str = "0.0.0", cc: str | None = None, jobs: in
     $CC, else cc): the compiler command, arguments allowed.  `link_cc` (default
     $MLRT_LINK_CC, else the compiler): the command that links, e.g. setup.py's `zig cc`
     against an older glibc's symbols for a manylinux wheel; the compiler's own runtime
-    library (libgcc: the CPU detection behind target_clones) is then linked in statically.
+    library (libgcc: the CPU detection behind __builtin_cpu_supports) is then linked in statically.
     `sanitize` (default $MLRT_SANITIZE): sanitizers to build with, e.g.
     "address,undefined".  Objects come from out_dir/.obj or the shared build cache
     (`build_cache()`) when their key matches, and so does the library linked from them:

@@ -63,7 +63,7 @@ typedef struct act_job {
 
 /* An activation: FE / DE are its float / double expressions of x and of a, b, g
  * (alpha, beta, gamma in that precision) and mode.  ACT_ROW_OP's float32 loop is
- * instead ROW(x, y, n, mode), a HOT_LOOP. */
+ * instead ROW(x, y, n, mode), an MLRT_HOT_FN. */
 #define ACT_FLOAT_LOOP(NAME)                                                                              \
     { const float *x = j->x; float *y = j->y;                                                             \
       for (int64_t i = begin; i < end; ++i) y[i] = NAME##_f(x[i], j->af, j->bf, j->gf, j->mode); } break;
@@ -125,7 +125,7 @@ ACT_OP(mish, "Mish", x * tanhf((x > 0 ? x : 0.0f) + log1pf(expf(-fabsf(x)))),
 /* none: x/2 (1 + erf(x / sqrt 2)); tanh: x/2 (1 + tanh(u)), u = sqrt(2/pi) (x + 0.044715 x^3),
  * which is x / (1 + e^-2u) (no cancellation), 0 * x where e^-2u overflows (as 1 + tanh(u)
  * rounds to 0 there; -inf gives NaN, as the formula does). */
-static inline float gelu_fast_f32(float x, int64_t mode) {
+MLRT_MATH float gelu_fast_f32(float x, int64_t mode) {
     if (mode == MLRT_GELU_TANH) {
         float m = -1.5957691216057308f * (x + 0.044715f * x * x * x);
         return m > 88.0f ? x * 0.0f : x / (1.0f + mlrt_exp_f32(m));
@@ -133,7 +133,7 @@ static inline float gelu_fast_f32(float x, int64_t mode) {
     return 0.5f * x * (1.0f + mlrt_erf_f32(x * 0.7071067811865476f));
 }
 
-static HOT_LOOP void gelu_row_f32(const float *x, float *y, int64_t n, int64_t mode) {
+MLRT_HOT_FN(, void, gelu_row_f32, (const float *x, float *y, int64_t n, int64_t mode), (x, y, n, mode)) {
     if (mode == MLRT_GELU_TANH)
         for (int64_t i = 0; i < n; ++i) y[i] = gelu_fast_f32(x[i], MLRT_GELU_TANH);
     else
@@ -188,7 +188,7 @@ static inline double bias_act_f64(double v, int64_t mode, double alpha) {
 
 /* float32: y = x (+ bias) (+ skip) a row at a time, then the activation over the row, each a
  * vector loop (the generic loop above switches per value and does not vectorize) */
-static HOT_LOOP void bias_skip_row_f32(const float *x, const float *b, const float *k, float *y, int64_t n) {
+MLRT_HOT_FN(, void, bias_skip_row_f32, (const float *x, const float *b, const float *k, float *y, int64_t n), (x, b, k, y, n)) {
     if (b && k)
         for (int64_t i = 0; i < n; ++i) y[i] = (x[i] + b[i]) + k[i];
     else if (b)
@@ -197,7 +197,7 @@ static HOT_LOOP void bias_skip_row_f32(const float *x, const float *b, const flo
         for (int64_t i = 0; i < n; ++i) y[i] = x[i] + k[i];
 }
 
-static HOT_LOOP void quick_gelu_row_f32(const float *x, float *y, int64_t n, float alpha) {
+MLRT_HOT_FN(, void, quick_gelu_row_f32, (const float *x, float *y, int64_t n, float alpha), (x, y, n, alpha)) {
     for (int64_t i = 0; i < n; ++i) y[i] = x[i] * mlrt_sigmoid_f32(alpha * x[i]);
 }
 

@@ -66,7 +66,7 @@ static inline void store(void *base, int64_t i, int32_t dtype, double v) {
 }
 
 /* the row's max (-inf for an empty row); *nan set if any element is NaN */
-HOT_LOOP static float row_max(const float *x, int64_t n, bool *nan) {
+MLRT_HOT_FN(, float, row_max, (const float *x, int64_t n, bool *nan), (x, n, nan)) {
     float m = -INFINITY;
     int any = 0;
     for (int64_t i = 0; i < n; ++i) {
@@ -77,17 +77,17 @@ HOT_LOOP static float row_max(const float *x, int64_t n, bool *nan) {
     return m;
 }
 
-HOT_LOOP static void row_exp(float *x, int64_t n, float m) {
+MLRT_HOT_FN(, void, row_exp, (float *x, int64_t n, float m), (x, n, m)) {
     for (int64_t i = 0; i < n; ++i) x[i] = mlrt_exp_f32(x[i] - m);
 }
 
-HOT_LOOP SUM_LOOP static float row_sum(const float *x, int64_t n) {
+MLRT_HOT_FN(SUM_LOOP, float, row_sum, (const float *x, int64_t n), (x, n)) {
     float s = 0.0f;
     for (int64_t i = 0; i < n; ++i) s += x[i];
     return s;
 }
 
-HOT_LOOP static void row_scale(float *x, int64_t n, float f) {
+MLRT_HOT_FN(, void, row_scale, (float *x, int64_t n, float f), (x, n, f)) {
     for (int64_t i = 0; i < n; ++i) x[i] *= f;
 }
 

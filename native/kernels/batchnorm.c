@@ -31,8 +31,8 @@ typedef struct bn_job {
     const double *a, *b;     /* per parameter index */
 } bn_job;
 
-MLRT_ISA_CLONES
-static void bn_plane_f32(const float *x, float *y, int64_t n, const double *a, const double *b, bool per_element) {
+MLRT_ISA_FN(, void, bn_plane_f32, (const float *x, float *y, int64_t n, const double *a, const double *b, bool per_element),
+            (x, y, n, a, b, per_element)) {
     if (per_element) {
         for (int64_t i = 0; i < n; ++i) y[i] = (float)(x[i] * a[i] + b[i]);
         return;

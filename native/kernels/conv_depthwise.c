@@ -51,8 +51,8 @@ static void dw_pad_plane(const void *xp, void *P, const conv_geom *g, size_t es)
  * pass for unit strides keeps its OH x PW grid in P after the padded plane.  One clone
  * per ISA level, and one definition per element type. */
 #define DEFINE_DW_PLANE(T, NAME)                                                                                   \
-    MLRT_ISA_CLONES                                                                                                \
-    static void dw_plane_##NAME(T *P, const T *wp, T *yp, const conv_geom *g, T bias, int64_t act) {               \
+    MLRT_ISA_FN(, void, dw_plane_##NAME, (T *P, const T *wp, T *yp, const conv_geom *g, T bias, int64_t act),     \
+                (P, wp, yp, g, bias, act)) {                                                                       \
         int64_t OH = g->out[0], OW = g->out[1], KH = g->k[0], KW = g->k[1];                                        \
         int64_t sh = g->s[0], sw = g->s[1], dh = g->d[0], dw = g->d[1];                                            \
         int64_t PH = dw_padded_rows(g), PW = dw_padded_cols(g);                                                    \

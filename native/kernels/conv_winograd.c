@@ -149,14 +149,14 @@ static inline __attribute__((always_inline)) void wg_bt(float a0, float a1, floa
 }
 
 /* Rows i < 6 of B^T d for columns [0, n) of the six padded input rows d (stride ld). */
-static HOT_LOOP void wg_rows_bt(const float *d, int64_t ld, float *t, int64_t n) {
+MLRT_HOT_FN(, void, wg_rows_bt, (const float *d, int64_t ld, float *t, int64_t n), (d, ld, t, n)) {
     const float *d0 = d, *d1 = d + ld, *d2 = d + 2 * ld, *d3 = d + 3 * ld, *d4 = d + 4 * ld, *d5 = d + 5 * ld;
     for (int64_t q = 0; q < n; ++q) wg_bt(d0[q], d1[q], d2[q], d3[q], d4[q], d5[q], t + q, ld);
 }
 
 /* Row t (of B^T d, tile k at columns 4k .. 4k + 5) split into its four column phases:
  * p[q][k] = t[4k + q] for k < n (loads of four interleaved rows, which vectorize). */
-static HOT_LOOP void wg_phases(const float *t, int64_t n, float *p0, float *p1, float *p2, float *p3) {
+MLRT_HOT_FN(, void, wg_phases, (const float *t, int64_t n, float *p0, float *p1, float *p2, float *p3), (t, n, p0, p1, p2, p3)) {
     for (int64_t k = 0; k < n; ++k) {
         p0[k] = t[4 * k];
         p1[k] = t[4 * k + 1];
@@ -167,8 +167,7 @@ static HOT_LOOP void wg_phases(const float *t, int64_t n, float *p0, float *p1, 
 
 /* (B^T d) B for `tiles` tiles of one row of tiles, from the phases of one row of B^T d
  * (p0 .. p3, p0 and p1 one longer): product (i, k') of tile k goes to v[k' * xs + k]. */
-static HOT_LOOP void wg_cols_bt(const float *p0, const float *p1, const float *p2, const float *p3, int64_t tiles,
-                                float *v, int64_t xs) {
+MLRT_HOT_FN(, void, wg_cols_bt, (const float *p0, const float *p1, const float *p2, const float *p3, int64_t tiles, float *v, int64_t xs), (p0, p1, p2, p3, tiles, v, xs)) {
     for (int64_t k = 0; k < tiles; ++k) wg_bt(p0[k], p1[k], p2[k], p3[k], p0[k + 1], p1[k + 1], v + k, xs);
 }
 
@@ -209,7 +208,7 @@ static void wg_input_tasks(void *arg, int64_t begin, int64_t end) {
 
 /* A^T M A of nb tiles (a multiple of WG_VL): m[xi * xs + k] holds product xi of tile k;
  * output (i, j) of tile k, + bias, goes to o[(i * 4 + j) * nb + k]. */
-static HOT_LOOP void wg_output(const float *m, int64_t xs, int64_t nb, float bias, float *o) {
+MLRT_HOT_FN(, void, wg_output, (const float *m, int64_t xs, int64_t nb, float bias, float *o), (m, xs, nb, bias, o)) {
     for (int64_t k0 = 0; k0 < nb; k0 += WG_VL) {
         float s[4][6][WG_VL];
         for (int c = 0; c < 6; ++c) { /* A^T times column c of the 6 x 6 products */
@@ -239,8 +238,7 @@ static HOT_LOOP void wg_output(const float *m, int64_t xs, int64_t nb, float bia
 }
 
 /* One output row's whole tiles: y[4k + j] = o_j[k], k < n. */
-static HOT_LOOP void wg_interleave(const float *o0, const float *o1, const float *o2, const float *o3, int64_t n,
-                                   float *y) {
+MLRT_HOT_FN(, void, wg_interleave, (const float *o0, const float *o1, const float *o2, const float *o3, int64_t n, float *y), (o0, o1, o2, o3, n, y)) {
     for (int64_t k = 0; k < n; ++k) {
         y[4 * k] = o0[k];
         y[4 * k + 1] = o1[k];

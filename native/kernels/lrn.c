@@ -18,9 +18,9 @@ typedef struct lrn_job {
     double k, beta, bias;  /* k = alpha / size */
 } lrn_job;
 
-MLRT_ISA_CLONES
-static void lrn_block_f32(const float *x, float *y, int64_t S, int64_t n, int64_t c_lo, int64_t c_hi, int64_t c,
-                          float k, float bias, double beta) {
+MLRT_ISA_FN(, void, lrn_block_f32, (const float *x, float *y, int64_t S, int64_t n, int64_t c_lo, int64_t c_hi,
+                                     int64_t c, float k, float bias, double beta),
+            (x, y, S, n, c_lo, c_hi, c, k, bias, beta)) {
     float acc[LRN_BLOCK];
     for (int64_t i = 0; i < n; ++i) acc[i] = 0;
     for (int64_t cc = c_lo; cc <= c_hi; ++cc) {

@@ -64,8 +64,7 @@ static int64_t taps_in(int64_t o, int64_t s, int64_t pb, int64_t d, int64_t k, i
     } while (0)
 
 #define DEFINE_SWEEP(T, NAME, LOWEST, FLOATING, ABS)                                                            \
-    MLRT_ISA_CLONES                                                                                        \
-    static void sweep_plane_##NAME(const pool_job *j, const T *x, T *y) {                                  \
+    MLRT_ISA_FN(, void, sweep_plane_##NAME, (const pool_job *j, const T *x, T *y), (j, x, y)) {            \
         int64_t H = j->in[0], Wd = j->in[1], OH = j->out[0], OW = j->out[1], KH = j->k[0], KW = j->k[1];   \
         int64_t sh = j->s[0], sw = j->s[1], dh = j->d[0], dw = j->d[1], ph = j->pb[0], pw = j->pb[1];     \
         for (int64_t oh = 0; oh < OH; ++oh) {                                                              \
@@ -169,8 +168,7 @@ static bool max8_stride2(const void *R, void *y, int64_t OW, int64_t KW, bool s8
  * over the whole output row: both passes vectorize.  A window wholly in the padding gives
  * 0, as the sweep's. */
 #define DEFINE_MAX8(T, NAME, LOWEST)                                                                      \
-    MLRT_ISA_CLONES                                                                                    \
-    static void max_plane_##NAME(const pool_job *j, const T *x, T *y, T *R) {                          \
+    MLRT_ISA_FN(, void, max_plane_##NAME, (const pool_job *j, const T *x, T *y, T *R), (j, x, y, R)) { \
         int64_t H = j->in[0], Wd = j->in[1], OH = j->out[0], OW = j->out[1], KH = j->k[0], KW = j->k[1]; \
         int64_t sh = j->s[0], sw = j->s[1], ph = j->pb[0], pw = j->pb[1];                               \
         int64_t PW = (OW - 1) * sw + KW, c0 = pw < PW ? pw : PW, c1 = pw + Wd < PW ? pw + Wd : PW;      \
@@ -238,8 +236,7 @@ DEFINE_SWEEP(uint8_t, u8, 0, 0, NO_ABS)
              R2[C]), R2[(C) + 1]), R2[(C) + 2])
 #define PADD(a, b) ((a) + (b))
 
-MLRT_ISA_CLONES
-static void padded_plane_f32(const pool_job *j, const float *x, float *y, float *P) {
+MLRT_ISA_FN(, void, padded_plane_f32, (const pool_job *j, const float *x, float *y, float *P), (j, x, y, P)) {
     int64_t H = j->in[0], Wd = j->in[1], OH = j->out[0], OW = j->out[1], KH = j->k[0], KW = j->k[1];
     int64_t sh = j->s[0], sw = j->s[1], dh = j->d[0], dw = j->d[1], ph = j->pb[0], pw = j->pb[1];
     int64_t PH = (OH - 1) * sh + (KH - 1) * dh + 1, PW = (OW - 1) * sw + (KW - 1) * dw + 1;
@@ -372,8 +369,7 @@ __attribute__((target("avx512f"))) static void max_row_s2_avx512(const float *co
  * vectorizes; V's columns outside the input hold -inf), V is split into its even and odd
  * columns, and every tap is then a contiguous read of one of those, shifted.  The same
  * values as tap by tap (max is exact, NaN skipped alike). */
-MLRT_ISA_CLONES
-static void max_stride2_f32(const pool_job *j, const float *x, float *y, float *buf) {
+MLRT_ISA_FN(, void, max_stride2_f32, (const pool_job *j, const float *x, float *y, float *buf), (j, x, y, buf)) {
     int64_t H = j->in[0], Wd = j->in[1], OH = j->out[0], OW = j->out[1], KH = j->k[0], KW = j->k[1];
     int64_t sh = j->s[0], ph = j->pb[0], pw = j->pb[1];
     int64_t half = OW + (KW + 1) / 2, PW = 2 * half; /* V's columns: every tap of every window */
@@ -501,7 +497,7 @@ static void window_plane(const pool_job *j, int64_t plane) {
     }
 }
 
-HOT_LOOP SUM_LOOP static double sum_f32(const float *x, int64_t n);
+static double sum_f32(const float *x, int64_t n);
 
 /* A 2-D float window that is the whole plane, with no padding (ResNet's last 7x7
  * AveragePool): one vectorized pass per plane. */
@@ -658,7 +654,7 @@ typedef struct global_job {
 } global_job;
 
 /* A float32 plane's sum, added up in double in any order (so that it vectorizes). */
-HOT_LOOP SUM_LOOP static double sum_f32(const float *x, int64_t n) {
+MLRT_HOT_FN(SUM_LOOP, double, sum_f32, (const float *x, int64_t n), (x, n)) {
     double s = 0;
     for (int64_t i = 0; i < n; ++i) s += (double)x[i];
     return s;
@@ -668,7 +664,7 @@ HOT_LOOP SUM_LOOP static double sum_f32(const float *x, int64_t n) {
  * finds it (NaN skipped, unless x[0] is NaN: then it stays), kept in 16 running maxima
  * that vectorise (the one compare chain took 4 cycles a value: a 1-D conv classifier's
  * GlobalMaxPool over 256 x 1024 values 2.5x slower than onnxruntime's). */
-HOT_LOOP static float max_plane_f32(const float *x, int64_t n) {
+MLRT_HOT_FN(, float, max_plane_f32, (const float *x, int64_t n), (x, n)) {
     float lane[16], m = x[0];
     for (int l = 0; l < 16; ++l) lane[l] = m;
     int64_t i = 1;

@@ -89,20 +89,15 @@ static inline void q_store_float(void *p, int64_t i, int32_t t, double v) {
     }
 }
 
-/* The common cases as loops that vectorize, cloned per ISA level. */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__ELF__) /* ifunc clones */
-#define Q_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
-#else
-#define Q_CLONES
-#endif
+/* The common cases as loops that vectorize, cloned per ISA level (MLRT_ISA_FN). */
 
 #define Q_MAGIC 12582912.0f /* 1.5 * 2^23: (v + M) - M rounds |v| < 2^22 to nearest even */
 
 /* float x / float scale to an integer type: the bounds lo / hi are the range less the
  * zero point (exact in float), so clamping first keeps the rounding trick in range */
 #define DEFINE_Q_FAST(T, SUF)                                                                          \
-    Q_CLONES static void quantize_f32_##SUF(const float *x, T *y, int64_t n, float s, float zp, float lo, \
-                                            float hi) {                                                \
+    MLRT_ISA_FN(, void, quantize_f32_##SUF, (const float *x, T *y, int64_t n, float s, float zp, float lo, \
+                                             float hi), (x, y, n, s, zp, lo, hi)) {                     \
         for (int64_t i = 0; i < n; ++i) {                                                              \
             float v = x[i] / s;                                                                        \
             v = v != v ? lo : v;                                                                       \
@@ -111,7 +106,8 @@ static inline void q_store_float(void *p, int64_t i, int32_t t, double v) {
             y[i] = (T)(int32_t)(v + zp);                                                               \
         }                                                                                              \
     }                                                                                                  \
-    Q_CLONES static void dequantize_f32_##SUF(const T *x, float *y, int64_t n, float s, float zp) {    \
+    MLRT_ISA_FN(, void, dequantize_f32_##SUF, (const T *x, float *y, int64_t n, float s, float zp),    \
+                (x, y, n, s, zp)) {                                                                    \
         for (int64_t i = 0; i < n; ++i) y[i] = ((float)x[i] - zp) * s;                                 \
     }
 DEFINE_Q_FAST(uint8_t, u8)
@@ -403,7 +399,8 @@ static void dql_minmax(void *arg, int64_t begin, int64_t end) {
     }
 }
 
-Q_CLONES static void dql_quantize_row(const float *x, uint8_t *y, int64_t n, float scale, float zp) {
+MLRT_ISA_FN(, void, dql_quantize_row, (const float *x, uint8_t *y, int64_t n, float scale, float zp),
+            (x, y, n, scale, zp)) {
     for (int64_t i = 0; i < n; ++i) {
         float v = x[i] / scale;
         v = v != v ? -512.0f : v < -512.0f ? -512.0f : v > 512.0f ? 512.0f : v; /* NaN -> 0 below */

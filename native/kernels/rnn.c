@@ -36,14 +36,8 @@ enum { KIND_RNN = 1, KIND_GRU = 3, KIND_LSTM = 4 }; /* = number of gates */
 /* Work space of the input projections per chunk of time steps. */
 #define RNN_CHUNK_BYTES (INT64_C(32) << 20)
 
-/* The gate loops, cloned per ISA level (they vectorize: float32 sigmoid and tanh
- * below are branch-free polynomials, within 2 ulp of libm's over the whole range). */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__ELF__) /* ifunc clones */
-#define RNN_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
-#else
-#define RNN_CLONES
-#endif
-
+/* The gate loops, cloned per ISA level (MLRT_ISA_FN; they vectorize: float32 sigmoid and
+ * tanh below are branch-free polynomials, within 2 ulp of libm's over the whole range). */
 typedef union { float f; uint32_t u; } rnn_bits;
 
 /* exp(x) for x <= 0: 2^k * p(r), k = round(x / ln 2), r = x - k ln 2 (ln 2 in two
@@ -339,7 +333,8 @@ static inline void rnn_cell_none(const rnn_job *j, const rnn_row *row, int64_t u
 /* Per element type: activations and the gate arithmetic of one batch row (FUSED: the
  * job's `fused` version). */
 #define DEFINE_RNN_TYPE(T, SUF, F, SIGMOID, TANH, FUSED)                                                   \
-    RNN_CLONES static void act_##SUF(T *v, int64_t n, int32_t code, T a, T b, const rnn_job *j, bool clip) { \
+    MLRT_ISA_FN(, void, act_##SUF, (T *v, int64_t n, int32_t code, T a, T b, const rnn_job *j, bool clip),   \
+                (v, n, code, a, b, j, clip)) {                                                             \
         if (clip && j->p->has_clip) {                                                                      \
             T c = (T)j->p->clip;                                                                           \
             for (int64_t i = 0; i < n; ++i) v[i] = v[i] < -c ? -c : v[i] > c ? c : v[i];                   \
@@ -574,8 +569,9 @@ static void rnn_pack_r(const rnn_job *j, int64_t d, float *to) {
 }
 
 /* The strips' products in portable C (the compiler vectorizes the 32 columns) */
-RNN_CLONES static void rnn_strips_portable(const float *P, int64_t K, int64_t cols, const float *X, int64_t nb,
-                                           int64_t s0, int64_t s1, float *Y, int64_t ldy) {
+MLRT_ISA_FN(, void, rnn_strips_portable, (const float *P, int64_t K, int64_t cols, const float *X, int64_t nb,
+                                          int64_t s0, int64_t s1, float *Y, int64_t ldy),
+            (P, K, cols, X, nb, s0, s1, Y, ldy)) {
     for (int64_t s = s0; s < s1; ++s) {
         const float *p = P + s * K * RNN_STRIP;
         int64_t c0 = s * RNN_STRIP, nc = cols - c0 < RNN_STRIP ? cols - c0 : RNN_STRIP;

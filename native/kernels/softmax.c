@@ -31,40 +31,40 @@ typedef struct sm_job {
 
 /* max of a row; with a NaN in the row the result is unspecified, but the NaN still
  * poisons the sum that follows, so the whole line comes out NaN */
-HOT_LOOP MAX_LOOP static float max_row_f32(const float *x, int64_t n) {
+MLRT_HOT_FN(MAX_LOOP, float, max_row_f32, (const float *x, int64_t n), (x, n)) {
     float m = -INFINITY;
     for (int64_t i = 0; i < n; ++i) m = x[i] > m ? x[i] : m;
     return m;
 }
 
 /* y = exp(x - m) */
-HOT_LOOP static void exp_row_f32(const float *x, float *y, int64_t n, float m) {
+MLRT_HOT_FN(, void, exp_row_f32, (const float *x, float *y, int64_t n, float m), (x, y, n, m)) {
     for (int64_t i = 0; i < n; ++i) y[i] = mlrt_exp_f32(x[i] - m);
 }
 
 /* (the sum is its own loop: reassociating additions must not touch exp's rounding trick) */
-HOT_LOOP SUM_LOOP static float sum_row_f32(const float *y, int64_t n) {
+MLRT_HOT_FN(SUM_LOOP, float, sum_row_f32, (const float *y, int64_t n), (y, n)) {
     float s = 0.0f;
     for (int64_t i = 0; i < n; ++i) s += y[i];
     return s;
 }
 
-HOT_LOOP static void scale_row_f32(float *y, int64_t n, float s) {
+MLRT_HOT_FN(, void, scale_row_f32, (float *y, int64_t n, float s), (y, n, s)) {
     for (int64_t i = 0; i < n; ++i) y[i] *= s;
 }
 
 /* y = (x - m) - l: x - m first, so the result keeps its precision where x is large */
-HOT_LOOP static void log_row_f32(const float *x, float *y, int64_t n, float m, float l) {
+MLRT_HOT_FN(, void, log_row_f32, (const float *x, float *y, int64_t n, float m, float l), (x, y, n, m, l)) {
     for (int64_t i = 0; i < n; ++i) y[i] = (x[i] - m) - l;
 }
 
 /* lane-wise over w neighbouring lines: m = max(m, x) */
-HOT_LOOP static void max_lanes_f32(const float *x, float *m, int64_t w) {
+MLRT_HOT_FN(, void, max_lanes_f32, (const float *x, float *m, int64_t w), (x, m, w)) {
     for (int64_t i = 0; i < w; ++i) m[i] = x[i] > m[i] ? x[i] : m[i];
 }
 
 /* lane-wise: y = exp(x - m); s += y */
-HOT_LOOP static void exp_sum_lanes_f32(const float *x, float *y, const float *m, float *s, int64_t w) {
+MLRT_HOT_FN(, void, exp_sum_lanes_f32, (const float *x, float *y, const float *m, float *s, int64_t w), (x, y, m, s, w)) {
     for (int64_t i = 0; i < w; ++i) {
         float e = mlrt_exp_f32(x[i] - m[i]);
         y[i] = e;
@@ -73,15 +73,15 @@ HOT_LOOP static void exp_sum_lanes_f32(const float *x, float *y, const float *m,
 }
 
 /* lane-wise: s += exp(x - m) */
-HOT_LOOP static void sum_exp_lanes_f32(const float *x, const float *m, float *s, int64_t w) {
+MLRT_HOT_FN(, void, sum_exp_lanes_f32, (const float *x, const float *m, float *s, int64_t w), (x, m, s, w)) {
     for (int64_t i = 0; i < w; ++i) s[i] += mlrt_exp_f32(x[i] - m[i]);
 }
 
-HOT_LOOP static void mul_lanes_f32(float *y, const float *s, int64_t w) {
+MLRT_HOT_FN(, void, mul_lanes_f32, (float *y, const float *s, int64_t w), (y, s, w)) {
     for (int64_t i = 0; i < w; ++i) y[i] *= s[i];
 }
 
-HOT_LOOP static void log_lanes_f32(const float *x, float *y, const float *m, const float *l, int64_t w) {
+MLRT_HOT_FN(, void, log_lanes_f32, (const float *x, float *y, const float *m, const float *l, int64_t w), (x, y, m, l, w)) {
     for (int64_t i = 0; i < w; ++i) y[i] = (x[i] - m[i]) - l[i];
 }
 

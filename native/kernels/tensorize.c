@@ -22,14 +22,8 @@
 #include "internal.h"
 #include "tensorize.h"
 
-/* Per-ISA clones of the loops that vectorise well.  Nothing is contracted into fused
- * multiply-adds, so every path (vector, scalar, any ISA) gives the same bits. */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__ELF__) /* ifunc clones */
-#define TZ_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
-#else
-#define TZ_CLONES
-#endif
-
+/* Per-ISA clones (MLRT_ISA_FN) of the loops that vectorise well.  Nothing is contracted
+ * into fused multiply-adds, so every path (vector, scalar, any ISA) gives the same bits. */
 #if defined(__SSE2__)
 #include <immintrin.h>
 #endif
@@ -190,8 +184,8 @@ static void tz_interp_scalar(float *buf, const uint8_t *r0, const uint8_t *r1, f
         }                                                                                          \
     } while (0)
 
-TZ_CLONES static void tz_emit_f32(const tz_job *j, const float *buf, float *o, int64_t step, int32_t kind,
-                                  int32_t lane, float a, float b) {
+MLRT_ISA_FN(, void, tz_emit_f32, (const tz_job *j, const float *buf, float *o, int64_t step, int32_t kind,
+                                   int32_t lane, float a, float b), (j, buf, o, step, kind, lane, a, b)) {
     const int64_t W = j->W;
     const float w0 = j->luma[0], w1 = j->luma[1], w2 = j->luma[2];
     if (step == 1)
@@ -379,14 +373,16 @@ typedef struct dt_job {
 } dt_job;
 
 /* o[x] = clamp(x[x * xs] * a + b, 0, 255) */
-TZ_CLONES static void dt_scale_f32(float *o, const float *x, int64_t xs, int64_t n, float a, float b) {
+MLRT_ISA_FN(, void, dt_scale_f32, (float *o, const float *x, int64_t xs, int64_t n, float a, float b),
+            (o, x, xs, n, a, b)) {
     if (xs == 1)
         for (int64_t i = 0; i < n; ++i) o[i] = tz_clamp255(x[i] * a + b);
     else
         for (int64_t i = 0; i < n; ++i) o[i] = tz_clamp255(x[i * xs] * a + b);
 }
 
-TZ_CLONES static void dt_scale_u8(float *o, const uint8_t *x, int64_t xs, int64_t n, float a, float b) {
+MLRT_ISA_FN(, void, dt_scale_u8, (float *o, const uint8_t *x, int64_t xs, int64_t n, float a, float b),
+            (o, x, xs, n, a, b)) {
     for (int64_t i = 0; i < n; ++i) o[i] = tz_clamp255((float)x[i * xs] * a + b);
 }
 
@@ -394,7 +390,7 @@ static void dt_scale_f16(float *o, const uint16_t *x, int64_t xs, int64_t n, flo
     for (int64_t i = 0; i < n; ++i) o[i] = tz_clamp255(mlrt_f16_to_f32(x[i * xs]) * a + b);
 }
 
-TZ_CLONES static void dt_luma(float *o, const float *r, const float *g, const float *b, int64_t n) {
+MLRT_ISA_FN(, void, dt_luma, (float *o, const float *r, const float *g, const float *b, int64_t n), (o, r, g, b, n)) {
     for (int64_t i = 0; i < n; ++i) o[i] = TZ_LUMA_R * r[i] + TZ_LUMA_G * g[i] + TZ_LUMA_B * b[i];
 }
 

@@ -90,7 +90,7 @@ static int unary_run(const mlrt_context *ctx, const mlrt_tensor *in, int32_t n_i
     KERNEL_FN(NAME, MASK_FLOAT_TYPES)                                                   \
     MLRT_KERNEL(NAME, OP, "", 1, MLRT_OPSET_MAX, MASK_FLOAT_TYPES, k_##NAME);
 
-/* An op on float types whose float32 loop is ROW(x, y, n) (a HOT_LOOP), FE its float
+/* An op on float types whose float32 loop is ROW(x, y, n) (an MLRT_HOT_FN), FE its float
  * expression for float16 / bfloat16, DE its double one. */
 #define ROW_OP(NAME, OP, ROW, FE, DE)                                                   \
     static inline float NAME##_f(float x) { return FE; }                                \
@@ -130,11 +130,11 @@ NUMERIC_OP(sign, "Sign", x > 0 ? 1.0f : x < 0 ? -1.0f : x == x ? 0.0f : x, x > 0
  * fastmath.h (about 1.5 ulp), where libm's expf is one call per value (24x slower on a
  * [1, 96, 112, 112] Sigmoid).  Exp: +inf above 88.72, 4 exp(x - 2 ln 2) from 88 (where the
  * polynomial's 2^k stops), 0 where the true value is denormal. */
-static inline float exp_fast(float x) {
+MLRT_MATH float exp_fast(float x) {
     float top = 4.0f * mlrt_exp_f32(x - 1.38629436f); /* (88, 88.72]: past the polynomial's 2^k */
     return x > 88.7228394f ? INFINITY : x > 88.0f ? top : mlrt_exp_f32(x);
 }
-static HOT_LOOP void exp_row_f32(const float *x, float *y, int64_t n) {
+MLRT_HOT_FN(, void, exp_row_f32, (const float *x, float *y, int64_t n), (x, y, n)) {
     for (int64_t i = 0; i < n; ++i) y[i] = exp_fast(x[i]);
 }
 ROW_OP(exp, "Exp", exp_row_f32, expf(x), exp(x))
@@ -155,14 +155,14 @@ FLOAT_OP(cosh, "Cosh", coshf(x), cosh(x))
 FLOAT_OP(asinh, "Asinh", asinhf(x), asinh(x))
 FLOAT_OP(acosh, "Acosh", acoshf(x), acosh(x))
 FLOAT_OP(atanh, "Atanh", atanhf(x), atanh(x))
-static HOT_LOOP void erf_row_f32(const float *x, float *y, int64_t n) {
+MLRT_HOT_FN(, void, erf_row_f32, (const float *x, float *y, int64_t n), (x, y, n)) {
     for (int64_t i = 0; i < n; ++i) y[i] = mlrt_erf_f32(x[i]);
 }
 ROW_OP(erf, "Erf", erf_row_f32, mlrt_erf_f32(x), erf(x))
 /* tanh |x| = (1 - e) / (1 + e), e = exp(-2|x|), with the sign of x put back; below 0.25
  * an odd polynomial (Taylor to x^9: the next term is under 1e-8 of x there), where 1 - e
  * would cancel.  NaN stays NaN (its sign bit is kept), +-inf gives +-1. */
-static inline float tanh_fast(float x) {
+MLRT_MATH float tanh_fast(float x) {
     f32_bits bits = {.f = x}, mag = {.u = bits.u & 0x7fffffffu};
     float a = mag.f, e = mlrt_exp_f32(-2.0f * a), big = (1.0f - e) / (1.0f + e);
     float x2 = a * a;
@@ -171,12 +171,12 @@ static inline float tanh_fast(float x) {
     r.u |= bits.u & 0x80000000u;
     return a != a ? x : r.f;
 }
-static HOT_LOOP void tanh_row_f32(const float *x, float *y, int64_t n) {
+MLRT_HOT_FN(, void, tanh_row_f32, (const float *x, float *y, int64_t n), (x, y, n)) {
     for (int64_t i = 0; i < n; ++i) y[i] = tanh_fast(x[i]);
 }
 ROW_OP(tanh, "Tanh", tanh_row_f32, tanhf(x), tanh(x))
 /* stable both ways: exp of a non-positive number only (mlrt_sigmoid_f32) */
-static HOT_LOOP void sigmoid_row_f32(const float *x, float *y, int64_t n) {
+MLRT_HOT_FN(, void, sigmoid_row_f32, (const float *x, float *y, int64_t n), (x, y, n)) {
     for (int64_t i = 0; i < n; ++i) y[i] = mlrt_sigmoid_f32(x[i]);
 }
 ROW_OP(sigmoid, "Sigmoid", sigmoid_row_f32, x >= 0 ? 1.0f / (1.0f + expf(-x)) : expf(x) / (1.0f + expf(x)),

@@ -90,19 +90,36 @@ static bool runs(enum mlrt_isa isa, enum mlrt_isa best) {
     return isa <= best; /* x86: AVX-512 machines run AVX2 */
 }
 
+int mlrt_isa_level;
+
+/* The x86-64 level the hot loops' clones run at (MLRT_ISA_FN, internal.h): the level the
+ * CPU has in full, no higher than the instruction set in use. */
+static int isa_level(void) {
+#if defined(MLRT_X86) && defined(__GNUC__) && !defined(__clang__)
+    if (cpu_isa == MLRT_ISA_AVX512 && __builtin_cpu_supports("x86-64-v4")) return 4;
+    if (cpu_isa >= MLRT_ISA_AVX2 && __builtin_cpu_supports("x86-64-v3")) return 3;
+#endif
+    return 0;
+}
+
 static void cpu_init(void) {
     enum mlrt_isa best = detect();
     cpu_isa = best;
     const char *want = getenv("MLRT_ISA");
+    const char *older = getenv("MLRT_SGEMM_KERNEL");
     if (want && *want) {
         for (int i = 0; i < (int)(sizeof isa_names / sizeof *isa_names); ++i)
             if (strcmp(want, isa_names[i]) == 0 && runs((enum mlrt_isa)i, best)) cpu_isa = (enum mlrt_isa)i;
-        return;
+    } else if (older && strcmp(older, "blas") == 0) {
+        cpu_isa = MLRT_ISA_PORTABLE;
+    } else if (older && strcmp(older, "avx2") == 0 && runs(MLRT_ISA_AVX2, best)) {
+        cpu_isa = MLRT_ISA_AVX2;
     }
-    const char *older = getenv("MLRT_SGEMM_KERNEL");
-    if (older && strcmp(older, "blas") == 0) cpu_isa = MLRT_ISA_PORTABLE;
-    if (older && strcmp(older, "avx2") == 0 && runs(MLRT_ISA_AVX2, best)) cpu_isa = MLRT_ISA_AVX2;
+    mlrt_isa_level = isa_level();
 }
+
+/* Read when the library loads, so that the hot loops' dispatchers only read a variable. */
+__attribute__((constructor)) static void cpu_at_load(void) { pthread_once(&cpu_once, cpu_init); }
 
 enum mlrt_isa mlrt_cpu_isa(void) {
     pthread_once(&cpu_once, cpu_init);

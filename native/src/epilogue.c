@@ -12,15 +12,15 @@
 
 /* Row loops of the float32 activations that need more than a compare: the exp is the
  * polynomial of fastmath.h (as the Sigmoid kernel's, about 2 ulp), cloned per ISA. */
-static HOT_LOOP void sigmoid_row_f32(float *y, int64_t n) {
+MLRT_HOT_FN(, void, sigmoid_row_f32, (float *y, int64_t n), (y, n)) {
     for (int64_t i = 0; i < n; ++i) y[i] = 1.0f / (1.0f + mlrt_exp_f32(-y[i]));
 }
 
-static HOT_LOOP void swish_row_f32(float *y, int64_t n, float alpha) {
+MLRT_HOT_FN(, void, swish_row_f32, (float *y, int64_t n, float alpha), (y, n, alpha)) {
     for (int64_t i = 0; i < n; ++i) y[i] = y[i] / (1.0f + mlrt_exp_f32(-alpha * y[i]));
 }
 
-static HOT_LOOP void hard_swish_row_f32(float *y, int64_t n, float alpha, float beta) {
+MLRT_HOT_FN(, void, hard_swish_row_f32, (float *y, int64_t n, float alpha, float beta), (y, n, alpha, beta)) {
     for (int64_t i = 0; i < n; ++i) {
         float h = alpha * y[i] + beta;
         h = h < 0.0f ? 0.0f : h > 1.0f ? 1.0f : h;
@@ -28,15 +28,15 @@ static HOT_LOOP void hard_swish_row_f32(float *y, int64_t n, float alpha, float 
     }
 }
 
-static HOT_LOOP void clip_row_f32(float *y, int64_t n, float lo, float hi) {
+MLRT_HOT_FN(, void, clip_row_f32, (float *y, int64_t n, float lo, float hi), (y, n, lo, hi)) {
     for (int64_t i = 0; i < n; ++i) y[i] = y[i] < lo ? lo : y[i] > hi ? hi : y[i];
 }
 
-static HOT_LOOP void relu_row_f32(float *y, int64_t n) {
+MLRT_HOT_FN(, void, relu_row_f32, (float *y, int64_t n), (y, n)) {
     for (int64_t i = 0; i < n; ++i) y[i] = y[i] > 0 ? y[i] : (y[i] != y[i] ? y[i] : 0);
 }
 
-static HOT_LOOP void bias_add_row_f32(float *y, const float *z, int64_t n, float bias) {
+MLRT_HOT_FN(, void, bias_add_row_f32, (float *y, const float *z, int64_t n, float bias), (y, z, n, bias)) {
     if (z)
         for (int64_t i = 0; i < n; ++i) y[i] = (y[i] + bias) + z[i];
     else

@@ -6,28 +6,36 @@
 
 #include <stdint.h>
 
-/* hot loops: one clone per ISA level, picked at load time; FMA contraction allowed.
- * MAX_LOOP lets a max reduction vectorise (NaN is dealt with by the caller),
- * SUM_LOOP a sum (in a different order of additions). */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#if defined(__ELF__) /* the clones are ifuncs */
-#define HOT_LOOP \
-    __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"), optimize("fp-contract=fast")))
-#else
-#define HOT_LOOP __attribute__((optimize("fp-contract=fast")))
-#endif
+#include "internal.h"
+
+/* hot loops: one clone per ISA level (MLRT_ISA_FN, src/internal.h) with FMA contraction
+ * allowed, also on aarch64 (NEON's fused multiply-add), and floating-point traps assumed
+ * off, so that a loop with a choice in it (the exp's range, the sigmoid's sign) computes
+ * both sides and blends: without masked vector instructions (AVX2, NEON) the compiler
+ * left such loops scalar -- Sigmoid 11x slower on the AVX2 clone than on AVX-512's; the
+ * values are the same.  MAX_LOOP lets a max reduction
+ * vectorise (NaN is dealt with by the caller), SUM_LOOP a sum (in a different order of
+ * additions).  A hot loop is written
+ *     MLRT_HOT_FN(SUM_LOOP, float, name, (const float *x, int64_t n), (x, n)) { ... } */
+#if defined(__GNUC__) && !defined(__clang__) && (defined(__x86_64__) || defined(__aarch64__))
+#define HOT_OPT __attribute__((optimize("fp-contract=fast", "no-trapping-math")))
 #define MAX_LOOP __attribute__((optimize("finite-math-only", "no-signed-zeros")))
 #define SUM_LOOP __attribute__((optimize("associative-math", "no-signed-zeros", "no-trapping-math")))
 #else
-#define HOT_LOOP
+#define HOT_OPT
 #define MAX_LOOP
 #define SUM_LOOP
 #endif
+#define MLRT_HOT_FN(attrs, ret, name, params, args) MLRT_ISA_FN(HOT_OPT attrs, ret, name, params, args)
 
 typedef union { float f; uint32_t u; } f32_bits;
 
 /* exp(x) for x <= 88; 0 below -87.3 (where the true value is denormal); NaN stays NaN. */
-static inline float mlrt_exp_f32(float x) {
+/* (always inlined: a hot loop's own optimize attributes would otherwise keep gcc from
+ * inlining these into it) */
+#define MLRT_MATH static inline __attribute__((always_inline))
+
+MLRT_MATH float mlrt_exp_f32(float x) {
     const float lo = -87.33654f, hi = 88.0f;
     float xc = x < lo ? lo : x;
     xc = xc > hi ? hi : xc;
@@ -49,7 +57,7 @@ static inline float mlrt_exp_f32(float x) {
 
 /* sigmoid(x) from e = exp(-|x|) (no overflow either way): 1 / (1 + e) for x >= 0, e / (1 + e)
  * below; NaN stays NaN. */
-static inline float mlrt_sigmoid_f32(float x) {
+MLRT_MATH float mlrt_sigmoid_f32(float x) {
     float e = mlrt_exp_f32(-__builtin_fabsf(x)), r = 1.0f / (1.0f + e);
     return x >= 0 ? r : e * r;
 }
@@ -57,7 +65,7 @@ static inline float mlrt_sigmoid_f32(float x) {
 /* erf(x), branch-free: |x| < 0.921875: x * P(x^2); above, 1 - exp(Q(|x|)) with Q a fit of
  * log(erfc) on [0.921875, 4] (erfc(4) < 2^-25, so erf rounds to 1 beyond).  NaN stays NaN,
  * -0 stays -0, +-inf gives +-1. */
-static inline float mlrt_erf_f32(float x) {
+MLRT_MATH float mlrt_erf_f32(float x) {
     f32_bits bits = {.f = x}, mag = {.u = bits.u & 0x7fffffffu};
     float a = mag.f > 4.0f ? 4.0f : mag.f;  /* NaN stays NaN */
     float t = a * a;

@@ -58,12 +58,27 @@ static inline void mlrt_aligned_free(void *p) {
 #endif
 }
 
-/* One function compiled for x86-64-v4, v3 and the baseline, the clone picked when the
- * library loads (an ifunc: ELF only); a single portable build everywhere else. */
-#if defined(MLRT_X86) && defined(__GNUC__) && defined(__ELF__)
-#define MLRT_ISA_CLONES __attribute__((target_clones("default", "arch=x86-64-v3", "arch=x86-64-v4")))
+/* One function compiled per x86-64 level -- v4 (AVX-512), v3 (AVX2, FMA) and the baseline
+ * -- and a dispatcher that calls the one mlrt_isa_level allows (src/cpu.c: the level the
+ * CPU has, narrowed by MLRT_ISA; set when the library loads, before any kernel runs), so a
+ * forced path holds for these loops too and every clone can be tested on one machine.
+ * Elsewhere one portable function (the compiler vectorises it for NEON on aarch64).
+ *     MLRT_ISA_FN(attributes, return type, name, (parameters), (arguments)) { body }
+ * defines `static ret name(parameters)`; the body is inlined into each clone.  (gcc only:
+ * clang keeps the one function, as it ignores per-function optimize attributes.) */
+extern int mlrt_isa_level; /* 4, 3 or 0 on x86-64; 0 elsewhere */
+#if defined(MLRT_X86) && defined(__GNUC__) && !defined(__clang__)
+#define MLRT_ISA_FN(attrs, ret, name, params, args)                                                       \
+    static inline __attribute__((always_inline)) attrs ret name##_body params;                          \
+    static __attribute__((target("arch=x86-64-v4"))) attrs ret name##_v4 params { return name##_body args; } \
+    static __attribute__((target("arch=x86-64-v3"))) attrs ret name##_v3 params { return name##_body args; } \
+    static attrs ret name##_v0 params { return name##_body args; }                                       \
+    static ret name params {                                                                              \
+        return mlrt_isa_level >= 4 ? name##_v4 args : mlrt_isa_level == 3 ? name##_v3 args : name##_v0 args; \
+    }                                                                                                     \
+    static inline __attribute__((always_inline)) attrs ret name##_body params
 #else
-#define MLRT_ISA_CLONES
+#define MLRT_ISA_FN(attrs, ret, name, params, args) static attrs ret name params
 #endif
 
 #define MLRT_OPSET_MAX 2147483647

@@ -6,7 +6,8 @@
  * strips), Gemm with a transposed B, Conv through each of its paths (pointwise, direct
  * with strides and pads, Winograd filters, packed weights, depthwise, groups) and
  * FusedConv with bias, Z and each activation the strip kernels finish, MaxPool,
- * AveragePool and Softmax, every result against a float64 reference computed here.
+ * AveragePool, Softmax and the element-wise Exp, Sigmoid, Tanh, Erf and Gelu, every result
+ * against a float64 reference computed here.
  * Prints the path that ran ("isa neon"), one line per case, and "ok N" at the end;
  * exits 1 on the first case out of tolerance (naming it and the worst element). */
 #include <math.h>
@@ -21,6 +22,7 @@
 #include "gemm_params.h"
 #include "pool.h"
 #include "softmax.h"
+#include "activation.h"
 
 static uint64_t seed = 88172645463325252ull;
 
@@ -252,6 +254,26 @@ static void check_softmax(int64_t rows, int64_t n) {
     free(x), free(y), free(ref);
 }
 
+/* An element-wise op over n values spread over [-span, span] (odd n: the vector loops'
+ * tails), against f in double. */
+static void check_unary(const char *op, const char *how, double (*f)(double), const void *params, size_t size,
+                        double span, double tol) {
+    int64_t n = 10007;
+    float *x = malloc((size_t)n * sizeof(float)), *y = calloc((size_t)n, sizeof(float));
+    double *ref = malloc((size_t)n * sizeof(double));
+    for (int64_t i = 0; i < n; ++i) x[i] = (float)(span * uniform()), ref[i] = f(x[i]);
+    int64_t shape[1] = {n};
+    mlrt_tensor in = tensor(1, shape, x), out = tensor(1, shape, y);
+    char name[64];
+    snprintf(name, sizeof name, "%s%s over [-%g, %g]", op, how, span, span);
+    run_and_check(name, op, &in, 1, &out, params, size, ref, n, tol);
+    free(x), free(y), free(ref);
+}
+
+static double sigmoid_d(double v) { return 1.0 / (1.0 + exp(-v)); }
+static double gelu_d(double v) { return 0.5 * v * (1.0 + erf(v / sqrt(2.0))); }
+static double gelu_tanh_d(double v) { return 0.5 * v * (1.0 + tanh(sqrt(2.0 / 3.14159265358979323846) * (v + 0.044715 * v * v * v))); }
+
 int main(void) {
     printf("isa %s\nfeatures %s\n", mlrt_cpu_isa_name(), mlrt_cpu_features());
     pool = mlrt_threadpool_create(2);
@@ -282,6 +304,14 @@ int main(void) {
     check_pool("MaxPool", 8, 19, 3, 2, 1);
     check_pool("AveragePool", 8, 16, 2, 2, 0);
     check_softmax(5, 1000);
+    /* element-wise loops (cloned per x86 level, vectorised by the compiler on NEON) */
+    check_unary("Exp", "", exp, NULL, 0, 80.0, 1e-6);
+    check_unary("Sigmoid", "", sigmoid_d, NULL, 0, 30.0, 1e-6);
+    check_unary("Tanh", "", tanh, NULL, 0, 12.0, 1e-6);
+    check_unary("Erf", "", erf, NULL, 0, 5.0, 1e-6);
+    mlrt_activation_params gelu = {.mode = MLRT_GELU_NONE}, gelu_tanh = {.mode = MLRT_GELU_TANH};
+    check_unary("Gelu", "", gelu_d, &gelu, sizeof gelu, 10.0, 1e-6);
+    check_unary("Gelu", " (tanh)", gelu_tanh_d, &gelu_tanh, sizeof gelu_tanh, 10.0, 1e-6);
     mlrt_threadpool_destroy(pool);
     printf("ok %d\n", cases);
     return 0;

@@ -481,6 +481,10 @@ def _micro_kernels() -> bool:
 def test_conv_constant_weights_equal_columns():
     """Equal input columns give bitwise equal outputs, whether a strip or a column kernel
     computes them (one sequence of fused multiply-adds per element)."""
+    from mlrt.native import _lib
+    if _lib.ffi().string(_lib.lib().mlrt_cpu_isa_name()) == b"portable":
+        pytest.skip("the portable path multiplies on OpenBLAS, whose edge kernels round differently from its "
+                    "main ones (MLRT_ISA=portable): the property is mlrt's strip kernels'")
     x = np.repeat(rng.standard_normal((1, 40, 1, 1)).astype(np.float32), 49, axis=3).reshape(1, 40, 7, 7)
     w = rng.standard_normal((37, 40, 1, 1)).astype(np.float32)
     b = rng.standard_normal(37).astype(np.float32)

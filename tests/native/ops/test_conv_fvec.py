@@ -4,8 +4,6 @@ conv, its result against the float64 reference, against the path taken without i
 and FusedConv's bias, Z and activations finished on it; the C entry points refuse bad
 sizes."""
 
-import os
-
 import numpy as np
 import pytest
 
@@ -63,15 +61,11 @@ def _fits(xs, ws, attrs) -> bool:
 
 
 def _avx512() -> bool:
-    """Whether the strip kernels here are AVX-512's (the CPU has it and MLRT_SGEMM_KERNEL does
-    not narrow the choice): then the path must take the convs of FVEC."""
-    if os.environ.get("MLRT_SGEMM_KERNEL") in ("avx2", "blas"):
-        return False
-    try:
-        with open("/proc/cpuinfo") as f:
-            return any(line.startswith("flags") and " avx512f" in line for line in f)
-    except OSError:
-        return False
+    """Whether the strip kernels here are AVX-512's (the CPU has it and neither MLRT_ISA nor
+    MLRT_SGEMM_KERNEL narrows the choice): then the path must take the convs of FVEC."""
+    from mlrt.native import _lib
+    lib = _lib.lib()
+    return _lib.ffi().string(lib.mlrt_cpu_isa_name()).decode() == "avx512"
 
 
 @pytest.mark.parametrize("xs,ws,attrs", FVEC)
