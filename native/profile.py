@@ -86,13 +86,16 @@ class Profiler:
             self._events.append(e)
 
     def node(self, name: str, op_type: str, start_ns: int, end_ns: int, inputs, outputs,
-             provider: str | None = None) -> None:
+             provider: str | None = None, kernel_path: str | None = None) -> None:
         """A "Node" event: one node of the graph run once; inputs and outputs are arrays,
         device tensors or planning infos (anything with dtype and shape).  The provider
-        is the one `provider()` set unless given."""
+        is the one `provider()` set unless given; kernel_path, where the C kernel named
+        the path it ran ("conv/winograd/avx512", "sgemm/neon"), is args["kernel_path"]."""
         args = {"op_name": op_type, "provider": _provider.get() if provider is None else provider,
                 "input_type_shape": [_type_shape(v) for v in inputs if v is not None],
                 "output_type_shape": [_type_shape(v) for v in outputs if v is not None]}
+        if kernel_path:
+            args["kernel_path"] = kernel_path
         self.event("Node", f"{name or op_type}_kernel_time", start_ns, end_ns, args)
 
     def events(self) -> list[dict]:

@@ -199,6 +199,13 @@ int mlrt_plan_run_timed(const mlrt_plan *plan, mlrt_threadpool *pool,
 int mlrt_plan_run_flagged(const mlrt_plan *plan, mlrt_threadpool *pool,
                           void *const *external, void *arena, int64_t *times_ns,
                           const volatile int32_t *terminate);
+/* As mlrt_plan_run_flagged, and when paths is not NULL it receives per node the kernel path
+ * the node ran ("conv/winograd/avx512", "sgemm/neon", "unary/avx2": family, path,
+ * instruction set), or NULL where its kernel names none; the strings are static.  For
+ * the profiler. */
+int mlrt_plan_run_profiled(const mlrt_plan *plan, mlrt_threadpool *pool,
+                           void *const *external, void *arena, int64_t *times_ns,
+                           const char **paths, const volatile int32_t *terminate);
 /* A Loop or Scan whose body is a plan, iterated in C.  Per iteration k: the iteration
  * number (int64) and a true condition (bool) are written to their inputs (index -1: the
  * body has none), each scan input is bound to scan_inputs_at[s] + k * scan_input_bytes[s]

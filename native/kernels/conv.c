@@ -145,8 +145,9 @@ int mlrt_conv_pack_weights(int64_t group, int64_t filters, int64_t kdim, const f
     return MLRT_OK;
 }
 
-static int k_conv(const mlrt_context *ctx, const mlrt_tensor *in, int32_t n_in, mlrt_tensor *out, int32_t n_out,
-                  const void *params, size_t params_size) {
+/* The conv itself; *path is set to the path it takes (for the profiler). */
+static int conv_run(const mlrt_context *ctx, const mlrt_tensor *in, int32_t n_in, mlrt_tensor *out, int32_t n_out,
+                    const void *params, size_t params_size, const char **path) {
     MLRT_PARAMS(mlrt_conv_params, p, params, params_size);
     int64_t pk = p->packed_weights; /* the node's inputs come before it */
     MLRT_CHECK(pk == 0 || (pk >= 2 && pk == n_in - 1), "Conv: packed weights at input %lld of %d", (long long)pk,
@@ -170,6 +171,7 @@ static int k_conv(const mlrt_context *ctx, const mlrt_tensor *in, int32_t n_in, 
     j.dtype = dtype;
     atomic_init(&j.failed, 0);
     if (j.g.kdim == 0) { /* no input channels or an empty kernel: bias only */
+        *path = "conv/bias-only";
         int64_t planes = j.g.N * j.g.M, S = j.g.out_size;
         for (int64_t t = 0; t < planes; ++t) {
             int64_t m = t % j.g.M;
@@ -188,6 +190,7 @@ static int k_conv(const mlrt_context *ctx, const mlrt_tensor *in, int32_t n_in, 
         return MLRT_OK;
     }
     if (j.g.depthwise) {
+        *path = MLRT_LOOP_PATH("conv/depthwise");
         int64_t planes = j.g.N * j.g.M;
         int64_t work = j.g.out_size * j.g.k_size;
         int64_t grain = planes * work < CONV_DEPTHWISE_MIN ? planes : CONV_CHUNK_MIN / (work + 1) + 1;
@@ -207,6 +210,7 @@ static int k_conv(const mlrt_context *ctx, const mlrt_tensor *in, int32_t n_in, 
         MLRT_CHECK(P->dtype == MLRT_FLOAT && mlrt_is_contiguous(P) && mlrt_numel(P) == want,
                    "Conv: filter vectors of %lld floats, W makes %lld (mlrt_conv_fvec_pack)",
                    (long long)mlrt_numel(P), (long long)want);
+        *path = "conv/fvec/avx512";
         return mlrt_conv_fvec(&j, ctx, P->data);
     }
     if (p->winograd) { /* W given as Winograd filters (conv_winograd.c) */
@@ -219,6 +223,7 @@ static int k_conv(const mlrt_context *ctx, const mlrt_tensor *in, int32_t n_in, 
         MLRT_CHECK(P->dtype == MLRT_FLOAT && mlrt_is_contiguous(P) && mlrt_numel(P) == want,
                    "Conv: Winograd filters of %lld floats, W makes %lld (mlrt_conv_winograd_pack)",
                    (long long)mlrt_numel(P), (long long)want);
+        *path = MLRT_PATH("conv/winograd");
         return mlrt_conv_winograd(&j, ctx, P->data);
     }
     if (pk && j.strip) {
@@ -234,6 +239,7 @@ static int k_conv(const mlrt_context *ctx, const mlrt_tensor *in, int32_t n_in, 
     int64_t tasks = j.g.N * j.g.G * j.n_tiles * j.n_mblocks;
     double flops = (double)j.g.N * (double)j.g.M * (double)j.g.out_size * (double)j.g.kdim;
     mlrt_range_fn fn = j.direct.off ? mlrt_conv_direct_tasks : j.strip ? mlrt_conv_strip_tasks : mlrt_conv_gemm_tasks;
+    *path = j.direct.off ? MLRT_PATH("conv/direct") : j.strip ? MLRT_PATH("conv/strips") : "conv/im2col/blas";
     if (flops < (double)CONV_PARALLEL_MIN)
         fn(&j, 0, tasks);
     else
@@ -242,6 +248,14 @@ static int k_conv(const mlrt_context *ctx, const mlrt_tensor *in, int32_t n_in, 
         return mlrt_fail(MLRT_ERR_OUT_OF_MEMORY, "Conv: cannot allocate the im2col buffer (%lld bytes)",
                          (long long)(j.g.kdim * j.tile * (int64_t)mlrt_dtype_size(dtype)));
     return MLRT_OK;
+}
+
+static int k_conv(const mlrt_context *ctx, const mlrt_tensor *in, int32_t n_in, mlrt_tensor *out, int32_t n_out,
+                  const void *params, size_t params_size) {
+    const char *path = NULL;
+    int status = conv_run(ctx, in, n_in, out, n_out, params, params_size, &path);
+    mlrt_note_path(path); /* (last: the products inside note their own) */
+    return status;
 }
 
 MLRT_KERNEL(conv, "Conv", "", 1, MLRT_OPSET_MAX, MLRT_MASK_FLOATS, k_conv);

@@ -184,9 +184,11 @@ static int k_gemm(const mlrt_context *ctx, const mlrt_tensor *in, int32_t n_in, 
             fill_job fj = {C->data, Y->data, N, C->strides[0], C->strides[1], p->beta, Y->dtype};
             mlrt_parallel_for(ctx, M, N >= (1 << 17) ? 1 : (1 << 17) / N + 1, fill_rows, &fj);
         }
-        if (strips)
+        if (strips) {
+            mlrt_note_path(MLRT_PATH("sgemm"));
             return mlrt_sgemm_strips_b(ctx, ta, M, N, K, (float)p->alpha, A->data, lda, strips, C ? 1.0f : 0.0f,
                                        Y->data, N);
+        }
         if (Y->dtype == MLRT_FLOAT)
             return mlrt_sgemm(ctx, ta, tb, M, N, K, (float)p->alpha, A->data, lda, B->data, ldb, C ? 1.0f : 0.0f,
                               Y->data, N);
@@ -281,8 +283,10 @@ static int k_matmul(const mlrt_context *ctx, const mlrt_tensor *in, int32_t n_in
         batch = 1;
     }
     if (batch == 1) {
-        if (strips && b_shared)
+        if (strips && b_shared) {
+            mlrt_note_path(MLRT_PATH("sgemm"));
             return mlrt_sgemm_strips_b(ctx, false, M, N, K, 1.0f, A->data, j.sa_m, strips, 0.0f, Y->data, N);
+        }
         if (Y->dtype == MLRT_FLOAT)
             return mlrt_sgemm(ctx, false, false, M, N, K, 1.0f, A->data, j.sa_m, B->data, j.sb_k, 0.0f, Y->data, N);
         return mlrt_dgemm(ctx, false, false, M, N, K, 1.0, A->data, j.sa_m, B->data, j.sb_k, 0.0, Y->data, N);
@@ -308,6 +312,8 @@ static int k_matmul(const mlrt_context *ctx, const mlrt_tensor *in, int32_t n_in
         mm_batches(&j, 0, batch); /* too little work to wake the pool for */
     else
         mlrt_parallel_for(ctx, batch, 1, mm_batches, &j);
+    if (Y->dtype == MLRT_FLOAT) /* (the batches ran on the pool's threads: named here) */
+        mlrt_note_path(mlrt_cpu_isa() == MLRT_ISA_PORTABLE ? "sgemm/blas" : MLRT_PATH("sgemm"));
     return MLRT_OK;
 }
 

@@ -218,6 +218,7 @@ static int run_softmax(const mlrt_context *ctx, const mlrt_tensor *in, int32_t n
     }
     /* chunks of >= 64k elements: waking a worker costs about as much as that much work */
     mlrt_parallel_for(ctx, items, 65536 / (work + 1) + 1, sm_range, &job);
+    mlrt_note_path(MLRT_LOOP_PATH("softmax"));
     return MLRT_OK;
 }
 

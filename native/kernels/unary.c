@@ -39,6 +39,7 @@ static int unary_run(const mlrt_context *ctx, const mlrt_tensor *in, int32_t n_i
     MLRT_CHECK(mlrt_is_contiguous(x) && mlrt_is_contiguous(y), "needs contiguous tensors");
     unary_job job = {x->data, y->data, x->dtype, isinf};
     mlrt_parallel_for(ctx, mlrt_numel(y), UNARY_GRAIN, fn, &job);
+    mlrt_note_path(MLRT_LOOP_PATH("unary"));
     return MLRT_OK;
 }
 

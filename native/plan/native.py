@@ -204,13 +204,21 @@ class NativePlan:
         try:
             times = np.zeros(2 * len(self.steps), np.int64)  # per node: start, end (ns)
             times_ptr = ffi.cast("int64_t *", times.ctypes.data)
-            if flag is None:
-                status = _lib.lib().mlrt_plan_run_timed(self.handle, self.pool.handle, ext, arena_ptr, times_ptr)
+            lib = _lib.lib()
+            paths = None
+            if hasattr(lib, "mlrt_plan_run_profiled"):  # each node's kernel path too
+                paths = ffi.new("const char *[]", max(len(self.steps), 1))
+                status = lib.mlrt_plan_run_profiled(self.handle, self.pool.handle, ext, arena_ptr, times_ptr, paths,
+                                                    ffi.NULL if flag is None else flag)
+            elif flag is None:
+                status = lib.mlrt_plan_run_timed(self.handle, self.pool.handle, ext, arena_ptr, times_ptr)
             else:
                 status = self._run_flagged(self.handle, self.pool.handle, ext, arena_ptr, times_ptr, flag)
-            for step, (t0, t1) in zip(self.steps, times.reshape(-1, 2).tolist()):
+            for k, (step, (t0, t1)) in enumerate(zip(self.steps, times.reshape(-1, 2).tolist())):
                 if t1:
-                    profiler.node(step.op.node.name, step.op.op_type, t0, t1, step.inputs, step.outputs)
+                    path = ffi.string(paths[k]).decode() if paths is not None and paths[k] != ffi.NULL else None
+                    profiler.node(step.op.node.name, step.op.op_type, t0, t1, step.inputs, step.outputs,
+                                  kernel_path=path)
         finally:
             self._give_back_arena(arena)
         _lib.raise_status(status)

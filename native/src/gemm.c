@@ -177,8 +177,11 @@ DEFINE_GEMM(float, scipy_cblas_sgemm, scipy_cblas_sgemv, sgemm_blas)
 /* float32: mlrt's own kernels where the CPU has them (src/sgemm.c), else OpenBLAS */
 int mlrt_sgemm(const mlrt_context *ctx, bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alpha,
                const float *A, int64_t lda, const float *B, int64_t ldb, float beta, float *C, int64_t ldc) {
-    if (mlrt_cpu_isa() == MLRT_ISA_PORTABLE)
+    if (mlrt_cpu_isa() == MLRT_ISA_PORTABLE) {
+        mlrt_note_path("sgemm/blas");
         return mlrt_sgemm_blas(ctx, trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    }
+    mlrt_note_path(MLRT_PATH("sgemm"));
     int status = check_sizes(trans_a, trans_b, M, N, K, lda, ldb, ldc, A, B, C);
     return status ? status : mlrt_sgemm_tiled(ctx, trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 }

@@ -67,6 +67,17 @@ static inline void mlrt_aligned_free(void *p) {
  * defines `static ret name(parameters)`; the body is inlined into each clone.  (gcc only:
  * clang keeps the one function, as it ignores per-function optimize attributes.) */
 extern int mlrt_isa_level; /* 4, 3 or 0 on x86-64; 0 elsewhere */
+
+/* The kernel path a node ran, for the profiler (mlrt_plan_run_profiled): a kernel notes a
+ * string of static storage, "family/path/isa" ("conv/winograd/avx512", "sgemm/neon"), on
+ * the thread that called it; the last note of a node's run is the node's.  MLRT_PATH(p)
+ * is p + "/" + the instruction set the float32 kernels run on; MLRT_LOOP_PATH(p) the one
+ * the cloned loops run on (MLRT_ISA_FN's level; the compiler's NEON on aarch64). */
+void mlrt_note_path(const char *path);
+#define MLRT_PATH(p) ((const char *const[]){p "/portable", p "/avx2", p "/avx512", p "/neon"}[mlrt_cpu_isa()])
+#define MLRT_LOOP_PATH(p) (mlrt_isa_level >= 4   ? p "/avx512" \
+                           : mlrt_isa_level == 3 ? p "/avx2"   \
+                           : mlrt_cpu_isa() == MLRT_ISA_NEON ? p "/neon" : p "/portable")
 #if defined(MLRT_X86) && defined(__GNUC__) && !defined(__clang__)
 #define MLRT_ISA_FN(attrs, ret, name, params, args)                                                       \
     static inline __attribute__((always_inline)) attrs ret name##_body params;                          \

@@ -157,8 +157,26 @@ static int fail_terminated(void) {
     return mlrt_fail(MLRT_ERR_TERMINATED, "run terminated: RunOptions.terminate was set");
 }
 
+/* The path the kernel running on this thread noted (mlrt_note_path), NULL if none. */
+static _Thread_local const char *noted_path;
+
+void mlrt_note_path(const char *path) { noted_path = path; }
+
+static int run_nodes(const mlrt_plan *plan, mlrt_threadpool *pool, void *const *external, void *arena,
+                     int64_t *times_ns, const char **paths, const volatile int32_t *terminate);
+
 int mlrt_plan_run_flagged(const mlrt_plan *plan, mlrt_threadpool *pool, void *const *external, void *arena,
                           int64_t *times_ns, const volatile int32_t *terminate) {
+    return run_nodes(plan, pool, external, arena, times_ns, NULL, terminate);
+}
+
+int mlrt_plan_run_profiled(const mlrt_plan *plan, mlrt_threadpool *pool, void *const *external, void *arena,
+                           int64_t *times_ns, const char **paths, const volatile int32_t *terminate) {
+    return run_nodes(plan, pool, external, arena, times_ns, paths, terminate);
+}
+
+static int run_nodes(const mlrt_plan *plan, mlrt_threadpool *pool, void *const *external, void *arena,
+                     int64_t *times_ns, const char **paths, const volatile int32_t *terminate) {
     if (!plan) return mlrt_fail(MLRT_ERR_INVALID_ARGUMENT, "plan: NULL plan");
     if (plan->n_external && !external) return mlrt_fail(MLRT_ERR_INVALID_ARGUMENT, "plan: external pointers missing");
     void *own_arena = NULL;
@@ -192,8 +210,10 @@ int mlrt_plan_run_flagged(const mlrt_plan *plan, mlrt_threadpool *pool, void *co
         }
         const mlrt_kernel_def *k = mlrt_kernel_get(n->kernel);
         if (times_ns) times_ns[2 * i] = mlrt_now_ns();
+        noted_path = NULL;
         status = k->run(&ctx, ins, n->n_inputs, outs, n->n_outputs, n->params, n->params_size);
         if (times_ns) times_ns[2 * i + 1] = mlrt_now_ns();
+        if (paths) paths[i] = noted_path;
         if (status != MLRT_OK) mlrt_error_prefix("node '%s' (%s): ", n->name, k->op_type);
     }
     mlrt_threadpool_hold(pool, -1);

@@ -6,7 +6,8 @@ Debian's arm64 Python under qemu-user (a Neoverse N1 model: NEON with the dot-pr
 extension): `python -m mlrt` names the NEON path, the nine light models of the onnx
 package -- their weights made random (seeded), as their own are constant and give one
 flat output -- match onnxruntime's outputs computed here on the host (onnxruntime does
-not run under qemu), and the OCR sample reads its picture.
+not run under qemu) and their profiles name a NEON kernel path for every Conv, Gemm and
+MatMul node, and the OCR sample reads its picture.
 
 Needs what .ci/run's platform job installs and says where: aarch64-linux-gnu-gcc,
 qemu-aarch64, the aarch64 OpenBLAS (MLRT_AARCH64_OPENBLAS) and the arm64 Python with
@@ -15,6 +16,7 @@ which is missing, without them."""
 
 from __future__ import annotations
 
+import json
 import os
 import platform
 import re
@@ -122,15 +124,21 @@ def _randomized(path: Path, seed: int) -> onnx.ModelProto:
 
 
 _EMULATED = r"""
-import sys, numpy as np
+import json, sys, numpy as np
 from pathlib import Path
 import mlrt.lowlevel as ml
 folder = Path(sys.argv[1])
 for model in sorted(folder.glob("*.onnx")):
     x = np.load(model.with_suffix(".in.npy"))
-    s = ml.InferenceSession(str(model))
+    so = ml.SessionOptions()
+    so.enable_profiling = True
+    so.profile_file_prefix = str(folder / model.stem)
+    s = ml.InferenceSession(str(model), so)
     (y,) = s.run(None, {s.get_inputs()[0].name: x})
     np.save(model.with_suffix(".out.npy"), y)
+    events = json.load(open(s.end_profiling()))
+    paths = [[e["args"]["op_name"], e["args"].get("kernel_path")] for e in events if e["cat"] == "Node"]
+    model.with_suffix(".paths.json").write_text(json.dumps(paths))
     print(model.stem, flush=True)
 """
 
@@ -161,6 +169,10 @@ def test_light_models_match_onnxruntime(installed, tmp_path):
         scale = float(np.max(np.abs(want)))
         np.testing.assert_allclose(got, want, rtol=1e-3, atol=1e-4 * scale, err_msg=name)
         assert np.argmax(got) == np.argmax(want), name
+        # the profiler names each node's kernel path: every product runs on NEON
+        paths = json.loads((tmp_path / f"{name}.paths.json").read_text())
+        products = [(op, path) for op, path in paths if op in ("Conv", "FusedConv", "Gemm", "FusedGemm", "MatMul")]
+        assert products and all(path and path.endswith("/neon") for _, path in products), (name, products)
 
 
 def test_ocr_sample_reads_its_picture(installed):

@@ -149,3 +149,43 @@ def test_profile_command_prints_op_types_and_nodes(tmp_path):
     bad = subprocess.run([sys.executable, "-m", "mlrt", "profile", str(tmp_path / "missing.onnx")],
                          capture_output=True, text=True, timeout=300)
     assert bad.returncode == 2 and bad.stderr.startswith("mlrt profile: ") and len(bad.stderr.splitlines()) == 1
+
+
+_KERNEL_PATHS = r"""
+import json, os, sys, numpy as np
+import mlrt.lowlevel as ml
+so = ml.SessionOptions()
+so.enable_profiling = True
+so.profile_file_prefix = sys.argv[2]
+s = ml.InferenceSession(sys.argv[1], so)
+i = s.get_inputs()[0]
+s.run(None, {i.name: np.ones(i.shape, np.float32)})
+events = json.load(open(s.end_profiling()))
+print(json.dumps([[e["args"]["op_name"], e["args"].get("kernel_path")] for e in events if e["cat"] == "Node"]))
+"""
+
+
+@pytest.mark.parametrize("isa", ["", "avx2", "portable"])
+def test_nodes_name_the_kernel_path_they_ran(tmp_path, isa):
+    """A Conv node's event names the path its kernel took and the instruction set
+    ("conv/winograd/avx512"; MLRT_ISA=portable: im2col and OpenBLAS), Softmax its loop's;
+    nodes whose kernels name none carry no kernel_path.  In a child: MLRT_ISA is read once."""
+    from mlrt.native import _lib
+    features = _lib.ffi().string(_lib.lib().mlrt_cpu_features()).decode().split()
+    widest = "avx512" if "avx512f" in features else "avx2" if "avx2" in features else "portable"
+    if isa == "avx2" and "avx2" not in features:
+        pytest.skip("this CPU has no AVX2")
+    env = dict(__import__("os").environ, MLRT_ISA=isa)
+    out = subprocess.run([sys.executable, "-c", _KERNEL_PATHS, str(LIGHT / "light_squeezenet.onnx"),
+                          str(tmp_path / "p")], env=env, capture_output=True, text=True, check=True).stdout
+    nodes = json.loads(out.splitlines()[-1])
+    ran = isa or widest
+    convs = [path for op, path in nodes if op in ("Conv", "FusedConv")]
+    assert len(convs) == 26 and all(convs), nodes
+    if ran == "portable":
+        assert set(convs) == {"conv/im2col/blas"}
+    else:
+        assert all(p.startswith("conv/") and p.endswith("/" + ran) for p in convs), convs
+        assert len({p.split("/")[1] for p in convs}) >= 2  # several of Conv's paths, each named
+    assert [path for op, path in nodes if op == "Softmax"] == [f"softmax/{ran}"]
+    assert all(path is None for op, path in nodes if op in ("Concat", "MaxPool"))

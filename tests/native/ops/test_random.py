@@ -81,7 +81,8 @@ def test_like_ops_types_and_shapes():
 @pytest.mark.parametrize("dtype", [None, TensorProto.BOOL, TensorProto.INT64, TensorProto.DOUBLE])
 def test_bernoulli(dtype):
     p = np.tile(np.array([0.0, 1.0, 0.25, 0.9, -1.0, 2.0, np.nan], np.float32), (20000, 1))
-    y = session("Bernoulli", {} if dtype is None else {"dtype": dtype}, [p])()
+    # seeded: unseeded, a 3.4-sigma draw failed a CI run (20000 draws at p = 0.25: 0.26035)
+    y = session("Bernoulli", {"seed": 7.0} if dtype is None else {"dtype": dtype, "seed": 7.0}, [p])()
     assert y.dtype == (np.float32 if dtype is None else helper.tensor_dtype_to_np_dtype(dtype))
     freq = y.astype(np.float64).mean(axis=0)
     np.testing.assert_allclose(freq, [0.0, 1.0, 0.25, 0.9, 0.0, 1.0, 0.0], atol=0.01)
