@@ -1,5 +1,6 @@
-/* cpu.c -- what the CPU can run, read once at the library's first question: the
- * instruction set the float32 kernels run on (mlrt_cpu_isa) and the features behind it.
+/* cpu.c -- what the CPU can run, read once when the library loads: the instruction set
+ * the float32 kernels run on (mlrt_cpu_isa), the x86-64 level the cloned loops run at
+ * (mlrt_isa_level, internal.h's MLRT_ISA_FN) and the features behind them.
  *
  * x86-64: cpuid through the compiler's __builtin_cpu_supports (AVX2 with FMA, AVX-512F,
  * the VNNI dot products).  AArch64: NEON (Advanced SIMD) is part of the architecture;
