@@ -97,6 +97,8 @@ static inline float mlrt_strip_finish(float r, float old, float bias, float z, c
  * signature of gemm.c's kernel table. */
 void mlrt_sgemm_uk_neon(int64_t kc, const float *const *a, int64_t ks, const float *b, const int64_t *off, float *c,
                         int64_t ldc, int64_t mr, int64_t nr, bool accumulate, const mlrt_strip_epilogue *e);
+/* sum_k a[k] * b[k] on NEON (src/sgemm_neon.c): the matrix-vector product's dot. */
+float mlrt_sdot_neon(const float *a, const float *b, int64_t K);
 #endif
 
 /* The same finish for a result stored without it (by BLAS, or where the strip kernels'

@@ -126,8 +126,12 @@ static int sgemv(const mlrt_context *ctx, const float *a, int64_t inca, const op
     if (B->trans) {
         for (int64_t j = 0; j < N; ++j) {
             const float *b = B->p + j * B->ld;
+#ifdef __aarch64__
+            float s = mlrt_sdot_neon(a, b, K);
+#else
             float s = 0.0f;
             for (int64_t k = 0; k < K; ++k) s = __builtin_fmaf(a[k], b[k], s);
+#endif
             gemv_store(&g, j, s);
         }
     } else {

@@ -90,4 +90,23 @@ void mlrt_sgemm_uk_neon(int64_t kc, const float *const *a, int64_t ks, const flo
             ci[j] = mlrt_strip_finish(lanes[j], accumulate ? ci[j] : 0.0f, bv, zi ? zi[j] : 0.0f, &fin, accumulate);
     }
 }
+
+/* sum_k a[k] * b[k]: four 4-lane chains (the fused multiply-add's latency hidden), added in
+ * a fixed order, then the last K % 4 steps by scalar fused multiply-adds: the matrix-vector
+ * product's dot for a transposed B (a classifier's layer at batch 1). */
+float mlrt_sdot_neon(const float *a, const float *b, int64_t K) {
+    float32x4_t c0 = vdupq_n_f32(0.0f), c1 = c0, c2 = c0, c3 = c0;
+    int64_t k = 0;
+    for (; k + 16 <= K; k += 16) {
+        c0 = vfmaq_f32(c0, vld1q_f32(a + k), vld1q_f32(b + k));
+        c1 = vfmaq_f32(c1, vld1q_f32(a + k + 4), vld1q_f32(b + k + 4));
+        c2 = vfmaq_f32(c2, vld1q_f32(a + k + 8), vld1q_f32(b + k + 8));
+        c3 = vfmaq_f32(c3, vld1q_f32(a + k + 12), vld1q_f32(b + k + 12));
+    }
+    for (; k + 4 <= K; k += 4) c0 = vfmaq_f32(c0, vld1q_f32(a + k), vld1q_f32(b + k));
+    float32x4_t acc = vaddq_f32(vaddq_f32(c0, c1), vaddq_f32(c2, c3));
+    float s = (vgetq_lane_f32(acc, 0) + vgetq_lane_f32(acc, 2)) + (vgetq_lane_f32(acc, 1) + vgetq_lane_f32(acc, 3));
+    for (; k < K; ++k) s = __builtin_fmaf(a[k], b[k], s);
+    return s;
+}
 #endif /* __aarch64__ */

@@ -284,6 +284,7 @@ int main(void) {
     check_matmul(7, 5, 3);
     check_gemm(20, 64, 40, 0.5);
     check_gemm(96, 129, 17, 1.0);
+    check_gemm(1, 300, 37, 1.0); /* one row: the matrix-vector product's dot products */
     /* Conv's paths: pointwise, direct with stride and pads, Winograd (3 x 3 stride 1 over
      * enough channels), packed weights, dilation, groups and depthwise, a 1-D-like row */
     check_conv("Conv", 1, 16, 14, 14, 24, 1, 1, 1, 1, 0, 1, true, false, 0, PLAIN);
