@@ -482,6 +482,9 @@ class _Plan:
 
     def __init__(self, version: str, cc: str | None, sanitize: str | None, link_cc: str | None):
         self.version = version
+        if cross_build() and not (cc or os.environ.get("CC")):
+            raise BuildError(f"mlrt: a cross build for {arch()} (MLRT_TARGET_ARCH) needs CC naming its cross "
+                             f"compiler, e.g. CC={arch()}-linux-gnu-gcc")
         self.cmd = compiler(cc)
         require_compiler(self.cmd)  # first: with no compiler, that is the one line the build says
         self.extra = sanitize_flags(os.environ.get("MLRT_SANITIZE") if sanitize is None else sanitize)

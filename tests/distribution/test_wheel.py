@@ -32,15 +32,19 @@ pytestmark = pytest.mark.skipif(
     reason="the manylinux wheel is built on x86-64 and aarch64 Linux only")
 
 
-@pytest.fixture(scope="module")
-def wheel(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("wheel")
-    env = {k: v for k, v in os.environ.items() if k not in ("CC", "MLRT_LINK_CC")}
+def pip_wheel(out: Path, env: dict, timeout: int = 1200) -> Path:
+    """`pip wheel .` of this checkout into `out` with `env`, as a user builds it; the wheel."""
     run = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "-w", str(out), str(ROOT)],
-                         capture_output=True, text=True, env=env, timeout=1200)
+                         capture_output=True, text=True, env=env, timeout=timeout)
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     (found,) = out.glob("mlrt-*.whl")
     return found
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory) -> Path:
+    env = {k: v for k, v in os.environ.items() if k not in ("CC", "MLRT_LINK_CC")}
+    return pip_wheel(tmp_path_factory.mktemp("wheel"), env)
 
 
 def test_the_wheel_is_manylinux_2_28(wheel):

@@ -31,6 +31,7 @@ import numpy as np
 import onnx
 import pytest
 from onnx import numpy_helper
+from test_wheel import pip_wheel
 
 ROOT = Path(__file__).resolve().parents[2]
 LIGHT = Path(onnx.__file__).parent / "backend" / "test" / "data" / "light"
@@ -63,11 +64,7 @@ def wheel(tmp_path_factory) -> Path:
     env = {k: v for k, v in os.environ.items() if k != "MLRT_LINK_CC"}
     env.update(CC="aarch64-linux-gnu-gcc", MLRT_TARGET_ARCH="aarch64", MLRT_BLAS_DIR=str(blas),
                MLRT_TARGET_PYTHON=shlex.join(_python(root)), QEMU_CPU=QEMU_CPU)
-    run = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "-w", str(out), str(ROOT)],
-                         capture_output=True, text=True, env=env, timeout=1800)
-    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
-    (found,) = out.glob("mlrt-*.whl")
-    return found
+    return pip_wheel(out, env, timeout=1800)
 
 
 @pytest.fixture(scope="module")

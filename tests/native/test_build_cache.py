@@ -264,3 +264,12 @@ def test_the_build_module_loads_as_setup_py_loads_it():
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     assert module.compiler("cc -O2") == ["cc", "-O2"] and repr(module.CompileStats(3, 1, 2))
+
+
+def test_a_cross_build_without_cc_says_so_first(monkeypatch):
+    """MLRT_TARGET_ARCH without CC would compile for this machine and fail at the link: it
+    ends in one line naming CC instead."""
+    monkeypatch.setenv("MLRT_TARGET_ARCH", "aarch64")
+    monkeypatch.delenv("CC", raising=False)
+    with pytest.raises(_build.BuildError, match="needs CC naming its cross compiler"):
+        _build._Plan("0.0.0", None, "", None)

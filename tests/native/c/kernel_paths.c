@@ -78,15 +78,22 @@ static void run_and_check(const char *name, const char *op, mlrt_tensor *in, int
     ++cases;
 }
 
-static void check_matmul(int64_t M, int64_t K, int64_t N) {
-    float *a = random_floats(M * K), *b = random_floats(K * N), *y = calloc((size_t)(M * N), sizeof(float));
+/* ref = alpha * a (M x K) * b, b K x N, or N x K read transposed, in double. */
+static double *reference_product(const float *a, const float *b, int64_t M, int64_t K, int64_t N, bool trans_b,
+                                 double alpha) {
     double *ref = calloc((size_t)(M * N), sizeof(double));
     for (int64_t i = 0; i < M; ++i)
         for (int64_t j = 0; j < N; ++j) {
             double s = 0;
-            for (int64_t k = 0; k < K; ++k) s += (double)a[i * K + k] * b[k * N + j];
-            ref[i * N + j] = s;
+            for (int64_t k = 0; k < K; ++k) s += (double)a[i * K + k] * (trans_b ? b[j * K + k] : b[k * N + j]);
+            ref[i * N + j] = alpha * s;
         }
+    return ref;
+}
+
+static void check_matmul(int64_t M, int64_t K, int64_t N) {
+    float *a = random_floats(M * K), *b = random_floats(K * N), *y = calloc((size_t)(M * N), sizeof(float));
+    double *ref = reference_product(a, b, M, K, N, false, 1.0);
     int64_t sa[2] = {M, K}, sb[2] = {K, N}, sy[2] = {M, N};
     mlrt_tensor in[2] = {tensor(2, sa, a), tensor(2, sb, b)}, out = tensor(2, sy, y);
     char name[64];
@@ -97,13 +104,7 @@ static void check_matmul(int64_t M, int64_t K, int64_t N) {
 
 static void check_gemm(int64_t M, int64_t K, int64_t N, double alpha) {
     float *a = random_floats(M * K), *bt = random_floats(N * K), *y = calloc((size_t)(M * N), sizeof(float));
-    double *ref = calloc((size_t)(M * N), sizeof(double));
-    for (int64_t i = 0; i < M; ++i)
-        for (int64_t j = 0; j < N; ++j) {
-            double s = 0;
-            for (int64_t k = 0; k < K; ++k) s += (double)a[i * K + k] * bt[j * K + k];
-            ref[i * N + j] = alpha * s;
-        }
+    double *ref = reference_product(a, bt, M, K, N, true, alpha);
     int64_t sa[2] = {M, K}, sb[2] = {N, K}, sy[2] = {M, N};
     mlrt_tensor in[2] = {tensor(2, sa, a), tensor(2, sb, bt)}, out = tensor(2, sy, y);
     mlrt_gemm_params p = {.trans_a = 0, .trans_b = 1, .alpha = alpha, .beta = 0.0};
