@@ -112,7 +112,7 @@ static void pack_b(void *arg, int64_t begin, int64_t end) {
 /* task t = (b * n_panels + panel) * n_mc + chunk */
 static void product_tasks(void *arg, int64_t begin, int64_t end) {
     const qmm_job *j = arg;
-    size_t esz = j->fin.out_type == MLRT_INT32 ? 4 : 1;
+    size_t esz = mlrt_qgemm_out_size(&j->fin);
     for (int64_t t = begin; t < end; ++t) {
         int64_t mc = t % j->n_mc, r = t / j->n_mc, panel = r % j->n_panels, b = r / j->n_panels;
         int64_t n0 = panel * NR, n = j->N - n0 < NR ? j->N - n0 : NR, m0 = mc * j->mc_rows;

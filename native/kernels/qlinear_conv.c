@@ -1,4 +1,4 @@
-/* qlinear_conv.c -- ConvInteger and QLinearConv on the integer product (src/qgemm.h).
+/* qlinear_conv.c -- ConvInteger, QLinearConv and ConvIntegerToFloat on the integer product (src/qgemm.h).
  *
  * Per group, y(m, p) = sum_k W(m, k) X(k, p) with k = (input channel, kernel offsets) and
  * p the output position, finished by the product's epilogue (zero points, bias and the
@@ -187,7 +187,7 @@ static bool gemm_block(qconv_gemm *q, int64_t ng, int64_t mc, int64_t p0, int64_
     /* grid positions past the output's columns: the results go to T, then their runs inside
      * the output rows to y (with no such columns, as with 1-wide windows, the grid is y's) */
     bool via_t = q->planes && q->PWs != OW;
-    size_t esz = j->out.out_type == MLRT_INT32 ? 4 : 1, rbytes = q->quads ? 0 : (size_t)(K4 * NR * 4);
+    size_t esz = mlrt_qgemm_out_size(&j->out), rbytes = q->quads ? 0 : (size_t)(K4 * NR * 4);
     uint8_t *R = mlrt_scratch(rbytes + 64 * sizeof(int32_t) + 4 * 64);
     uint8_t *T = via_t ? mlrt_scratch_slot(1, (size_t)(q->mc_rows * NR) * esz) : NULL;
     if (!R || (via_t && !T)) {
@@ -227,6 +227,7 @@ static bool gemm_block(qconv_gemm *q, int64_t ng, int64_t mc, int64_t p0, int64_
     o.row_mul = q->row_mul ? q->row_mul + m : NULL;
     o.col_mul = cs;
     if (o.scale && o.scale_mode == MLRT_QSCALE_ROW) o.scale += m;
+    if (o.fbias) o.fbias += m;
     char *y = (char *)j->out.c + (size_t)((n_img * g->M + m) * P) * esz;
     if (via_t) o.c = T, o.ldc = NR;
     else o.c = y + (size_t)p0 * esz;
@@ -486,7 +487,47 @@ static int k_qlinearconv(const mlrt_context *ctx, const mlrt_tensor *in, int32_t
     return status;
 }
 
+/* inputs: x, w, x_scale, w_scale, x_zero_point (optional), w_zero_point (optional), bias
+ * (optional) [, packed w]; output: float y = clamp(float(ConvInteger) * (x_scale * w_scale)
+ * + bias) (com.microsoft ConvIntegerToFloat, mlrt's own: what quantize_dynamic writes after
+ * each ConvInteger, fused by native/optimizer/fuse_conv_integer_to_float.py).  The scales'
+ * product is float32, as the graph's Mul; activation: none, Relu or Clip (alpha, beta). */
+static int k_convinteger_to_float(const mlrt_context *ctx, const mlrt_tensor *in, int32_t n_in, mlrt_tensor *out,
+                                  int32_t n_out, const void *params, size_t params_size) {
+    MLRT_PARAMS(mlrt_conv_params, p, params, params_size);
+    const char *op = "ConvIntegerToFloat";
+    int32_t n = 0;
+    int status = qconv_node_inputs(op, p, n_in, 4, 7, &n);
+    if (status) return status;
+    MLRT_CHECK(n_out == 1 && out[0].dtype == MLRT_FLOAT, "%s: one output, float", op);
+    const mlrt_tensor *Xs = &in[2], *Ws = &in[3], *B = qc_optional(in, n, 6);
+    int64_t M = in[1].rank >= 1 ? in[1].shape[0] : 0, nws = mlrt_numel(Ws);
+    MLRT_CHECK(Xs->dtype == MLRT_FLOAT && Ws->dtype == MLRT_FLOAT && mlrt_numel(Xs) == 1,
+               "%s: x_scale must be one float, w_scale float", op);
+    MLRT_CHECK(mlrt_is_contiguous(Ws) && (nws == 1 || nws == M), "%s: w_scale must have 1 or %lld elements", op,
+               (long long)M);
+    MLRT_CHECK(!B || (B->dtype == MLRT_FLOAT && mlrt_numel(B) == M && mlrt_is_contiguous(B)),
+               "%s: bias must be float with %lld elements", op, (long long)M);
+    MLRT_CHECK(p->activation == MLRT_CONV_ACT_NONE || p->activation == MLRT_CONV_ACT_RELU ||
+                   p->activation == MLRT_CONV_ACT_CLIP,
+               "%s: activation %lld (none, Relu or Clip)", op, (long long)p->activation);
+    float *scale = malloc((size_t)(nws + 1) * sizeof(float));
+    if (!scale) return mlrt_fail(MLRT_ERR_OUT_OF_MEMORY, "%s: out of memory", op);
+    float xs = *(const float *)Xs->data;
+    for (int64_t m = 0; m < nws; ++m) scale[m] = xs * ((const float *)Ws->data)[m];
+    mlrt_qgemm_out fin = {.scale = scale, .scale_mode = nws > 1 ? MLRT_QSCALE_ROW : MLRT_QSCALE_ONE,
+                          .out_type = MLRT_FLOAT, .fbias = B ? B->data : NULL, .flo = -INFINITY, .fhi = INFINITY};
+    if (p->activation == MLRT_CONV_ACT_RELU) fin.flo = 0.0f;
+    if (p->activation == MLRT_CONV_ACT_CLIP) fin.flo = (float)p->alpha, fin.fhi = (float)p->beta;
+    status = qconv_compute(ctx, op, p, &in[0], qc_optional(in, n, 4), &in[1], qc_optional(in, n, 5), NULL,
+                           p->packed_weights ? &in[n] : NULL, &out[0], &fin);
+    free(scale);
+    return status;
+}
+
 #define MASK_8BIT (MLRT_BIT(MLRT_INT8) | MLRT_BIT(MLRT_UINT8))
 
 MLRT_KERNEL(convinteger, "ConvInteger", "", 10, MLRT_OPSET_MAX, MASK_8BIT, k_convinteger);
 MLRT_KERNEL(qlinearconv, "QLinearConv", "", 10, MLRT_OPSET_MAX, MASK_8BIT, k_qlinearconv);
+MLRT_KERNEL(convintegertofloat, "ConvIntegerToFloat", "com.microsoft", 1, MLRT_OPSET_MAX, MASK_8BIT,
+            k_convinteger_to_float);

@@ -59,7 +59,7 @@ static void dw_planes_portable(const dw_job *d, const uint8_t *x, int32_t *cp) {
 static void dw_grid_portable(const dw_job *d, const int32_t *planes, int64_t c0, int64_t m0, int64_t m1, void *grid) {
     const qconv_geom *g = &d->j->g;
     mlrt_qgemm_out o = d->j->out;
-    size_t esz = o.out_type == MLRT_INT32 ? 4 : 1;
+    size_t esz = mlrt_qgemm_out_size(&o);
     o.ldc = 0;
     for (int64_t m = m0; m < m1; ++m) {
         const int32_t *p = planes + (m / g->Mg - c0) * d->S, *w = d->w + m * d->T;
@@ -79,7 +79,7 @@ static void dw_tasks(void *arg, int64_t begin, int64_t end) {
     const qconv_job *j = d->j;
     const qconv_geom *g = &j->g;
     int64_t OH = g->out[0], OW = g->out[1];
-    size_t esz = j->out.out_type == MLRT_INT32 ? 4 : 1;
+    size_t esz = mlrt_qgemm_out_size(&j->out);
     int32_t *planes = mlrt_scratch((size_t)(d->CB * d->S) * sizeof(int32_t));
     char *grid = mlrt_scratch_slot(1, (size_t)(d->CB * g->Mg * d->F16) * esz);
     if (!planes || !grid) {
@@ -180,6 +180,7 @@ typedef struct dwl_job {
     int64_t OW4, RS;     /* their blocks of 4 output columns, quad rows kept */
     int64_t bands;       /* tasks per group: bands of output rows */
     dwl_isa isa;
+    const mlrt_qgemm_out *fout; /* float output: the lanes store int32 sums, each task then makes its floats */
     atomic_int failed;
 } dwl_job;
 
@@ -601,7 +602,7 @@ static void dwl_tasks(void *arg, int64_t begin, int64_t end) {
     const qconv_job *j = d->j;
     const qconv_geom *g = &j->g;
     const mlrt_qgemm_out *o = &j->out;
-    size_t esz = o->out_type == MLRT_INT32 ? 4 : 1;
+    size_t esz = mlrt_qgemm_out_size(o);
     size_t bytes = (size_t)(d->PH * d->PW + 1) * DWL, quads = d->quads ? (size_t)(d->RS * d->OW4) * 4 * 64 : 0;
     uint8_t *buf = mlrt_scratch(quads + bytes); /* the quad plane, then the padded plane */
     size_t wbytes = d->quads ? sizeof(dwq_group) + (size_t)(d->j->g.k[0] * DWL) * sizeof(int32_t)
@@ -654,6 +655,11 @@ static void dwl_tasks(void *arg, int64_t begin, int64_t end) {
         if (wide) dwl_fill512(d, src, buf, &b);
         else dwl_fill(d, src, buf, &b);
         compute(d, buf, gr, (char *)o->c + (size_t)((n * g->M + m0) * g->out_size) * esz, nch, &b);
+        if (d->fout) /* (the band's sums, still in cache) */
+            for (int64_t c = 0; c < nch; ++c)
+                mlrt_qgemm_float_row(d->fout, m0 + c,
+                                     (int32_t *)o->c + (n * g->M + m0 + c) * g->out_size + b.oh0 * g->out[1],
+                                     (b.oh1 - b.oh0) * g->out[1]);
     }
 }
 
@@ -686,7 +692,14 @@ static bool dwl_run(const mlrt_context *ctx, const qconv_job *j, int *status) {
                   : strcmp(k, "avx2") == 0     ? DWL_AVX2
                                                : DWL_NONE;
     if (isa == DWL_NONE) return false;
-    dwl_job d = {.j = j, .T = KH * KW, .P = OH * OW, .isa = isa};
+    qconv_job ji;
+    const mlrt_qgemm_out *fout = NULL;
+    if (j->out.out_type == MLRT_FLOAT) { /* int32 sums by the lanes, then floats */
+        ji = *j, fout = &j->out;
+        ji.out.scale = NULL, ji.out.out_type = MLRT_INT32, ji.out.fbias = NULL;
+        j = &ji;
+    }
+    dwl_job d = {.j = j, .T = KH * KW, .P = OH * OW, .isa = isa, .fout = fout};
     atomic_init(&d.failed, 0);
     d.PH = (OH - 1) * sh + (KH - 1) * dh + 1, d.PW = (OW - 1) * sw + (KW - 1) * dw + 1;
     d.quads = dwq_fits(j, d.isa);

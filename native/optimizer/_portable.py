@@ -5,7 +5,10 @@ The fusion passes make two kinds of node that only mlrt runs as they are:
   ("HardSwish", "Swish") or with none: written as Conv, Add of Z, then the activation in
   standard operators (HardSigmoid and Mul; Sigmoid and Mul);
 - Gelu in the default domain below opset 20 (where ONNX has no Gelu): written as the
-  Erf form it was fused from.
+  Erf form it was fused from;
+- ConvIntegerToFloat (com.microsoft, mlrt's own): written as the chain it was fused
+  from, ConvInteger, Cast, Mul by x_scale * w_scale, Add of the bias, Relu or Clip (its
+  per-channel vectors reshaped to (channels, 1, ...)).
 FusedConv with any other activation (onnxruntime's own, or one mlrt does not know) is
 kept as it is.  The nodes that come out read
 and write the same names as the node they replace, plus new intermediate names made
@@ -75,6 +78,8 @@ def portable(nodes, opset: int, dtype_of=None) -> tuple[list, dict[str, np.ndarr
                 gate = f"{stem}_gate"
                 out.append(helper.make_node("Sigmoid", [scaled], [gate], name=f"{node.name}_sigmoid"))
                 out.append(helper.make_node("Mul", [v, gate], [y], name=f"{node.name}_mul"))
+        elif node.domain == "com.microsoft" and node.op_type == "ConvIntegerToFloat":
+            out += _conv_integer_chain(node, constants)
         elif (node.domain in ("", "ai.onnx") and node.op_type == "Gelu" and opset < 20
               and all(a.name != "approximate" or a.s in (b"", b"none") for a in node.attribute)):
             x, y = node.input[0], node.output[0]
@@ -91,6 +96,44 @@ def portable(nodes, opset: int, dtype_of=None) -> tuple[list, dict[str, np.ndarr
         else:
             out.append(node)
     return out, constants
+
+
+def _conv_integer_chain(node, constants: dict) -> list:
+    """ConvIntegerToFloat as ConvInteger -> Cast -> Mul [-> Add] [-> Relu | Clip]."""
+    attrs = {a.name: helper.get_attribute_value(a) for a in node.attribute}
+    act = attrs.pop("activation", b"")
+    act = act.decode() if isinstance(act, bytes) else act
+    params = [float(v) for v in attrs.pop("activation_params", []) or []]
+    ins = list(node.input) + [""] * (7 - len(node.input))
+    x, w, x_s, w_s, x_z, w_z, bias = ins[:7]
+    y, name = node.output[0], node.name
+    stem = f"{y}__mlrt"
+    shape = f"{stem}_channels"  # (-1, 1, ...): a per-channel vector against (N, C, spatial...)
+    constants[shape] = np.array([-1] + [1] * len(attrs["kernel_shape"]), np.int64)
+    conv_in = [x, w, x_z, w_z]
+    while conv_in and not conv_in[-1]:
+        conv_in.pop()
+    scale = f"{stem}_scale"
+    out = [helper.make_node("Reshape", [w_s, shape], [f"{stem}_w_scale"], name=f"{name}_w_scale"),
+           helper.make_node("Mul", [x_s, f"{stem}_w_scale"], [scale], name=f"{name}_scale"),
+           helper.make_node("ConvInteger", conv_in, [f"{stem}_acc"], name=name, **attrs),
+           helper.make_node("Cast", [f"{stem}_acc"], [f"{stem}_accf"], to=1, name=f"{name}_cast")]
+    v, steps = f"{stem}_accf", ["mul"] + (["bias"] if bias else []) + (["act"] if act else [])
+    for k, step in enumerate(steps):
+        dst = y if k == len(steps) - 1 else f"{stem}_{step}"
+        if step == "mul":
+            out.append(helper.make_node("Mul", [v, scale], [dst], name=f"{name}_mul"))
+        elif step == "bias":
+            out.append(helper.make_node("Reshape", [bias, shape], [f"{stem}_b"], name=f"{name}_b"))
+            out.append(helper.make_node("Add", [v, f"{stem}_b"], [dst], name=f"{name}_add"))
+        elif act == "Relu":
+            out.append(helper.make_node("Relu", [v], [dst], name=f"{name}_relu"))
+        else:
+            lo, hi = (params + [-math.inf, math.inf][len(params):])[:2]
+            constants[f"{stem}_lo"], constants[f"{stem}_hi"] = np.array(lo, np.float32), np.array(hi, np.float32)
+            out.append(helper.make_node("Clip", [v, f"{stem}_lo", f"{stem}_hi"], [dst], name=f"{name}_clip"))
+        v = dst
+    return out
 
 
 EXTERNAL_FILE = "session.optimized_model_external_initializers_file_name"

@@ -6,7 +6,8 @@
  * moved by 128), so that x - x_zero_point is unchanged; padding reads as the zero point
  * (a zero difference).  Output element (n, m, p) is
  *     v = sum over the window of (w - w_zp[m]) * (x - x_zp), + B[m], in int32 (wrapping)
- * then stored as int32 (ConvInteger) or requantized (qgemm.h). */
+ * then stored as int32 (ConvInteger), requantized (QLinearConv) or made float
+ * (ConvIntegerToFloat), as qgemm.h defines. */
 #ifndef MLRT_QCONV_INTERNAL_H
 #define MLRT_QCONV_INTERNAL_H
 

@@ -176,9 +176,9 @@ DEFINE_TILE_PORTABLE(tile_portable_at, QG_AT)
  * would then read again after every store. */
 typedef struct qg_fin {
     const int32_t *row_add, *col_add, *row_mul, *col_mul;
-    const float *scale;
+    const float *scale, *fbias;
     int32_t mode, nv;
-    bool requant, u8;
+    bool requant, u8, fl; /* requantized to 8 bits; float output */
     char *c;
     int64_t ldc; /* bytes */
     __mmask16 k[4];
@@ -191,8 +191,9 @@ __attribute__((target("avx512f,avx512bw"), always_inline)) static inline void qg
                                                                                           const mlrt_qgemm_out *o,
                                                                                           int64_t n) {
     f->row_add = o->row_add, f->col_add = o->col_add, f->row_mul = o->row_mul, f->col_mul = o->col_mul;
-    f->scale = o->scale, f->mode = o->scale_mode, f->requant = o->scale != NULL, f->u8 = o->out_type == MLRT_UINT8;
-    f->c = o->c, f->ldc = o->ldc * (f->requant ? 1 : 4), f->nv = (int32_t)((n + 15) / 16);
+    f->scale = o->scale, f->mode = o->scale_mode, f->u8 = o->out_type == MLRT_UINT8;
+    f->fl = o->out_type == MLRT_FLOAT, f->requant = o->scale != NULL && !f->fl, f->fbias = o->fbias;
+    f->c = o->c, f->ldc = o->ldc * (int64_t)mlrt_qgemm_out_size(o), f->nv = (int32_t)((n + 15) / 16);
     for (int u = 0; u < 4; ++u) {
         int64_t w = n - 16 * u;
         f->k[u] = w >= 16 ? (__mmask16)0xFFFF : w <= 0 ? 0 : (__mmask16)((1u << w) - 1);
@@ -204,6 +205,7 @@ __attribute__((target("avx512f,avx512bw"), always_inline)) static inline void qg
         f->zp = _mm512_set1_epi32(o->zp);
         f->s1 = _mm512_set1_ps(o->scale[0]);
     }
+    if (f->fl) f->flo = _mm512_set1_ps(o->flo), f->fhi = _mm512_set1_ps(o->fhi), f->s1 = _mm512_set1_ps(o->scale[0]);
 }
 
 /* Row i of the tile: v[u] holds columns 16 u ... (vectors past the tile's ignored). */
@@ -224,6 +226,18 @@ __attribute__((target("avx512f,avx512bw"), always_inline)) static inline void qg
             v[u] = _mm512_add_epi32(v[u], _mm512_mullo_epi32(r, _mm512_maskz_loadu_epi32(f->k[u], f->col_mul + 16 * u)));
     }
     char *c = f->c + i * f->ldc;
+    if (f->fl) { /* (mul, add, max, min: each rounded as the float32 nodes it stands for) */
+        __m512 s = f->mode == MLRT_QSCALE_ROW ? _mm512_set1_ps(f->scale[i]) : f->s1;
+        __m512 b = f->fbias ? _mm512_set1_ps(f->fbias[i]) : _mm512_setzero_ps();
+        for (int u = 0; u < nv; ++u) {
+            __m512 su = f->mode == MLRT_QSCALE_COL ? _mm512_maskz_loadu_ps(f->k[u], f->scale + 16 * u) : s;
+            __m512 x = _mm512_mul_ps(_mm512_cvtepi32_ps(v[u]), su);
+            if (f->fbias) x = _mm512_add_ps(x, b);
+            x = _mm512_min_ps(_mm512_max_ps(x, f->flo), f->fhi);
+            _mm512_mask_storeu_ps((float *)c + 16 * u, f->k[u], x);
+        }
+        return;
+    }
     if (!f->requant) {
         for (int u = 0; u < nv; ++u) _mm512_mask_storeu_epi32((int32_t *)c + 16 * u, f->k[u], v[u]);
         return;
@@ -350,6 +364,19 @@ __attribute__((target("avx2"), always_inline)) static inline void qg_store256(co
     if (!o->scale) {
         int32_t *c = (int32_t *)o->c + i * o->ldc + c0;
         for (int u = 0; u < cw; ++u) _mm256_maskstore_epi32(c + 8 * u, k[u], v[u]);
+        return;
+    }
+    if (o->out_type == MLRT_FLOAT) { /* (mul, add, max, min: each rounded as the float32 nodes it stands for) */
+        float *c = (float *)o->c + i * o->ldc + c0;
+        __m256 flo = _mm256_set1_ps(o->flo), fhi = _mm256_set1_ps(o->fhi);
+        __m256 b = _mm256_set1_ps(o->fbias ? o->fbias[i] : 0.0f);
+        for (int u = 0; u < cw; ++u) {
+            __m256 s = o->scale_mode == MLRT_QSCALE_COL ? _mm256_maskload_ps(o->scale + c0 + 8 * u, k[u])
+                                                        : _mm256_set1_ps(o->scale[o->scale_mode == MLRT_QSCALE_ROW ? i : 0]);
+            __m256 x = _mm256_mul_ps(_mm256_cvtepi32_ps(v[u]), s);
+            if (o->fbias) x = _mm256_add_ps(x, b);
+            _mm256_maskstore_ps(c + 8 * u, k[u], _mm256_min_ps(_mm256_max_ps(x, flo), fhi));
+        }
         return;
     }
     __m256 flo = _mm256_set1_ps((float)(o->lo - o->zp)), fhi = _mm256_set1_ps((float)(o->hi - o->zp));
@@ -495,7 +522,8 @@ static void qg_panel(qg_tile_fn const *tiles, const int8_t *L, int64_t M, int64_
         if (b.row_add) b.row_add += m0;
         if (b.row_mul) b.row_mul += m0;
         if (b.scale && b.scale_mode == MLRT_QSCALE_ROW) b.scale += m0;
-        b.c = (char *)b.c + (size_t)(m0 * o->ldc) * (o->out_type == MLRT_INT32 ? 4 : 1);
+        if (b.fbias) b.fbias += m0;
+        b.c = (char *)b.c + (size_t)(m0 * o->ldc) * mlrt_qgemm_out_size(o);
         int64_t mr = M - m0 < MR ? M - m0 : MR;
         tiles[mr - 1](L + (m0 / MR) * K4 * MR * 4, R, qoff, K4, mr, n, &b);
     }
@@ -512,6 +540,27 @@ void mlrt_qgemm_panel_at(const int8_t *L, int64_t M, int64_t K4, const uint8_t *
     pthread_once(&qg_once, qg_init);
     if (n > 0) qg_panel(qg.tile_at[(n + 15) / 16 - 1], L, M, K4, R, qoff, n, o);
 }
+
+/* (cloned per x86-64 level without fastmath.h's contraction: the product and the sum round apart) */
+MLRT_ISA_FN(, void, float_row, (const mlrt_qgemm_out *o, int64_t i, void *c, int64_t n), (o, i, c, n)) {
+    const int32_t *v = c;
+    float *y = c, s = o->scale[o->scale_mode == MLRT_QSCALE_ROW ? i : 0];
+    float b = o->fbias ? o->fbias[i] : 0.0f, lo = o->flo, hi = o->fhi;
+    if (o->fbias)
+        for (int64_t j = 0; j < n; ++j) {
+            float x = (float)v[j] * s + b;
+            x = x > lo ? x : lo;
+            y[j] = x < hi ? x : hi;
+        }
+    else
+        for (int64_t j = 0; j < n; ++j) {
+            float x = (float)v[j] * s;
+            x = x > lo ? x : lo;
+            y[j] = x < hi ? x : hi;
+        }
+}
+
+void mlrt_qgemm_float_row(const mlrt_qgemm_out *o, int64_t i, void *c, int64_t n) { float_row(o, i, c, n); }
 
 void mlrt_qgemm_colsum_at(const uint8_t *R, const int64_t *qoff, int64_t K4, int64_t n, int32_t *colsum) {
     for (int64_t j = 0; j < n; ++j) colsum[j] = 0;

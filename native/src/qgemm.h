@@ -18,7 +18,10 @@
  * in int32, wrapping (every step is exact modulo 2^32).  The kernels compute sum_k l r
  * and finish each element with what the caller prepared (mlrt_qgemm_out):
  *     v = acc + row_add[m] + col_add[n] + row_mul[m] * col_mul[n]
- * then store v (int32) or requantize it with a multiplier per row, per column or one.
+ * then store v (int32), requantize it with a multiplier per row, per column or one, or
+ * (float output) store y = min(max((float)v * scale + fbias[m], flo), fhi), each step a
+ * float32 operation rounded on its own, in that order: the Cast, Mul, Add and Clip (or
+ * Relu) quantize_dynamic writes after a ConvInteger, bit for bit.
  *
  * Layouts.  L is packed once (weights) or per call into panels of MLRT_QGEMM_MR rows,
  * each k-major in groups of four: L(m, k) at p[((m / MR) * K4 + k / 4) * MR * 4 +
@@ -53,10 +56,12 @@ static inline int32_t mlrt_requantize(int32_t acc, float multiplier, int32_t zp,
 typedef struct mlrt_qgemm_out {
     const int32_t *row_add, *col_add; /* by row / column of C, or NULL */
     const int32_t *row_mul, *col_mul; /* both or neither */
-    const float *scale;               /* NULL: store int32; else the multipliers */
+    const float *scale;               /* NULL: store int32; else the multipliers (float output: the scales) */
     int32_t scale_mode;               /* enum mlrt_qgemm_scale */
     int32_t zp, lo, hi;               /* requantized: y's zero point and range */
-    int32_t out_type;                 /* MLRT_INT32, MLRT_UINT8 or MLRT_INT8 */
+    int32_t out_type;                 /* MLRT_INT32, MLRT_UINT8, MLRT_INT8 or MLRT_FLOAT */
+    const float *fbias;               /* float output: added by row after the scale, or NULL */
+    float flo, fhi;                   /* float output: the clamp (-inf, inf: none) */
     void *c;                          /* C(m, n) at c + m * ldc + n (elements) */
     int64_t ldc;
 } mlrt_qgemm_out;
@@ -120,6 +125,22 @@ __attribute__((target("avx512f,avx512bw"), always_inline)) static inline void ml
 }
 #endif
 
+/* Bytes per element of C. */
+static inline size_t mlrt_qgemm_out_size(const mlrt_qgemm_out *o) {
+    return o->out_type == MLRT_INT32 || o->out_type == MLRT_FLOAT ? 4 : 1;
+}
+
+/* The float output of sum v in row i with multiplier s (max, min: as vmaxps, vminps). */
+static inline float mlrt_qgemm_float1(const mlrt_qgemm_out *o, int64_t i, float s, int32_t v) {
+    float y = (float)v * s;
+    if (o->fbias) y = y + o->fbias[i];
+    y = y > o->flo ? y : o->flo;
+    return y < o->fhi ? y : o->fhi;
+}
+
+/* Row i's n int32 sums at c (already finished to v) made its float outputs, in place. */
+void mlrt_qgemm_float_row(const mlrt_qgemm_out *o, int64_t i, void *c, int64_t n);
+
 /* The finish of mlrt_qgemm_out for the sum v of row i, column j (portable). */
 static inline void mlrt_qgemm_store1(const mlrt_qgemm_out *o, int64_t i, int64_t j, int32_t v) {
     uint32_t u = (uint32_t)v;
@@ -133,6 +154,10 @@ static inline void mlrt_qgemm_store1(const mlrt_qgemm_out *o, int64_t i, int64_t
         return;
     }
     float s = o->scale[o->scale_mode == MLRT_QSCALE_ROW ? i : o->scale_mode == MLRT_QSCALE_COL ? j : 0];
+    if (o->out_type == MLRT_FLOAT) {
+        ((float *)o->c)[at] = mlrt_qgemm_float1(o, i, s, v);
+        return;
+    }
     int32_t q = mlrt_requantize(v, s, o->zp, o->lo, o->hi);
     if (o->out_type == MLRT_UINT8) ((uint8_t *)o->c)[at] = (uint8_t)q;
     else ((int8_t *)o->c)[at] = (int8_t)q;

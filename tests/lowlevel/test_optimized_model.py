@@ -61,11 +61,33 @@ def _gelu_model(opset: int = 17):
             {"x": rng.standard_normal((3, 16)).astype(np.float32)})
 
 
+def _dynamic_conv_model(act: str):
+    """quantize_dynamic's chain for one Conv: DynamicQuantizeLinear, ConvInteger, Cast, Mul
+    by the scales' product, Add of the bias, then Clip or Relu: one ConvIntegerToFloat to mlrt."""
+    inits = {"w": rng.integers(-127, 127, (8, 4, 3, 3)).astype(np.int8),
+             "ws": (rng.random((8, 1, 1)) * 0.02 + 0.001).astype(np.float32),
+             "wz": np.array(0, np.int8), "b": rng.standard_normal((1, 8, 1, 1)).astype(np.float32),
+             "lo": np.array(0, np.float32), "hi": np.array(6, np.float32)}
+    nodes = [helper.make_node("DynamicQuantizeLinear", ["x"], ["xq", "xs", "xz"]),
+             helper.make_node("Mul", ["xs", "ws"], ["s"]),
+             helper.make_node("ConvInteger", ["xq", "w", "xz", "wz"], ["acc"], pads=[1, 1, 1, 1]),
+             helper.make_node("Cast", ["acc"], ["accf"], to=TensorProto.FLOAT),
+             helper.make_node("Mul", ["accf", "s"], ["m"]), helper.make_node("Add", ["m", "b"], ["a"]),
+             helper.make_node("Clip", ["a", "lo", "hi"], ["y"]) if act == "clip" else helper.make_node("Relu", ["a"], ["y"])]
+    graph = helper.make_graph(nodes, "dq", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, 10, 10])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 8, 10, 10])],
+                              [numpy_helper.from_array(v, k) for k, v in inits.items()])
+    return (helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]),
+            {"x": rng.standard_normal((1, 4, 10, 10)).astype(np.float32)})
+
+
 CASES = [("silu", lambda: _conv_model("silu")), ("hardswish", lambda: _conv_model("hardswish")),
          ("hardsigmoid_mul", lambda: _conv_model("hardsigmoid_mul")),
          ("residual_silu", lambda: _conv_model("silu", residual=True)),
          ("residual_only", lambda: _conv_model("identity", residual=True)),
-         ("relu", lambda: _conv_model("relu")), ("gelu_opset17", lambda: _gelu_model(17))]
+         ("relu", lambda: _conv_model("relu")), ("gelu_opset17", lambda: _gelu_model(17)),
+         ("dynamic_conv_clip", lambda: _dynamic_conv_model("clip")),
+         ("dynamic_conv_relu", lambda: _dynamic_conv_model("relu"))]
 
 
 @pytest.mark.parametrize("name,build", CASES)
@@ -80,6 +102,7 @@ def test_optimized_model_runs_elsewhere(name, build, tmp_path):
     onnx.checker.check_model(saved)
     kinds = {(n.domain, n.op_type) for n in saved.graph.node}
     assert ("", "Gelu") not in kinds  # below opset 20 ONNX has none
+    assert ("com.microsoft", "ConvIntegerToFloat") not in kinds  # (mlrt's own)
     for n in saved.graph.node:
         if n.op_type == "FusedConv":
             act = next((a.s.decode() for a in n.attribute if a.name == "activation"), "")

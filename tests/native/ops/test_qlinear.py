@@ -226,6 +226,64 @@ def test_convinteger_bad_inputs():
             run_mlrt(make_model("ConvInteger", bad), bad)
 
 
+def convtofloat_inputs(xs, ws, tx, tw, per_channel=False, bias=False):
+    """ConvIntegerToFloat's inputs: x, w, x_scale, w_scale, x_zero_point, w_zero_point [, bias]."""
+    m = ws[0]
+    w_s = (rng.random(m) * 0.02 + 0.005).astype(np.float32) if per_channel else np.array([0.01], np.float32)
+    w_z = q((m,), tw) if per_channel else q((), tw)
+    ins = [q(xs, tx), q(ws, tw), np.array([0.037], np.float32), w_s, q((), tx), w_z]
+    if bias:
+        ins.append((rng.standard_normal(m) * 20).astype(np.float32))
+    return ins
+
+
+def convtofloat_expected(ins, attrs, lo=-np.inf, hi=np.inf):
+    """The chain the node stands for, in float32 steps: Cast, Mul by x_scale * w_scale, Add, Clip."""
+    x, w, x_s, w_s, x_z, w_z = ins[:6]
+    acc = conv_sums(x, x_z, w, w_z, attrs).astype(np.float32)
+    per = (1, -1) + (1,) * (x.ndim - 2)
+    y = acc * (np.float32(x_s[0]) * w_s).reshape(per if w_s.size > 1 else ())
+    if len(ins) > 6:
+        y = y + ins[6].reshape(per)
+    return np.minimum(np.maximum(y, np.float32(lo)), np.float32(hi))
+
+
+def run_convtofloat(ins, attrs, activation=None):
+    if activation:
+        attrs = dict(attrs, activation=activation[0], **({"activation_params": activation[1]} if activation[1] else {}))
+    return run_mlrt(make_model("ConvIntegerToFloat", ins, attrs, domain="com.microsoft", opset=1), ins)[0]
+
+
+@pytest.mark.parametrize("xs,ws,attrs", [c for c in CONV_CASES if 0 not in c[0]])
+@pytest.mark.parametrize("tx,tw", [(np.uint8, np.uint8), (np.int8, np.int8), (np.uint8, np.int8)])
+def test_convinteger_to_float(xs, ws, attrs, tx, tw):
+    """com.microsoft ConvIntegerToFloat (mlrt's own, what fuse_conv_integer_to_float makes)
+    against its chain in float32 numpy on the exact sums, bit for bit: per-tensor and
+    per-channel scales and zero points, bias, Relu and Clip; w constant (packed) and fed."""
+    ins = convtofloat_inputs(xs, ws, tx, tw)
+    np.testing.assert_array_equal(run_convtofloat(ins, attrs), convtofloat_expected(ins, attrs))
+    ins = convtofloat_inputs(xs, ws, tx, tw, per_channel=True, bias=True)
+    np.testing.assert_array_equal(run_convtofloat(ins, attrs, ("Relu", [])), convtofloat_expected(ins, attrs, 0))
+    want = convtofloat_expected(ins, attrs, -1.5, 2.5)
+    np.testing.assert_array_equal(run_convtofloat(ins, attrs, ("Clip", [-1.5, 2.5])), want)
+    model, feeds = const_model("ConvIntegerToFloat", ins, [1, 2, 3, 5, 6], dict(attrs, activation="Clip",
+                                                                             activation_params=[-1.5, 2.5]),
+                               domain="com.microsoft")
+    np.testing.assert_array_equal(run_mlrt(model, feeds)[0], want)
+
+
+def test_convinteger_to_float_bad_inputs():
+    ins = convtofloat_inputs((1, 4, 5, 5), (3, 4, 3, 3), np.uint8, np.int8, bias=True)
+    for k, bad, match in [(3, np.ones(2, np.float32), "w_scale"), (6, np.ones(4, np.float32), "bias"),
+                          (2, np.ones(2, np.float32), "x_scale"), (3, np.ones(3, np.float64), "w_scale")]:
+        given = list(ins)
+        given[k] = bad
+        with pytest.raises(mlrt.MlrtError, match=match):
+            run_convtofloat(given, {})
+    with pytest.raises(mlrt.MlrtError, match="activation"):
+        run_convtofloat(ins, {}, ("Tanh", []))
+
+
 def qlconv_inputs(xs, ws, tx, tw, ty, per_channel=False, bias=False):
     m = ws[0]
     w_s = (rng.random(m) * 0.02 + 0.005).astype(np.float32) if per_channel else np.float32(0.01)
@@ -259,10 +317,10 @@ def qlinearconv_expected(ins, attrs):
     return requantize(acc, np.asarray(x_s, np.float32), w_s, np.asarray(y_s, np.float32), y_z, np.asarray(y_z).dtype)
 
 
-def const_model(op_type, inputs, consts, attrs=None, opset=None):
+def const_model(op_type, inputs, consts, attrs=None, opset=None, domain=""):
     """A one-node model whose inputs at indexes `consts` are initializers (what the plan
     packs once); returns the model and the other inputs' values."""
-    model = make_model(op_type, inputs, attrs, opset=opset)
+    model = make_model(op_type, inputs, attrs, opset=opset or (1 if domain else None), domain=domain)
     g = model.graph
     names = list(g.node[0].input)
     for i in consts:
@@ -519,6 +577,8 @@ for tx, tw in t.ORT_TYPES + [(np.int8, np.uint8)]:
         out.append(t.run_mlrt(t.make_model("QLinearConv", ins, attrs), ins)[0])
         ci = [ins[0], ins[3], ins[2], ins[5]]
         out.append(t.run_mlrt(t.make_model("ConvInteger", ci, attrs), ci)[0])
+        fi = [ins[0], ins[3], np.array([0.03], np.float32), ins[4], ins[2], ins[5], ins[8].astype(np.float32)]
+        out.append(t.run_convtofloat(fi, attrs, ("Clip", [-20.0, 30.0])))
     for sa, sb in [((13, 127), (127, 9)), ((2, 3, 64), (64, 70))]:
         mi = [t.q(sa, tx), t.q(sb, tw), t.q((), tx), t.q((sb[-1],), tw)]
         out.append(t.run_mlrt(t.make_model("MatMulInteger", mi), mi)[0])
