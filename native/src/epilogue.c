@@ -12,12 +12,46 @@
 
 /* Row loops of the float32 activations that need more than a compare: the exp is the
  * polynomial of fastmath.h (as the Sigmoid kernel's, about 2 ulp), cloned per ISA. */
-MLRT_HOT_FN(, void, sigmoid_row_f32, (float *y, int64_t n), (y, n)) {
+MLRT_HOT_FN(, void, sigmoid_row_portable, (float *y, int64_t n), (y, n)) {
     for (int64_t i = 0; i < n; ++i) y[i] = 1.0f / (1.0f + mlrt_exp_f32(-y[i]));
 }
 
-MLRT_HOT_FN(, void, swish_row_f32, (float *y, int64_t n, float alpha), (y, n, alpha)) {
+MLRT_HOT_FN(, void, swish_row_portable, (float *y, int64_t n, float alpha), (y, n, alpha)) {
     for (int64_t i = 0; i < n; ++i) y[i] = y[i] / (1.0f + mlrt_exp_f32(-alpha * y[i]));
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+/* AVX-512: the strip kernels' sigmoid (fastmath.h: no division), so that a Swish is the
+ * same whichever path stored the conv; swish: v * sigmoid(alpha v). */
+__attribute__((target("avx512f"))) static void act_row_avx512(float *y, int64_t n, float alpha, bool swish) {
+    __m512 a = _mm512_set1_ps(alpha);
+    for (int64_t i = 0; i < n; i += 16) {
+        __mmask16 k = n - i >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (n - i)) - 1);
+        __m512 v = _mm512_maskz_loadu_ps(k, y + i);
+        __m512 s = mlrt_sigmoid_avx512(swish ? _mm512_mul_ps(a, v) : v);
+        _mm512_mask_storeu_ps(y + i, k, swish ? _mm512_mul_ps(v, s) : s);
+    }
+}
+#endif
+
+static void sigmoid_row_f32(float *y, int64_t n) {
+#if defined(__x86_64__) && defined(__GNUC__)
+    if (mlrt_isa_level >= 4) {
+        act_row_avx512(y, n, 1.0f, false);
+        return;
+    }
+#endif
+    sigmoid_row_portable(y, n);
+}
+
+static void swish_row_f32(float *y, int64_t n, float alpha) {
+#if defined(__x86_64__) && defined(__GNUC__)
+    if (mlrt_isa_level >= 4) {
+        act_row_avx512(y, n, alpha, true);
+        return;
+    }
+#endif
+    swish_row_portable(y, n, alpha);
 }
 
 MLRT_HOT_FN(, void, hard_swish_row_f32, (float *y, int64_t n, float alpha, float beta), (y, n, alpha, beta)) {

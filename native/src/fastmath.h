@@ -62,6 +62,37 @@ MLRT_MATH float mlrt_sigmoid_f32(float x) {
     return x >= 0 ? r : e * r;
 }
 
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+
+/* mlrt_sigmoid_f32 on 16 lanes: the same exp (its polynomial, 2^k from the shifted
+ * product's bits, 0 below -87.34), then 1 / (1 + e) by vrcp14ps and a Newton step instead
+ * of vdivps, whose throughput (one in about ten cycles) held a Swish epilogue to half
+ * speed.  NaN stays NaN. */
+__attribute__((target("avx512f"), always_inline)) static inline __m512 mlrt_sigmoid_avx512(__m512 u) {
+    const __m512 lowest = _mm512_set1_ps(-87.33654f), shift = _mm512_set1_ps(12582912.0f), one = _mm512_set1_ps(1.0f);
+    __m512 x = _mm512_castsi512_ps(_mm512_or_si512(_mm512_castps_si512(u), _mm512_set1_epi32((int)0x80000000u)));
+    __mmask16 under = _mm512_cmp_ps_mask(x, lowest, _CMP_LT_OQ);
+    __m512 xc = _mm512_max_ps(lowest, x); /* (NaN in x is kept: vmaxps returns its second operand) */
+    __m512 t = _mm512_fmadd_ps(xc, _mm512_set1_ps(1.44269504088896341f), shift);
+    __m512 k = _mm512_sub_ps(t, shift);
+    __m512 r = _mm512_fnmadd_ps(k, _mm512_set1_ps(0.693359375f), xc);
+    r = _mm512_fnmadd_ps(k, _mm512_set1_ps(-2.12194440e-4f), r);
+    __m512 p = _mm512_fmadd_ps(_mm512_set1_ps(1.9875691500e-4f), r, _mm512_set1_ps(1.3981999507e-3f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(8.3334519073e-3f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(4.1665795894e-2f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.6666665459e-1f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(5.0000001201e-1f));
+    p = _mm512_fmadd_ps(_mm512_mul_ps(p, r), r, _mm512_add_ps(r, one));
+    __m512i bits = _mm512_sub_epi32(_mm512_castps_si512(t), _mm512_set1_epi32(0x4B400000 - 127));
+    __m512 e = _mm512_maskz_mul_ps((__mmask16)~under, p, _mm512_castsi512_ps(_mm512_slli_epi32(bits, 23)));
+    __m512 d = _mm512_add_ps(one, e), q = _mm512_rcp14_ps(d); /* d in [1, 2]: q within 2^-14 of 1 / d */
+    __m512 s = _mm512_fmadd_ps(_mm512_fnmadd_ps(d, q, one), q, q);
+    __mmask16 neg = _mm512_cmp_ps_mask(u, _mm512_setzero_ps(), _CMP_NGE_UQ); /* u < 0 or NaN */
+    return _mm512_mask_mul_ps(s, neg, e, s);
+}
+#endif
+
 /* erf(x), branch-free: |x| < 0.921875: x * P(x^2); above, 1 - exp(Q(|x|)) with Q a fit of
  * log(erfc) on [0.921875, 4] (erfc(4) < 2^-25, so erf rounds to 1 beyond).  NaN stays NaN,
  * -0 stays -0, +-inf gives +-1. */

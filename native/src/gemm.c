@@ -212,28 +212,7 @@ DEFINE_GEMM(double, scipy_cblas_dgemm, scipy_cblas_dgemv, dgemm)
 /* mlrt_sigmoid_f32 (fastmath.h) a vector at a time, in the strip kernels' stores (while the
  * tile is in registers, not a second pass over Y): e = exp(-|u|) by the same polynomial,
  * 1 / (1 + e) for u >= 0, e / (1 + e) below; NaN stays. */
-__attribute__((target("avx512f"))) static inline __m512 uk512_sigmoid(__m512 u) {
-    const __m512 lowest = _mm512_set1_ps(-87.33654f), shift = _mm512_set1_ps(12582912.0f);
-    __m512 x = _mm512_castsi512_ps(_mm512_or_si512(_mm512_castps_si512(u), _mm512_set1_epi32((int)0x80000000u)));
-    __mmask16 under = _mm512_cmp_ps_mask(x, lowest, _CMP_LT_OQ);
-    __m512 xc = _mm512_max_ps(lowest, x);  /* (NaN in x is kept: vmaxps returns its second operand) */
-    __m512 t = _mm512_fmadd_ps(xc, _mm512_set1_ps(1.44269504088896341f), shift);
-    __m512 k = _mm512_sub_ps(t, shift);
-    __m512 r = _mm512_fnmadd_ps(k, _mm512_set1_ps(0.693359375f), xc);
-    r = _mm512_fnmadd_ps(k, _mm512_set1_ps(-2.12194440e-4f), r);
-    __m512 p = _mm512_fmadd_ps(_mm512_set1_ps(1.9875691500e-4f), r, _mm512_set1_ps(1.3981999507e-3f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(8.3334519073e-3f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(4.1665795894e-2f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.6666665459e-1f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(5.0000001201e-1f));
-    p = _mm512_fmadd_ps(_mm512_mul_ps(p, r), r, _mm512_add_ps(r, _mm512_set1_ps(1.0f)));
-    __m512i bits = _mm512_sub_epi32(_mm512_castps_si512(t), _mm512_set1_epi32(0x4B400000 - 127));
-    __m512 e = _mm512_mul_ps(p, _mm512_castsi512_ps(_mm512_slli_epi32(bits, 23)));
-    e = _mm512_mask_blend_ps(under, e, _mm512_setzero_ps());
-    __m512 s = _mm512_div_ps(_mm512_set1_ps(1.0f), _mm512_add_ps(_mm512_set1_ps(1.0f), e));
-    __mmask16 neg = _mm512_cmp_ps_mask(u, _mm512_setzero_ps(), _CMP_NGE_UQ); /* u < 0 or NaN */
-    return _mm512_mask_mul_ps(s, neg, e, s);
-}
+__attribute__((target("avx512f"))) static inline __m512 uk512_sigmoid(__m512 u) { return mlrt_sigmoid_avx512(u); }
 
 __attribute__((target("avx2,fma"))) static inline __m256 uk256_sigmoid(__m256 u) {
     const __m256 lowest = _mm256_set1_ps(-87.33654f), shift = _mm256_set1_ps(12582912.0f);
