@@ -23,7 +23,7 @@
 
 typedef struct relu_job { const void *x; void *y; int32_t dtype; } relu_job;
 
-static void relu_rows(void *arg, int64_t begin, int64_t end) {
+MLRT_ISA_FN(, void, relu_rows, (void *arg, int64_t begin, int64_t end), (arg, begin, end)) {
     const relu_job *j = arg;
     switch (j->dtype) {
     case MLRT_FLOAT: { const float *x = j->x; float *y = j->y;
@@ -44,6 +44,7 @@ static int k_relu(const mlrt_context *ctx, const mlrt_tensor *in, int32_t n_in, 
     MLRT_CHECK(mlrt_is_contiguous(&in[0]) && mlrt_is_contiguous(&out[0]), "needs contiguous tensors");
     relu_job job = {in[0].data, out[0].data, in[0].dtype};
     mlrt_parallel_for(ctx, mlrt_numel(&out[0]), 16384, relu_rows, &job);
+    mlrt_note_path(MLRT_LOOP_PATH("relu"));
     return MLRT_OK;
 }
 

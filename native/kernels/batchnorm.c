@@ -111,6 +111,7 @@ static int k_batchnorm(const mlrt_context *ctx, const mlrt_tensor *in, int32_t n
     }
     bn_job j = {X->data, Y->data, X->dtype, C, S, p->per_element != 0, a, b};
     mlrt_parallel_for(ctx, N * C, S >= (1 << 17) ? 1 : (1 << 17) / (S + 1) + 1, bn_planes, &j);
+    if (X->dtype == MLRT_FLOAT) mlrt_note_path(MLRT_LOOP_PATH("batchnorm")); /* (float32: bn_plane_f32's clones) */
     if (p->training) {
         for (int64_t q = 0; q < P; ++q) {
             double m = p->momentum;

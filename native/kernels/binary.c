@@ -2,7 +2,8 @@
  *
  * Inputs arrive as views of the output's shape (broadcast dims have stride 0, set
  * by the Python semantics), so a kernel only walks rows.  A row whose operands are
- * contiguous or constant takes a vectorisable loop. */
+ * contiguous or constant takes a vectorisable loop, cloned per x86-64 level (MLRT_ISA_FN;
+ * NEON by the compiler on aarch64). */
 #include "nditer.h"
 
 typedef enum { OP_ADD, OP_SUB, OP_MUL, OP_DIV, OP_MAX, OP_MIN } binop;
@@ -21,7 +22,7 @@ typedef struct binary_job {
 #define ROW_LOOP(T, EXPR) MLRT_ROW2(T, T, EXPR)
 
 #define DEFINE_ROWS(T, NAME, DIVOK)                                                              \
-    static void NAME(void *arg, int64_t begin, int64_t end) {                                      \
+    MLRT_ISA_FN(, void, NAME, (void *arg, int64_t begin, int64_t end), (arg, begin, end)) {       \
         const binary_job *j = arg;                                                                \
         const T *a = j->a, *b = j->b;                                                              \
         T *y = j->y;                                                                               \
@@ -57,7 +58,7 @@ DEFINE_ROWS(uint64_t, rows_u64, IDIV)
 
 /* float16 / bfloat16: each element computed in float and rounded back (as numpy does) */
 #define DEFINE_HALF_ROWS(NAME, TO_F32, FROM_F32)                                                   \
-    static void NAME(void *arg, int64_t begin, int64_t end) {                                      \
+    MLRT_ISA_FN(, void, NAME, (void *arg, int64_t begin, int64_t end), (arg, begin, end)) {         \
         const binary_job *j = arg;                                                                 \
         const uint16_t *a = j->a, *b = j->b;                                                       \
         uint16_t *y = j->y;                                                                        \
@@ -112,6 +113,7 @@ static int apply(const mlrt_context *ctx, const mlrt_tensor *a, const mlrt_tenso
     mlrt_rows_init(&job.rows, y, ops, 3);
     int64_t grain = job.rows.row_len >= 4096 ? 1 : 4096 / (job.rows.row_len + 1) + 1;
     mlrt_parallel_for(ctx, job.rows.n_rows, grain, fn, &job);
+    mlrt_note_path(MLRT_LOOP_PATH("binary"));
     return MLRT_OK;
 }
 

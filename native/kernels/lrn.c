@@ -83,6 +83,7 @@ static int k_lrn(const mlrt_context *ctx, const mlrt_tensor *in, int32_t n_in, m
     if (planes == 0 || j.S == 0) return MLRT_OK;
     int64_t work = j.S * (p->size + 4);
     mlrt_parallel_for(ctx, planes, work >= (1 << 17) ? 1 : (1 << 17) / work + 1, lrn_planes, &j);
+    if (X->dtype == MLRT_FLOAT) mlrt_note_path(MLRT_LOOP_PATH("lrn"));
     return MLRT_OK;
 }
 

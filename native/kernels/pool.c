@@ -626,6 +626,7 @@ static int run_pool(const mlrt_context *ctx, const mlrt_tensor *in, int32_t n_in
     /* chunks of at least ~2^18 window taps: less is cheaper than waking the pool */
     mlrt_parallel_for(ctx, planes, work >= (1 << 18) ? 1 : (1 << 18) / (work + 1) + 1, pool_planes, &j);
     free(counts);
+    mlrt_note_path(MLRT_LOOP_PATH("pool")); /* (every plane loop is an MLRT_ISA_FN) */
     return MLRT_OK;
 }
 
@@ -710,6 +711,7 @@ static int run_global(const mlrt_context *ctx, const mlrt_tensor *in, int32_t n_
     if (planes == 0) return MLRT_OK;
     MLRT_CHECK(j.size > 0, "cannot pool an empty spatial extent");
     mlrt_parallel_for(ctx, planes, j.size >= (1 << 17) ? 1 : (1 << 17) / j.size + 1, global_planes, &j);
+    if (X->dtype == MLRT_FLOAT) mlrt_note_path(MLRT_LOOP_PATH("pool")); /* (float32: the cloned loops) */
     return MLRT_OK;
 }
 

@@ -6,8 +6,9 @@ Debian's arm64 Python under qemu-user (a Neoverse N1 model: NEON with the dot-pr
 extension): `python -m mlrt` names the NEON path, the nine light models of the onnx
 package -- their weights made random (seeded), as their own are constant and give one
 flat output -- match onnxruntime's outputs computed here on the host (onnxruntime does
-not run under qemu) and their profiles name a NEON kernel path for every Conv, Gemm and
-MatMul node, and the OCR sample reads its picture.
+not run under qemu) and their profiles name a NEON kernel path for every Conv, Gemm,
+MatMul, element-wise (Relu), pooling and normalization node, and the OCR sample reads
+its picture.
 
 Needs what .ci/run's platform job installs and says where: aarch64-linux-gnu-gcc,
 qemu-aarch64, the aarch64 OpenBLAS (MLRT_AARCH64_OPENBLAS) and the arm64 Python with
@@ -140,6 +141,10 @@ for model in sorted(folder.glob("*.onnx")):
 """
 
 
+# the light models' element-wise, pooling and normalization operators (left by mlrt's optimizer)
+_LOOPS = {"Relu", "BatchNormalization", "MaxPool", "AveragePool", "GlobalAveragePool", "LRN", "Softmax"}
+
+
 def test_light_models_match_onnxruntime(installed, tmp_path):
     import onnxruntime as ort
     python, env = installed
@@ -157,6 +162,7 @@ def test_light_models_match_onnxruntime(installed, tmp_path):
         expected[path.stem] = ort.InferenceSession(m.SerializeToString(), so, providers=["CPUExecutionProvider"]).run(
             None, {inp.name: x})[0]
     assert len(expected) == 9
+    seen = set()
     run = subprocess.run([*python, "-c", _EMULATED, str(tmp_path)], env=env, capture_output=True, text=True,
                          timeout=1800)
     assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-3000:]
@@ -166,10 +172,15 @@ def test_light_models_match_onnxruntime(installed, tmp_path):
         scale = float(np.max(np.abs(want)))
         np.testing.assert_allclose(got, want, rtol=1e-3, atol=1e-4 * scale, err_msg=name)
         assert np.argmax(got) == np.argmax(want), name
-        # the profiler names each node's kernel path: every product runs on NEON
+        # the profiler names each node's kernel path: every product, element-wise, pooling
+        # and normalization node runs on NEON (data movement, Concat and Reshape, names none)
         paths = json.loads((tmp_path / f"{name}.paths.json").read_text())
         products = [(op, path) for op, path in paths if op in ("Conv", "FusedConv", "Gemm", "FusedGemm", "MatMul")]
         assert products and all(path and path.endswith("/neon") for _, path in products), (name, products)
+        loops = [(op, path) for op, path in paths if op in _LOOPS]
+        assert all(path and path.endswith("/neon") for _, path in loops), (name, loops)
+        seen.update(op for op, _ in loops)
+    assert seen == _LOOPS, seen
 
 
 def test_ocr_sample_reads_its_picture(installed):

@@ -154,38 +154,59 @@ def test_profile_command_prints_op_types_and_nodes(tmp_path):
 _KERNEL_PATHS = r"""
 import json, os, sys, numpy as np
 import mlrt.lowlevel as ml
-so = ml.SessionOptions()
-so.enable_profiling = True
-so.profile_file_prefix = sys.argv[2]
-s = ml.InferenceSession(sys.argv[1], so)
-i = s.get_inputs()[0]
-s.run(None, {i.name: np.ones(i.shape, np.float32)})
-events = json.load(open(s.end_profiling()))
-print(json.dumps([[e["args"]["op_name"], e["args"].get("kernel_path")] for e in events if e["cat"] == "Node"]))
+for k, model in enumerate(sys.argv[2:]):
+    so = ml.SessionOptions()
+    so.enable_profiling = True
+    so.profile_file_prefix = f"{sys.argv[1]}{k}"
+    s = ml.InferenceSession(model, so)
+    s.run(None, {i.name: np.ones(i.shape, np.float32) for i in s.get_inputs()})
+    events = json.load(open(s.end_profiling()))
+    print(json.dumps([[e["args"]["op_name"], e["args"].get("kernel_path")] for e in events if e["cat"] == "Node"]))
 """
+
+
+def _elementwise_model(path):
+    """Add (a broadcast row), Mul, Relu, Sum of two: the element-wise kernels, unfused."""
+    from onnx import TensorProto, helper, numpy_helper
+    nodes = [helper.make_node("Add", ["x", "b"], ["a"]), helper.make_node("Mul", ["a", "x"], ["m"]),
+             helper.make_node("Relu", ["m"], ["r"]), helper.make_node("Sum", ["r", "x"], ["y"])]
+    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [64, 300])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [64, 300])],
+                          [numpy_helper.from_array(np.linspace(-1, 1, 300, dtype=np.float32), "b")])
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), path)
+    return path
 
 
 @pytest.mark.parametrize("isa", ["", "avx2", "portable"])
 def test_nodes_name_the_kernel_path_they_ran(tmp_path, isa):
     """A Conv node's event names the path its kernel took and the instruction set
-    ("conv/winograd/avx512"; MLRT_ISA=portable: im2col and OpenBLAS), Softmax its loop's;
-    nodes whose kernels name none carry no kernel_path.  In a child: MLRT_ISA is read once."""
+    ("conv/winograd/avx512"; MLRT_ISA=portable: im2col and OpenBLAS), Softmax, pooling,
+    BatchNormalization, LRN and the element-wise kernels their loops' ("pool/avx2");
+    nodes whose kernels name none (data movement: Concat, Reshape) carry no kernel_path.
+    In a child: MLRT_ISA is read once."""
     from mlrt.native import _lib
     features = _lib.ffi().string(_lib.lib().mlrt_cpu_features()).decode().split()
     widest = "avx512" if "avx512f" in features else "avx2" if "avx2" in features else "portable"
     if isa == "avx2" and "avx2" not in features:
         pytest.skip("this CPU has no AVX2")
     env = dict(__import__("os").environ, MLRT_ISA=isa)
-    out = subprocess.run([sys.executable, "-c", _KERNEL_PATHS, str(LIGHT / "light_squeezenet.onnx"),
-                          str(tmp_path / "p")], env=env, capture_output=True, text=True, check=True).stdout
-    nodes = json.loads(out.splitlines()[-1])
+    models = [LIGHT / "light_squeezenet.onnx", LIGHT / "light_densenet121.onnx", LIGHT / "light_bvlc_alexnet.onnx",
+              _elementwise_model(tmp_path / "elementwise.onnx")]
+    out = subprocess.run([sys.executable, "-c", _KERNEL_PATHS, str(tmp_path / "p"), *map(str, models)], env=env,
+                         capture_output=True, text=True, check=True).stdout
+    squeeze, dense, alex, elementwise = (json.loads(line) for line in out.splitlines()[-4:])
     ran = isa or widest
-    convs = [path for op, path in nodes if op in ("Conv", "FusedConv")]
-    assert len(convs) == 26 and all(convs), nodes
+    convs = [path for op, path in squeeze if op in ("Conv", "FusedConv")]
+    assert len(convs) == 26 and all(convs), squeeze
     if ran == "portable":
         assert set(convs) == {"conv/im2col/blas"}
     else:
         assert all(p.startswith("conv/") and p.endswith("/" + ran) for p in convs), convs
         assert len({p.split("/")[1] for p in convs}) >= 2  # several of Conv's paths, each named
-    assert [path for op, path in nodes if op == "Softmax"] == [f"softmax/{ran}"]
-    assert all(path is None for op, path in nodes if op in ("Concat", "MaxPool"))
+    assert [path for op, path in squeeze if op == "Softmax"] == [f"softmax/{ran}"]
+    assert all(path is None for op, path in squeeze + dense if op in ("Concat", "Reshape"))
+    loops = {"MaxPool": "pool", "AveragePool": "pool", "GlobalAveragePool": "pool", "BatchNormalization": "batchnorm",
+             "Relu": "relu", "LRN": "lrn", "Add": "binary", "Mul": "binary", "Sum": "binary"}
+    named = [(op, path) for op, path in squeeze + dense + alex + elementwise if op in loops]
+    assert {op for op, _ in named} == set(loops), named
+    assert all(path == f"{loops[op]}/{ran}" for op, path in named), named
