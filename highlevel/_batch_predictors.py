@@ -29,12 +29,35 @@ def _device(device) -> LearningModelDevice:
     return LearningModelDevice(kind)
 
 
+def _actor_threads() -> int | None:
+    """In a Ray worker (an actor of map_batches): the CPUs Ray gave it (num_cpus, whole;
+    at least 1), so that a session does not start a thread per core of a node whose other
+    cores Ray has given to other actors.  Elsewhere None (the session's default)."""
+    import sys
+    ray = sys.modules.get("ray")  # (never imported here: a process Ray did not start has not)
+    if ray is None or not ray.is_initialized():
+        return None
+    try:
+        context = ray.get_runtime_context()
+        if context.worker.mode != ray._private.worker.WORKER_MODE:
+            return None  # (the driver)
+        cpus = context.get_assigned_resources().get("CPU", 0)
+    except (AttributeError, AssertionError):
+        return None
+    return max(1, int(cpus))
+
+
 class _Predictor:
-    """One session, made once; subclasses turn a batch's rows into the model's inputs."""
+    """One session, made once; subclasses turn a batch's rows into the model's inputs.
+    `threads`: the session's intra-op threads (default: the CPUs of the Ray actor it runs
+    in, else one per core)."""
 
     def __init__(self, model, *, device="cpu", threads: int | None = None, keep_columns=None, on_error="raise"):
         if on_error not in ON_ERROR:
             raise InvalidArgument(f"on_error must be 'raise' or 'skip', got {on_error!r}")
+        if threads is None:
+            threads = _actor_threads()
+        self.threads = threads
         self.on_error = on_error
         self.errors: list[dict] = []  # inputs left out (on_error="skip"): {"row", "input", "error"}, oldest first
         self._bad: list[tuple[int, str, str]] = []  # this batch's: (index in the batch, input, error)
@@ -233,7 +256,7 @@ class TabularPredictor(_Predictor):
             missing = [c for c in columns if c not in batch]
             if missing:
                 raise InvalidArgument(f"TabularPredictor: no column {', '.join(missing)} in the batch")
-            values = [np.asarray(batch[c]) for c in columns]
+            values = [_dense(np.asarray(batch[c])) for c in columns]
             values = [v.reshape(n, -1) for v in values]
             stacked = np.concatenate(values, axis=1)
             feeds[f.name] = self._fit(f, stacked)
@@ -246,6 +269,7 @@ class TabularPredictor(_Predictor):
     @staticmethod
     def _fit(feature, a: np.ndarray) -> np.ndarray:
         shape, want = feature.shape, feature.dtype
+        a = _dense(a)
         if shape is not None and len(shape) == 2 and a.ndim == 1:
             a = a.reshape(-1, 1)
         if want is not None and a.dtype != want:
@@ -254,6 +278,14 @@ class TabularPredictor(_Predictor):
             elif a.dtype.kind in "biuf":
                 a = a.astype(want)
         return a
+
+
+def _dense(a: np.ndarray) -> np.ndarray:
+    """A column whose rows are arrays (as Arrow list columns arrive in numpy batches) as one
+    [rows, ...] array; other columns as they are."""
+    if a.dtype == object and len(a) and isinstance(a[0], (np.ndarray, list)):
+        return np.stack([np.asarray(v) for v in a])
+    return a
 
 
 _PREDICTORS = {"image": ImagePredictor, "video": VideoFramePredictor, "table": TabularPredictor}

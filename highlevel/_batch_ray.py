@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .._errors import InvalidArgument
+from .._errors import InvalidArgument, MlrtError
 from ._batch_io import _arrow_table, _prepare_output, _pyarrow, _rows
 from ._batch_predictors import ROW, ImagePredictor
 
@@ -68,17 +68,79 @@ def _dataset(ray, rows: dict, batch_size: int):
                                 for i in range(0, n, batch_size)])
 
 
-def _run_ray(cls, options, rows, output, actors, batch_size, address, remote_args) -> list:
+# CPUs of a Ray Data read or write task in mlrt's jobs, and what the actors leave free for
+# them: actors that took every CPU of the cluster left the writer none, and the job waited
+# for it forever once its outputs filled Ray Data's share of the object store
+IO_CPUS = 0.25
+
+
+def _actor_cpus(ray, actors: int, asked: float) -> float:
+    """The CPUs each of `actors` actors asks for: `asked`, or less where together they would
+    leave the cluster less than IO_CPUS for the read and write tasks."""
+    total = float(ray.cluster_resources().get("CPU", 0))
+    room = total - IO_CPUS
+    if asked <= 0 or room <= 0 or actors * asked <= room:
+        return asked
+    return max(0.01, int(room / actors * 1000) / 1000)
+
+
+def _run_ray(cls, options, rows, output, actors, batch_size, address, remote_args):
+    """The job on Ray Data: its outputs written to `output` by Ray Data's writer (returns
+    the rows left out), or with `output` None the Dataset, not yet run."""
     ray = ray_init(address)
-    _prepare_output(output)
+    if output is not None:
+        _prepare_output(output)
     dataset = _dataset(ray, rows, batch_size)
+    dataset.context.raise_original_map_exception = True  # (this job's own context: a predictor's error as it is)
     args = dict(num_cpus=1)
     args.update(remote_args or {})
-    options = dict(options, threads=options.get("threads") or max(1, int(args.get("num_cpus") or 1)))
+    asked = float(args.get("num_cpus") or 0)
+    args["num_cpus"] = _actor_cpus(ray, actors, asked)
+    options = dict(options, threads=options.get("threads") or max(1, round(asked or 1)))
     dataset = dataset.map_batches(cls, fn_constructor_kwargs=options, compute=ray.data.ActorPoolStrategy(size=actors),
                                   batch_size=batch_size, batch_format="numpy", **args)
-    dataset.write_parquet(str(output))
+    if output is None:
+        return dataset
+    with raising_mlrt_errors():
+        dataset.write_parquet(str(output), ray_remote_args={"num_cpus": IO_CPUS})
     return _left_out(cls, options, rows, output) if options.get("on_error") == "skip" else []
+
+
+class raising_mlrt_errors:
+    """Within it, an error Ray raises for a task or actor that failed on an MlrtError (a
+    RayTaskError wrapping Ray Data's UserCodeException wrapping it) is that MlrtError,
+    raised as it was, one line: what a predictor said about a bad input, not Ray's wall of
+    tracebacks.  Other errors pass as they are."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, kind, exc, tb):
+        cause = _mlrt_cause(exc) if exc is not None else None
+        if cause is None or cause is exc:
+            return False
+        text = str(cause).split("\n", 1)[0]  # (Ray Data appends its retry advice to the message's lines)
+        try:
+            clean = type(cause)(text)
+        except Exception:  # (a class that takes other arguments: as Ray handed it over)
+            clean = cause.with_traceback(None)
+        raise clean from None
+
+
+def _mlrt_cause(exc) -> MlrtError | None:
+    """The MlrtError an exception is or wraps (through Ray's `cause` and Python's chaining),
+    or None.  (Ray raises a task's error as a RayTaskError that is also an instance of the
+    error's class: its `cause` is the error itself.)"""
+    seen, todo = set(), [exc]
+    while todo:
+        e = todo.pop(0)
+        if e is None or id(e) in seen:
+            continue
+        seen.add(id(e))
+        if isinstance(e, MlrtError) and not type(e).__name__.startswith("RayTaskError"):
+            return e
+        todo += [getattr(e, "cause", None), e.__cause__, e.__context__]
+    return None
 
 
 def _left_out(cls, options, rows, output: Path) -> list:

@@ -54,14 +54,20 @@ def predict(model, inputs, output, *, engine: str = "local", kind: str | None = 
             batch_size: int = 32, device="cpu", address: str | None = None, progress: bool | None = None,
             ray_remote_args: dict | None = None, on_error: str = "raise", **predictor_options) -> Summary:
     """Run `model` over `inputs` and write its outputs, with the rows' "row" numbers and
-    the columns passed through, as Parquet to the folder `output`.
+    the columns passed through, as Parquet to the folder `output` (Ray Data's writer on
+    the Ray engine: the outputs stream to it, never gathered here); with engine="ray" and
+    output=None, return the job as a `ray.data.Dataset` of those rows instead, not yet
+    run, to go on with (its writes, or iteration, run it).
 
     inputs: a folder or list of image files, an array or list of decoded images, a
     video file (or a list), a Parquet file or folder, a dict of columns or a DataFrame;
     `kind` ("image", "video", "table") when the guess from `inputs` is wrong.
     engine "ray": Ray Data, on the cluster at `address` (default: a local Ray on
     127.0.0.1 started for the job), `actors` predictors (one session each), with
-    `ray_remote_args` for each actor (num_gpus, resources, ...); engine "local": a pool of
+    `ray_remote_args` for each actor (num_cpus, num_gpus, resources, ...; actors that
+    would take every CPU of the cluster each ask for a little less, leaving Ray Data's
+    read and write tasks a quarter CPU, which they ask for); an MlrtError in an actor
+    (an unreadable input) is raised here as it was, not as Ray's RayTaskError; engine "local": a pool of
     `actors` processes here (default: one per core; a script calling this needs no
     `if __name__ == "__main__":` guard, as the workers do not import it).
     on_error: an input that cannot be read (a corrupt image, a frame that does not
@@ -85,6 +91,11 @@ def predict(model, inputs, output, *, engine: str = "local", kind: str | None = 
     if isinstance(model, str):
         LearningModel.load(model)  # (a missing or malformed model is refused here, before any worker starts)
     options = dict(predictor_options, model=model, device=device, on_error=on_error)
+    if output is None:
+        if engine != "ray":
+            raise InvalidArgument('output=None (the outputs as a ray.data.Dataset) needs engine="ray"; the local '
+                                  "engine writes to a folder")
+        return _run_ray(_PREDICTORS[kind], options, rows, None, actors or 1, batch_size, address, ray_remote_args)
     output = Path(output)
     start = time.monotonic()
     if engine == "ray":

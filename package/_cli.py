@@ -102,6 +102,8 @@ def batch_command(args) -> int:
     from .highlevel import batch
     if os.path.isdir(args.model):
         raise _error(f"{args.model} is a folder, not a model file")
+    if args.engine == "ray":
+        _quiet_ray(batch, args.address)
     summary = batch.predict(args.model, args.input, args.output, engine=args.engine, kind=args.kind,
                             actors=args.actors, batch_size=args.batch_size, device=args.device,
                             address=args.address, progress=False if args.quiet else None, on_error=args.on_error)
@@ -114,6 +116,18 @@ def batch_command(args) -> int:
     print(f"{rows} ({summary.kind}) in {summary.seconds:.1f} s, {summary.rows_per_second:.1f} rows/s, "
           f"{summary.engine} engine, {summary.actors} actor(s): {summary.output}{skipped}")
     return 0
+
+
+def _quiet_ray(batch, address) -> None:
+    """Ray as the CLI runs it: its Python logs and progress lines kept off the console (they
+    go to Ray's log files), so that an error ends in the one line the CLI prints (Ray's C++
+    core may still say a line of its own as it starts).  The library leaves Ray's console
+    as its user configured it."""
+    import logging
+    ray = batch.ray_init(address, logging_level=logging.CRITICAL, log_to_driver=False)
+    for name in ("ray", "ray.data"):
+        logging.getLogger(name).setLevel(logging.CRITICAL)
+    ray.data.DataContext.get_current().enable_progress_bars = False
 
 
 # -- shared ----------------------------------------------------------------------------------

@@ -1,15 +1,21 @@
-"""mlrt.highlevel.batch on Ray Data: a local Ray (ray.init, 2 CPUs, on 127.0.0.1 only)
-classifies 200 images and scores a Parquet table exactly as a plain loop over the
-low-level API does, with no row lost or repeated, also when a worker process is
-killed mid-job; no Ray process listens beyond loopback."""
+"""mlrt.highlevel.batch on Ray Data: a local Ray (ray.init, 2 CPUs, a 100 MB object
+store, on 127.0.0.1 only) classifies 200 images and scores a Parquet table exactly as a
+plain loop over the low-level API does, with no row lost or repeated, also when a worker
+process is killed mid-job; a job whose outputs are many times the object store finishes
+at the documented sizing; a bad input is the predictor's MlrtError, not Ray's; a
+predictor's session runs the threads its actor was given; no Ray process listens beyond
+loopback."""
 
 import os
 import signal
+import subprocess
 import sys
 
 import numpy as np
 import onnx
 import pytest
+
+import mlrt
 
 import batch_data
 from batch_data import image_job, loop_reference, ray_listeners, share_with_workers
@@ -23,7 +29,7 @@ pytest.importorskip("pyarrow", reason="pyarrow comes with ray[data]")
 def local_ray():
     if ray.is_initialized():
         ray.shutdown()
-    B.ray_init(num_cpus=2, object_store_memory=150 << 20, log_to_driver=False)
+    B.ray_init(num_cpus=2, object_store_memory=100 << 20, log_to_driver=False)
     share_with_workers(ray, sys.modules[__name__])
     yield ray
     ray.shutdown()
@@ -120,3 +126,100 @@ def test_ray_listens_on_loopback_only(local_ray, images, tmp_path):
     beyond = [item for item in listeners if not batch_data.LOOPBACK.match(item[2][0])]
     assert not beyond, beyond
     assert os.environ.get("RAY_USAGE_STATS_ENABLED") == "0"
+
+
+def _tile_model(path, width: int):
+    """x [n, 4] -> Tile -> y [n, 4 width]: outputs as large as asked."""
+    from onnx import TensorProto, helper, numpy_helper
+    g = helper.make_graph([helper.make_node("Tile", ["x", "reps"], ["y"])], "tile",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n", 4])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["n", 4 * width])],
+                          [numpy_helper.from_array(np.array([1, width], np.int64), "reps")])
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), path)
+    return path
+
+
+def test_outputs_many_times_the_object_store_at_the_documented_sizing(local_ray, tmp_path):
+    """Two actors of one CPU each on this 2-CPU Ray (actors = CPUs / num_cpus, as docs/batch.md
+    says) and 800 MB of outputs through a 100 MB object store: the actors leave Ray Data's
+    writer its quarter CPU, and the job finishes (it used to wait for the writer forever).
+    The [rows, 4] input column arrives as Arrow list rows and is stacked back."""
+    import threading
+    model = _tile_model(tmp_path / "tile.onnx", 100_000)
+    x = np.random.default_rng(3).random((500, 4), dtype=np.float32)
+    done = {}
+    job = threading.Thread(target=lambda: done.update(summary=B.predict(
+        model, {"x": x}, tmp_path / "out", engine="ray", actors=2, batch_size=16)), daemon=True)
+    job.start()
+    job.join(timeout=240)
+    assert not job.is_alive(), "the job did not finish in 240 s (sizing deadlock?)"
+    assert done["summary"].rows == 500
+    import pyarrow.parquet as pq
+    table = pq.read_table(tmp_path / "out", columns=["row", "y"])
+    assert table.num_rows == 500 and sorted(table.column("row").to_pylist()) == list(range(500))
+    k = table.column("row").to_pylist().index(123)
+    np.testing.assert_array_equal(np.asarray(table.column("y")[k].as_py())[:8], np.tile(x[123], 2))
+
+
+def test_a_bad_input_raises_the_predictors_error_not_rays(local_ray, images, tmp_path):
+    """on_error="raise" on Ray: the MlrtError the actor raised, naming the file, one line
+    (no RayTaskError chained); `mlrt batch --engine ray`: one line, exit status 2."""
+    model, paths = images
+    bad = tmp_path / "corrupt.png"
+    bad.write_bytes(b"\x89PNG\r\n\x1a\n truncated")
+    with pytest.raises(mlrt.InvalidArgument, match=r"image '.*corrupt.png'") as caught:
+        B.predict(model, [*paths[:3], bad], tmp_path / "out", engine="ray", actors=1, batch_size=2)
+    assert caught.value.__cause__ is None and caught.value.__suppress_context__
+    assert "RayTaskError" not in str(caught.value) and len(str(caught.value).splitlines()) == 1
+
+
+class ThreadsProbe(B.TabularPredictor):
+    """Answers with the threads its session was made with."""
+
+    def __call__(self, batch):
+        return {"row": batch["row"], "threads": np.full(len(batch["row"]), self.threads)}
+
+
+@pytest.mark.parametrize("cpus", [1, 2])
+def test_a_predictor_in_a_pipeline_runs_its_actors_cpus(local_ray, tmp_path, cpus):
+    """A user's own map_batches (no predict()): the session's threads are the CPUs Ray gave
+    the actor (num_cpus), not one per core of the node."""
+    model = _tile_model(tmp_path / "tile.onnx", 1)
+    ds = ray.data.from_items([{"row": i, "x": np.zeros(4, np.float32)} for i in range(8)])
+    ds = ds.map_batches(ThreadsProbe, fn_constructor_kwargs={"model": str(model)}, batch_size=4,
+                        compute=ray.data.ActorPoolStrategy(size=1), num_cpus=cpus, batch_format="numpy")
+    assert {int(r["threads"]) for r in ds.take_all()} == {cpus}
+
+
+def test_output_none_returns_the_dataset(local_ray, images, tmp_path):
+    """predict(..., output=None) on Ray: the job as a Dataset, not yet run, to go on with."""
+    model, paths = images
+    ds = B.predict(model, paths[:20], None, engine="ray", actors=1, batch_size=8)
+    assert isinstance(ds, ray.data.Dataset)
+    rows = sorted(ds.take_all(), key=lambda r: r["row"])
+    assert [r["row"] for r in rows] == list(range(20))
+    np.testing.assert_array_equal(np.stack([r["prob"] for r in rows]), loop_reference(model, paths[:20], 8))
+    with pytest.raises(mlrt.InvalidArgument, match="engine"):
+        B.predict(model, paths[:20], None, engine="local")
+
+
+def test_cli_on_ray_ends_in_one_line_and_status_2(local_ray, images, tmp_path):
+    """`mlrt batch --engine ray` (its own Ray, in a child): a corrupt image ends the job with
+    the predictor's one line and exit status 2, no Python traceback (Ray's logs and progress
+    lines kept off the console); with --on-error skip it finishes and says what it skipped."""
+    model, paths = images
+    folder = tmp_path / "photos"
+    folder.mkdir()
+    for p in paths[:3]:
+        (folder / p.name).write_bytes(p.read_bytes())
+    (folder / "bad.png").write_bytes(b"\x89PNG\r\n\x1a\n truncated")
+    cli = [sys.executable, "-m", "mlrt", "batch", str(model), str(folder)]
+    env = dict(os.environ, RAY_ADDRESS="")  # (a Ray of its own, not the tests')
+    stop = subprocess.run([*cli, str(tmp_path / "a"), "--engine", "ray", "--actors", "1"], capture_output=True,
+                          text=True, timeout=300, env=env)
+    lines = stop.stderr.strip().splitlines()
+    assert stop.returncode == 2 and lines[-1].startswith("mlrt batch: image '") and "bad.png" in lines[-1], stop.stderr
+    assert "Traceback" not in stop.stderr and len(lines) <= 2, stop.stderr  # (at most a line of Ray's C++ core)
+    skip = subprocess.run([*cli, str(tmp_path / "b"), "--engine", "ray", "--actors", "1", "--on-error", "skip"],
+                          capture_output=True, text=True, timeout=300, env=env)
+    assert skip.returncode == 0 and skip.stdout.startswith("3 of 4 rows (image)"), skip.stdout + skip.stderr
