@@ -16,7 +16,8 @@ from ._batch_predictors import ROW
 IMAGE_SUFFIXES = {".png", ".jpg", ".jpeg", ".bmp", ".gif", ".tif", ".tiff", ".webp", ".ppm", ".pgm"}
 VIDEO_SUFFIXES = {".mp4", ".avi", ".mkv", ".mov", ".webm", ".m4v", ".mpg", ".mpeg", ".wmv"}
 
-ERRORS_FILE = "_errors.jsonl"  # in a job's output folder: the inputs on_error="skip" left out (Parquet readers
+ERROR = "error"  # the output column saying why a row's input could not be read (null: it was)
+ERRORS_FILE = "_errors.jsonl"  # in a job's output folder: the inputs on_error="skip" could not read (Parquet readers
                                # pass over names starting with "_")
 
 _SHAPE_KEY = b"mlrt:shape"  # field metadata of a column whose rows are arrays: their shape, JSON
@@ -114,7 +115,7 @@ def _read_table(path: Path) -> dict:
         table = pa.parquet.read_table(path)
     except (pa.ArrowException, OSError) as exc:
         raise InvalidArgument(f"'{path}' is not a Parquet file or folder of them ({exc})") from None
-    columns = {name: _numpy_column(table.schema.field(name), table.column(name)) for name in table.column_names}
+    columns = table_columns(table)
     if ROW not in columns:
         columns = {ROW: np.arange(table.num_rows), **columns}
     return columns
@@ -138,6 +139,16 @@ def _numpy_column(field, column) -> np.ndarray:
     if shape is not None:
         dims = json.loads(shape) if not isinstance(shape, (list, tuple)) else shape
         dims = dims.get("shape", dims) if isinstance(dims, dict) else dims
+        if column.null_count:  # (rows whose input could not be read: NaN, or None in an object array)
+            values = column.values.to_numpy(zero_copy_only=False).reshape(len(column), *dims)
+            null = column.is_null().to_numpy(zero_copy_only=False)
+            if values.dtype.kind == "f":
+                values = values.copy()
+                values[null] = np.nan
+                return values
+            out = np.empty(len(column), dtype=object)
+            out[:] = [None if null[i] else values[i] for i in range(len(column))]
+            return out
         flat = column.flatten().to_numpy(zero_copy_only=False)
         return flat.reshape(len(column), *dims)
     values = column.to_numpy(zero_copy_only=False)
@@ -152,18 +163,73 @@ def _arrow_table(columns: dict):
     pa = _pyarrow()
     fields, arrays = [], []
     for name, value in columns.items():
-        a = value if isinstance(value, np.ndarray) else np.asarray(value)
-        meta = None
-        if a.dtype == object and len(a) and isinstance(a[0], np.ndarray):
-            arrays.append(pa.array([np.ravel(x) for x in a]))
-        elif a.ndim > 1:
-            meta = {_SHAPE_KEY: json.dumps(list(a.shape[1:])).encode()}
-            flat = pa.array(np.ascontiguousarray(a).reshape(-1))
-            arrays.append(pa.FixedSizeListArray.from_arrays(flat, int(np.prod(a.shape[1:]))))
-        else:
-            arrays.append(pa.array(a))
-        fields.append(pa.field(name, arrays[-1].type, metadata=meta))
+        array, meta = _arrow_column(value)
+        arrays.append(array)
+        fields.append(pa.field(name, array.type, metadata=meta))
     return pa.Table.from_arrays(arrays, schema=pa.schema(fields))
+
+
+def _arrow_column(value, n: int | None = None, good=None):
+    """(Arrow array, field metadata) of a column; with `good` (the indexes, of n rows, that
+    `value`'s rows belong to), the other rows null."""
+    pa = _pyarrow()
+    a = value if isinstance(value, np.ndarray) else np.asarray(value)
+    if good is not None and len(good) == n:
+        good = None  # (every row present)
+    mask = None
+    if good is not None:
+        mask = np.ones(n, dtype=bool)
+        mask[np.asarray(good, dtype=np.int64)] = False
+    if a.dtype == object and len(a) and isinstance(a[0], np.ndarray) or a.dtype == object and good is not None:
+        items = [np.ravel(x) if isinstance(x, np.ndarray) else x for x in a]
+        if good is not None:
+            full = [None] * n
+            for k, i in enumerate(good):
+                full[i] = items[k]
+            items = full
+        return pa.array(items), None
+    if a.ndim > 1:
+        meta = {_SHAPE_KEY: json.dumps(list(a.shape[1:])).encode()}
+        size = int(np.prod(a.shape[1:]))
+        flat = np.ascontiguousarray(a).reshape(len(a), size)
+        if good is not None:
+            full = np.zeros((n, size), dtype=a.dtype)
+            full[np.asarray(good, dtype=np.int64)] = flat
+            flat = full
+        return pa.FixedSizeListArray.from_arrays(pa.array(flat.reshape(-1)), size,
+                                                 mask=None if mask is None else pa.array(mask)), meta
+    if good is not None:
+        full = np.zeros(n, dtype=a.dtype)
+        full[np.asarray(good, dtype=np.int64)] = a
+        return pa.array(full, mask=mask), None
+    return pa.array(a), None
+
+
+def _output_table(kept: dict, outputs: dict, n: int, good, errors: list):
+    """One batch's rows in mlrt's output schema, whichever engine runs it: "row" and the
+    columns passed through (`kept`, n rows each, in the batch's order), the model's outputs
+    (`outputs`: the rows at indexes `good`, the others null), then "error" (string: why
+    the row's input could not be read, null where it was)."""
+    pa = _pyarrow()
+    fields, arrays = [], []
+    for name, value in kept.items():
+        array, meta = _arrow_column(value)
+        arrays.append(array)
+        fields.append(pa.field(name, array.type, metadata=meta))
+    for name, value in outputs.items():
+        array, meta = _arrow_column(value, n, good)
+        arrays.append(array)
+        fields.append(pa.field(name, array.type, metadata=meta))
+    arrays.append(pa.array(errors, type=pa.string()))
+    fields.append(pa.field(ERROR, pa.string()))
+    return pa.Table.from_arrays(arrays, schema=pa.schema(fields))
+
+
+def table_columns(table) -> dict:
+    """A predictor's output table (or any table in mlrt's output schema) as {column: array},
+    as read_results gives them: outputs [rows, ...] (NaN, or None in an object array, in the
+    rows whose input could not be read), "error" an object array of strings and None."""
+    return {name: _numpy_column(table.schema.field(name), table.column(name)) for name in table.column_names}
 
 
 def read_results(path) -> dict:
@@ -177,4 +243,4 @@ def _prepare_output(output: Path) -> None:
         raise InvalidArgument(f"output '{output}' exists and is not an empty folder")
     output.mkdir(parents=True, exist_ok=True)
 
-__all__ = ["read_results"]
+__all__ = ["read_results", "table_columns"]

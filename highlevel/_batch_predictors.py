@@ -59,8 +59,9 @@ class _Predictor:
             threads = _actor_threads()
         self.threads = threads
         self.on_error = on_error
-        self.errors: list[dict] = []  # inputs left out (on_error="skip"): {"row", "input", "error"}, oldest first
+        self.errors: list[dict] = []  # inputs that could not be read (on_error="skip"): {"row", "input", "error"}, oldest first
         self._bad: list[tuple[int, str, str]] = []  # this batch's: (index in the batch, input, error)
+        self._seen: dict = {}  # output name -> (dtype, shape of a row) of the last batch that had rows
         self.model = model if isinstance(model, LearningModel) else LearningModel.load(model)
         # batch_size_override=0: a free batch dimension stays free, so a batch runs as one
         options = LearningModelSessionOptions(batch_size_override=0, intra_op_num_threads=threads)
@@ -68,39 +69,46 @@ class _Predictor:
         self.keep_columns = None if keep_columns is None else list(keep_columns)
         self.outputs = [d.name for d in self.model.output_features]
 
-    def __call__(self, batch: dict) -> dict:
+    def __call__(self, batch: dict):
+        """The batch's rows in mlrt's output schema (highlevel/_batch_io.py, _output_table), a
+        pyarrow.Table: "row" and the columns passed through, the model's outputs, "error".
+        A row whose input could not be read (on_error="skip") keeps its place: its outputs
+        null, "error" saying why."""
+        from ._batch_io import _output_table
         if not isinstance(batch, dict) or not batch:
             raise InvalidArgument(f"a batch is a dict of column -> array, got {type(batch).__name__}")
         n = len(next(iter(batch.values())))
         self._bad = []
         results = self.predict(batch, n)
-        out = {name: batch[name] for name in self._kept(batch) if name not in results}
-        if self._bad:  # (on_error="skip": rows whose input could not be read are left out)
-            bad = {i for i, _, _ in self._bad}
-            good = np.array([i for i in range(n) if i not in bad], dtype=np.int64)
-            out = {name: np.asarray(value)[good] for name, value in out.items()}
+        kept = {name: batch[name] for name in self._kept(batch) if name not in results}
+        why = {i: error for i, _, error in self._bad}
+        good = [i for i in range(n) if i not in why]
+        if self._bad:
             rows = batch.get(ROW)
-            self.errors += [{"row": int(rows[i]) if rows is not None else None, "input": what, "error": why}
-                            for i, what, why in self._bad]
-        out.update(results)
-        return out
+            self.errors += [{"row": int(rows[i]) if rows is not None else None, "input": what, "error": error}
+                            for i, what, error in self._bad]
+        for name, value in results.items():  # (an all-bad batch's null outputs take the types seen before)
+            if len(value):
+                self._seen[name] = (np.asarray(value).dtype, np.asarray(value).shape[1:])
+        return _output_table(kept, results, n, good, [why.get(i) for i in range(n)])
 
     def _unreadable(self, index: int, kind: str, name: str, exc: MlrtError) -> None:
         """Input `index` of the batch (a `kind`, e.g. "image", named `name`) cannot be
-        read: raise, naming it, or (on_error="skip") note it to be left out."""
+        read: raise, naming it, or (on_error="skip") note it: its row's outputs are null."""
         if self.on_error == "raise":
             raise type(exc)(f"{kind} '{name}': {exc} (on_error=\"skip\", or `mlrt batch --on-error skip`, "
                             "leaves out inputs that cannot be read and lists them)") from None
         self._bad.append((index, name, f"{type(exc).__name__}: {exc}"))
 
     def _empty(self) -> dict:
-        """The outputs of a batch whose every input was left out: no rows, of the
-        outputs' types (and declared sizes)."""
+        """The outputs of a batch none of whose inputs could be read: no rows, of the types and
+        sizes of the outputs this predictor made before (else the declared ones)."""
         out = {}
         for name in self.outputs:
             f = self.session._feature(name)
-            shape = (0, *[d or 0 for d in (f.shape or (None,))[1:]])
-            out[name] = np.empty(shape, f.dtype if f.dtype is not None else np.float32)
+            dtype, dims = self._seen.get(name, (f.dtype if f.dtype is not None else np.float32,
+                                                tuple(d or 0 for d in (f.shape or (None,))[1:])))
+            out[name] = np.empty((0, *dims), dtype)
         return out
 
     def _kept(self, batch: dict) -> list[str]:
@@ -182,7 +190,7 @@ class ImagePredictor(_Predictor):
 
     def predict(self, batch: dict, n: int) -> dict:
         frames = self._frames(batch, n)
-        if not frames:  # every input of the batch was left out (on_error="skip")
+        if not frames:  # no input of the batch could be read (on_error="skip")
             return self._empty()
         step = self.feature.shape[0] or len(frames) or 1
         parts = []

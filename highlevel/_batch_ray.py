@@ -1,6 +1,6 @@
 """The Ray engine of a batch job (highlevel/batch.py): Ray started or joined (kept to
 loopback when started here), the rows as a Dataset, the predictors as an actor pool,
-and the rows they left out found again."""
+Ray Data's writer, and the rows whose inputs could not be read found in the output."""
 
 from __future__ import annotations
 
@@ -8,11 +8,9 @@ import os
 import sys
 from pathlib import Path
 
-import numpy as np
-
 from .._errors import InvalidArgument, MlrtError
-from ._batch_io import _arrow_table, _prepare_output, _pyarrow, _rows
-from ._batch_predictors import ROW, ImagePredictor
+from ._batch_io import ERROR, _arrow_table, _prepare_output, _pyarrow, _rows
+from ._batch_predictors import ROW
 
 def ray_init(address: str | None = None, **kwargs):
     """ray.init for mlrt's jobs: the cluster at `address`, else a Ray started here that
@@ -86,7 +84,7 @@ def _actor_cpus(ray, actors: int, asked: float) -> float:
 
 def _run_ray(cls, options, rows, output, actors, batch_size, address, remote_args):
     """The job on Ray Data: its outputs written to `output` by Ray Data's writer (returns
-    the rows left out), or with `output` None the Dataset, not yet run."""
+    the rows whose inputs could not be read), or with `output` None the Dataset, not yet run."""
     ray = ray_init(address)
     if output is not None:
         _prepare_output(output)
@@ -103,7 +101,7 @@ def _run_ray(cls, options, rows, output, actors, batch_size, address, remote_arg
         return dataset
     with raising_mlrt_errors():
         dataset.write_parquet(str(output), ray_remote_args={"num_cpus": IO_CPUS})
-    return _left_out(cls, options, rows, output) if options.get("on_error") == "skip" else []
+    return _unread(output) if options.get("on_error") == "skip" else []
 
 
 class raising_mlrt_errors:
@@ -143,29 +141,20 @@ def _mlrt_cause(exc) -> MlrtError | None:
     return None
 
 
-def _left_out(cls, options, rows, output: Path) -> list:
-    """The rows a job's predictors left out (on_error="skip"), found as the input rows
-    missing from its output, each with why: read here again, as its predictor read it
-    (Ray's actors keep what they noted; what failed to read there fails here)."""
-    written = set()
-    if any(output.glob("*.parquet")):
-        written = set(_pyarrow().parquet.read_table(output, columns=[ROW]).column(ROW).to_numpy().tolist())
-    missing = np.array([i for i, r in enumerate(rows[ROW]) if int(r) not in written], dtype=np.int64)
-    if not len(missing):
+def _unread(output: Path) -> list:
+    """The rows of a job's output whose input could not be read (on_error="skip"), from
+    their "error" column: {"row", "input", "error"} each."""
+    table = _pyarrow().parquet.read_table(output)
+    bad = table.filter(table.column(ERROR).is_valid())
+    if not bad.num_rows:
         return []
-    sub = {k: np.asarray(v)[missing] for k, v in rows.items()}
-    why: dict[int, tuple[str, str]] = {}
-    if issubclass(cls, ImagePredictor):
-        reader = cls.__new__(cls)  # (its reading of inputs only: no model, no session)
-        reader.on_error, reader._bad = "skip", []
-        reader.column, reader.frame_format = options.get("column"), options.get("frame_format")
-        reader._frames(sub, len(missing))
-        why = {i: (name, error) for i, name, error in reader._bad}
-    out = []
-    for i in range(len(missing)):
-        name, error = why.get(i, (str(sub["path"][i]) if "path" in sub else f"row {int(sub[ROW][i])}",
-                                  "left out by its predictor (this process reads it without error)"))
-        out.append({"row": int(sub[ROW][i]), "input": name, "error": error})
-    return out
+    names = next((c for c in ("path", "image") if c in bad.column_names and c != "image"), None)
+    rows, errors = bad.column(ROW).to_pylist(), bad.column(ERROR).to_pylist()
+    inputs = bad.column(names).to_pylist() if names else [f"row {r}" for r in rows]
+    frames = bad.column("frame").to_pylist() if "frame" in bad.column_names else None
+    if frames is not None:
+        inputs = [f"{p} frame {f}" for p, f in zip(inputs, frames)]
+    return [{"row": int(r), "input": str(i), "error": e} for r, i, e in zip(rows, inputs, errors)]
+
 
 __all__ = ["local_only", "ray_dataset", "ray_init"]

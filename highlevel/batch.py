@@ -2,9 +2,10 @@
 machines, or on a process pool on this one (docs/batch.md).
 
 The predictors are callables made for `ray.data.Dataset.map_batches`: constructed once
-per actor (one session each, on the device asked for), then called with a batch of rows
-as a dict of column -> numpy array, they return the model's outputs as columns, beside
-the columns they pass through.
+per actor (one session each, on the device asked for, running the CPUs the actor was
+given), then called with a batch of rows as a dict of column -> numpy array, they
+return a pyarrow.Table in mlrt's output schema (docs/batch.md): "row", the columns they
+pass through, the model's outputs, "error".
 
     ds = ray.data.from_items([{"row": i, "path": p} for i, p in enumerate(paths)])
     ds = ds.map_batches(ImagePredictor, fn_constructor_kwargs={"model": "net.onnx"},
@@ -20,8 +21,8 @@ Rows: an image is a path (column "path") or a decoded [H, W, C] array (column
 its columns.  Every row carries its number in column "row", so a job's output maps
 back to its input whatever order the engine finished in.  An input that cannot be read
 (a corrupt image, a frame that does not decode) stops the job with its name, or with
-on_error="skip" is left out and listed (row, input, error) in OUTPUT/_errors.jsonl
-and in the Summary's `errors`.  Ray and pyarrow are imported only when asked for
+on_error="skip" keeps its row with null outputs and its "error" column saying why, and
+is listed (row, input, error) in OUTPUT/_errors.jsonl and in the Summary's `errors`.  Ray and pyarrow are imported only when asked for
 (the "ray" and "batch" extras: `pip install ".[ray]"` in a checkout, `"mlrt[ray]"`
 from a package index).
 """
@@ -34,14 +35,14 @@ import time
 from pathlib import Path
 
 from .._errors import InvalidArgument
-from ._batch_io import ERRORS_FILE, _rows, read_results
+from ._batch_io import ERRORS_FILE, _rows, read_results, table_columns
 from ._batch_predictors import _PREDICTORS, ON_ERROR, ROW, ImagePredictor, TabularPredictor, VideoFramePredictor, _device
 from ._batch_ray import _run_ray, local_only, ray_dataset, ray_init
 from ._model import LearningModel
 
 class Summary(dict):
     """What predict() did: rows (input rows), seconds, rows_per_second, engine, actors,
-    output, kind, errors (the inputs left out with on_error="skip": dicts of "row",
+    output, kind, errors (the inputs on_error="skip" could not read: dicts of "row",
     "input", "error") and errors_file (where they are listed, None when none were)."""
 
     def __getattr__(self, name):
@@ -71,8 +72,9 @@ def predict(model, inputs, output, *, engine: str = "local", kind: str | None = 
     `actors` processes here (default: one per core; a script calling this needs no
     `if __name__ == "__main__":` guard, as the workers do not import it).
     on_error: an input that cannot be read (a corrupt image, a frame that does not
-    decode) stops the job, naming it ("raise", the default), or is left out and listed
-    in OUTPUT/_errors.jsonl and the Summary's `errors` ("skip").  `progress`: a bar on
+    decode) stops the job, naming it ("raise", the default), or ("skip") keeps its row
+    with null outputs and an "error" saying why, listed in OUTPUT/_errors.jsonl and the
+    Summary's `errors`.  `progress`: a bar on
     stderr (None: where stderr is a terminal).  Returns a Summary."""
     if engine not in ("local", "ray"):
         raise InvalidArgument(f"engine must be 'local' or 'ray', got {engine!r}")
@@ -118,5 +120,5 @@ def predict(model, inputs, output, *, engine: str = "local", kind: str | None = 
     return Summary(rows=n, seconds=seconds, rows_per_second=n / seconds if seconds else float("inf"), engine=engine,
                    actors=actors, output=str(output), kind=kind, errors=errors, errors_file=errors_file)
 
-__all__ = ["ImagePredictor", "VideoFramePredictor", "TabularPredictor", "predict", "read_results", "ray_init",
-           "ray_dataset", "local_only", "Summary"]
+__all__ = ["ImagePredictor", "VideoFramePredictor", "TabularPredictor", "predict", "read_results", "table_columns",
+           "ray_init", "ray_dataset", "local_only", "Summary"]

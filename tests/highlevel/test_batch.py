@@ -48,9 +48,10 @@ def test_predictor_takes_decoded_images_as_ray_reads_them(images):
     predictor = B.ImagePredictor(model, frame_format="RGB8")
     rgb = np.empty(8, dtype=object)
     rgb[:] = [np.asarray(Image.open(p).convert("RGB")) for p in paths[:8]]
-    out = predictor({"row": np.arange(8), "image": rgb})
-    assert sorted(out) == ["prob", "row"]  # pixels are not passed through
-    by_path = B.ImagePredictor(model)({"row": np.arange(8), "path": np.array([str(p) for p in paths[:8]], object)})
+    out = B.table_columns(predictor({"row": np.arange(8), "image": rgb}))
+    assert list(out) == ["row", "prob", "error"]  # pixels are not passed through; the output schema's order
+    by_path = B.table_columns(B.ImagePredictor(model)({"row": np.arange(8),
+                                                       "path": np.array([str(p) for p in paths[:8]], object)}))
     np.testing.assert_array_equal(out["prob"], by_path["prob"])
     np.testing.assert_array_equal(out["prob"], loop_reference(model, paths[:8], 8))
 
@@ -61,7 +62,8 @@ def test_a_model_with_a_fixed_batch_runs_in_steps(images, tmp_path):
     fixed.graph.input[0].type.tensor_type.shape.dim[0].dim_value = 1
     fixed.graph.output[0].type.tensor_type.shape.dim[0].dim_value = 1
     onnx.save(fixed, tmp_path / "fixed.onnx")
-    out = B.ImagePredictor(tmp_path / "fixed.onnx")({"path": np.array([str(p) for p in paths[:5]], object)})
+    out = B.table_columns(B.ImagePredictor(tmp_path / "fixed.onnx")({"path": np.array([str(p) for p in paths[:5]],
+                                                                                      object)}))
     np.testing.assert_array_equal(out["prob"], loop_reference(model, paths[:5], 1))
 
 
@@ -120,8 +122,8 @@ def test_local_engine_over_a_table(table, tmp_path):
 def test_tabular_predictor_feeds_inputs_by_name(table):
     model, _, X = table
     predictor = B.TabularPredictor(model, keep_columns=["id"])
-    out = predictor({"row": np.arange(10), "id": np.arange(10), "X": X[:10].astype(np.float64)})
-    assert sorted(out) == ["id", "label", "probabilities", "row"]
+    out = B.table_columns(predictor({"row": np.arange(10), "id": np.arange(10), "X": X[:10].astype(np.float64)}))
+    assert list(out) == ["row", "id", "label", "probabilities", "error"]
     label, prob = table_reference(model, X[:10], 10)
     np.testing.assert_array_equal(out["label"], label)
 
@@ -161,7 +163,7 @@ def test_errors(images, tmp_path):
     predictor = B.ImagePredictor(model)
     with pytest.raises(mlrt.InvalidArgument, match="no column 'path'"):
         predictor({"row": np.arange(2)})
-    np.testing.assert_array_equal(predictor({"path": np.array([str(paths[0])], object)})["prob"],
+    np.testing.assert_array_equal(B.table_columns(predictor({"path": np.array([str(paths[0])], object)}))["prob"],
                                   loop_reference(model, paths[:1], 1))  # still usable
 
 
@@ -191,10 +193,13 @@ def test_a_corrupt_image_stops_the_job_naming_it_or_is_skipped_and_listed(images
     listed = [json.loads(line) for line in (tmp_path / "skip" / "_errors.jsonl").read_text().splitlines()]
     assert listed == summary.errors and summary.errors_file == str(tmp_path / "skip" / "_errors.jsonl")
     got = B.read_results(tmp_path / "skip")  # (the errors file is not read as a part)
-    assert got["row"].tolist() == [0, 1, 3, 4, 5, 6, 7, 8, 9]
-    assert got["path"].tolist() == [str(p) for p in inputs if p != bad]
-    np.testing.assert_array_equal(got["prob"][:2], loop_reference(model, paths[:2], 2))
-    np.testing.assert_allclose(got["prob"], loop_reference(model, [p for p in inputs if p != bad], 1), atol=1e-6)
+    assert got["row"].tolist() == list(range(10))  # the bad row keeps its place: null outputs, "error" saying why
+    assert got["path"].tolist() == [str(p) for p in inputs]
+    assert [e is None for e in got["error"]] == [i != 2 for i in range(10)] and "not a readable image" in got["error"][2]
+    assert np.isnan(got["prob"][2]).all()
+    good = got["prob"][[i for i in range(10) if i != 2]]
+    np.testing.assert_array_equal(good[:2], loop_reference(model, paths[:2], 2))
+    np.testing.assert_allclose(good, loop_reference(model, [p for p in inputs if p != bad], 1), atol=1e-6)
     clean = B.predict(model, paths[:3], tmp_path / "clean", actors=1, progress=False, on_error="skip")
     assert clean.errors == [] and clean.errors_file is None and not (tmp_path / "clean" / "_errors.jsonl").exists()
     with pytest.raises(mlrt.InvalidArgument, match="on_error"):
@@ -205,16 +210,20 @@ def test_predictor_skips_what_it_cannot_read(images, tmp_path):
     model, paths = images
     bad = corrupt(tmp_path)
     predictor = B.ImagePredictor(model, on_error="skip")
-    out = predictor({"row": np.arange(10, 13), "path": np.array([str(paths[0]), str(bad), str(paths[1])], object)})
-    assert out["row"].tolist() == [10, 12] and out["prob"].shape == (2, 10)
+    table = predictor({"row": np.arange(10, 13), "path": np.array([str(paths[0]), str(bad), str(paths[1])], object)})
+    out = B.table_columns(table)
+    assert out["row"].tolist() == [10, 11, 12] and out["prob"].shape == (3, 10) and np.isnan(out["prob"][1]).all()
+    assert out["error"][0] is None and "not a readable image" in out["error"][1]
     assert [(e["row"], e["input"]) for e in predictor.errors] == [(11, str(bad))]
-    out = predictor({"row": np.arange(2), "path": np.array([str(bad), str(tmp_path / "gone.png")], object)})
-    assert out["row"].tolist() == [] and out["prob"].shape == (0, 10) and out["prob"].dtype == np.float32
+    every_bad = predictor({"row": np.arange(2), "path": np.array([str(bad), str(tmp_path / "gone.png")], object)})
+    assert every_bad.schema == table.schema  # (the same schema when no row of a batch could be read)
+    out = B.table_columns(every_bad)
+    assert out["row"].tolist() == [0, 1] and np.isnan(out["prob"]).all() and out["prob"].shape == (2, 10)
     assert len(predictor.errors) == 3
     rgb = np.empty(2, dtype=object)
     rgb[:] = [np.zeros((8, 8, 3), np.uint8), np.zeros((8, 8, 5), np.uint8)]  # 5 channels: no pixel format
-    out = predictor({"row": np.arange(2), "image": rgb})
-    assert out["row"].tolist() == [0] and predictor.errors[-1]["input"] == "row 1"
+    out = B.table_columns(predictor({"row": np.arange(2), "image": rgb}))
+    assert out["row"].tolist() == [0, 1] and out["error"][0] is None and predictor.errors[-1]["input"] == "row 1"
     with pytest.raises(mlrt.InvalidArgument, match="on_error"):
         B.ImagePredictor(model, on_error="warn")
 

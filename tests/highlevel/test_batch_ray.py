@@ -50,7 +50,7 @@ def test_ray_images_equal_a_plain_loop(local_ray, images, tmp_path):
     np.testing.assert_array_equal(got["prob"], loop_reference(model, paths, 16))
 
 
-def test_ray_skips_and_lists_a_corrupt_image(local_ray, images, tmp_path):
+def test_ray_keeps_and_lists_a_corrupt_image(local_ray, images, tmp_path):
     model, paths = images
     bad = tmp_path / "corrupt.png"
     bad.write_bytes(b"\x89PNG\r\n\x1a\n truncated")
@@ -60,8 +60,11 @@ def test_ray_skips_and_lists_a_corrupt_image(local_ray, images, tmp_path):
     assert "not a readable image" in summary.errors[0]["error"]
     assert (tmp_path / "out" / "_errors.jsonl").is_file()
     got = B.read_results(tmp_path / "out")
-    assert got["row"].tolist() == [0, 1, 2, 3, 4, 6, 7, 8, 9, 10]
-    np.testing.assert_allclose(got["prob"], loop_reference(model, paths[:10], 1), atol=1e-6)
+    assert got["row"].tolist() == list(range(11))  # the bad row in its place: null outputs, "error" saying why
+    assert np.isnan(got["prob"][5]).all() and "not a readable image" in got["error"][5]
+    assert all(e is None for k, e in enumerate(got["error"]) if k != 5)
+    np.testing.assert_allclose(got["prob"][[k for k in range(11) if k != 5]], loop_reference(model, paths[:10], 1),
+                               atol=1e-6)
 
 
 def test_ray_table_equals_a_plain_loop(local_ray, tmp_path):
@@ -223,3 +226,24 @@ def test_cli_on_ray_ends_in_one_line_and_status_2(local_ray, images, tmp_path):
     skip = subprocess.run([*cli, str(tmp_path / "b"), "--engine", "ray", "--actors", "1", "--on-error", "skip"],
                           capture_output=True, text=True, timeout=300, env=env)
     assert skip.returncode == 0 and skip.stdout.startswith("3 of 4 rows (image)"), skip.stdout + skip.stderr
+
+
+def test_both_engines_write_one_schema(local_ray, images, tmp_path):
+    """The same job on Ray and on the local engine: the same columns, types, field metadata
+    and order (row, the columns passed through, the outputs, error), and the same rows,
+    the unreadable one included (null outputs, its error)."""
+    import pyarrow.parquet as pq
+    model, paths = images
+    bad = tmp_path / "corrupt.png"
+    bad.write_bytes(b"\x89PNG\r\n\x1a\n truncated")
+    inputs = [*paths[:5], bad, *paths[5:7]]
+    B.predict(model, inputs, tmp_path / "ray", engine="ray", actors=1, batch_size=4, on_error="skip")
+    B.predict(model, inputs, tmp_path / "local", engine="local", actors=1, batch_size=4, on_error="skip",
+              progress=False)
+    schemas = [pq.read_schema(sorted((tmp_path / e).glob("*.parquet"))[0]) for e in ("ray", "local")]
+    fields = [[(f.name, f.type, f.metadata) for f in s] for s in schemas]
+    assert fields[0] == fields[1] and [f[0] for f in fields[0]] == ["row", "path", "prob", "error"], fields
+    got = [B.read_results(tmp_path / e) for e in ("ray", "local")]
+    assert got[0]["row"].tolist() == got[1]["row"].tolist() == list(range(8))
+    assert list(got[0]["error"]) == list(got[1]["error"]) and got[0]["error"][5]
+    np.testing.assert_array_equal(got[0]["prob"], got[1]["prob"])  # (NaN rows alike)

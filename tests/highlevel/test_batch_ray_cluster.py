@@ -18,7 +18,7 @@ from batch_data import image_job, loop_reference, ray_listeners, share_with_work
 from mlrt.highlevel import batch as B
 
 ray = pytest.importorskip("ray", reason="Ray is the 'ray' extra (pip install 'mlrt[ray]'); CI installs it")
-pytest.importorskip("pyarrow", reason="pyarrow comes with ray[data]")
+pa = pytest.importorskip("pyarrow", reason="pyarrow comes with ray[data]")
 
 
 @pytest.fixture(scope="module")
@@ -41,9 +41,8 @@ class WhereRun(B.ImagePredictor):
     """Adds the node each batch ran on."""
 
     def __call__(self, batch):
-        out = super().__call__(batch)
-        out["node"] = np.array([ray.get_runtime_context().get_node_id()] * len(out["row"]), dtype=object)
-        return out
+        out = super().__call__(batch)  # (a pyarrow.Table in mlrt's output schema)
+        return out.append_column("node", pa.array([ray.get_runtime_context().get_node_id()] * out.num_rows))
 
 
 def test_two_node_cluster_on_loopback(two_nodes, tmp_path_factory, tmp_path):
