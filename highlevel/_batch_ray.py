@@ -13,8 +13,9 @@ from ._batch_io import ERROR, _arrow_table, _prepare_output, _pyarrow, _rows
 from ._batch_predictors import ROW
 
 def ray_init(address: str | None = None, **kwargs):
-    """ray.init for mlrt's jobs: the cluster at `address`, else a Ray started here that
-    listens on 127.0.0.1 only, without its dashboard, usage reporting off.
+    """ray.init for mlrt's jobs: the cluster at `address`, else a Ray started here (even
+    where another runs on this machine) that listens on 127.0.0.1 only, without its
+    dashboard, usage reporting off.
 
     (Ray rewrites a node address of 127.0.0.1 to the machine's own address, and its
     servers then listen on every interface, unless Ray runs in its local-only mode:
@@ -28,7 +29,8 @@ def ray_init(address: str | None = None, **kwargs):
     else:
         local_only()
         kwargs.setdefault("include_dashboard", False)
-        ray.init(_node_ip_address="127.0.0.1", **kwargs)
+        # address "local": a Ray of its own, never one found running on this machine
+        ray.init(address="local", _node_ip_address="127.0.0.1", **kwargs)
     return ray
 
 
