@@ -112,9 +112,10 @@ class _Predictor:
         return out
 
     def _kept(self, batch: dict) -> list[str]:
-        """The columns passed through: `keep_columns` (with "row"), else all but decoded pixels."""
+        """The columns passed through: `keep_columns` (with "row"), else all but the pixels
+        (decoded, or an encoded file's bytes)."""
         if self.keep_columns is None:
-            return [c for c in batch if c != "image"]
+            return [c for c in batch if c not in ("image", "bytes")]
         missing = [c for c in self.keep_columns if c not in batch]
         if missing:
             raise InvalidArgument(f"keep_columns: no column {', '.join(missing)} in the batch "
@@ -144,9 +145,11 @@ def _column(name: str, value) -> np.ndarray:
 
 
 class ImagePredictor(_Predictor):
-    """Classify, detect or embed images: rows hold a path (column `column`, default
-    "path") or a decoded [H, W, C] uint8 array (column "image"; `frame_format` its
-    channel order: None for OpenCV's BGR, "RGB8" for Ray's read_images).  `input` names
+    """Classify, detect or embed images: rows hold a path (column "path"), an encoded
+    image's bytes (column "bytes", as ray.data.read_binary_files gives them: decoded from
+    memory, never opened again by path) or a decoded [H, W, C] uint8 array (column "image";
+    `frame_format` its channel order: None for OpenCV's BGR, "RGB8" for Ray's
+    read_images); `column` names another.  `input` names
     the model's image input (default: its one image-like input); the bind properties
     (`bitmap_pixel_format`, `pixel_range`, `mean`, `std`) apply to every frame.  A batch
     runs as one evaluation where the model's batch dimension is free, else in steps of
@@ -174,18 +177,25 @@ class ImagePredictor(_Predictor):
         return found[0]
 
     def _frames(self, batch: dict, n: int) -> list[VideoFrame]:
-        column = self.column or ("image" if "image" in batch else "path")
+        column = self.column or next((c for c in ("image", "bytes") if c in batch), "path")
         if column not in batch:
             raise InvalidArgument(f"ImagePredictor: no column '{column}' in the batch (columns: {', '.join(batch)})")
         frames = []
         for i, value in enumerate(batch[column]):
-            is_path = isinstance(value, (str, bytes, os.PathLike))
+            encoded = isinstance(value, (bytes, bytearray, memoryview)) and column != "path"  # (bytes in "path": a path)
+            kind = "encoded" if encoded else "file" if isinstance(value, (str, bytes, os.PathLike)) else "pixels"
+            if kind == "file":
+                name = os.fsdecode(value)
+            elif kind == "encoded" and "path" in batch:  # (read_binary_files(include_paths=True))
+                name = os.fsdecode(batch["path"][i])
+            else:
+                name = f"row {int(batch[ROW][i])}" if ROW in batch else f"row {i} of the batch"
             try:
-                frames.append(VideoFrame.from_file(os.fsdecode(value)) if is_path else
+                frames.append(VideoFrame.from_file(name) if kind == "file" else
+                              VideoFrame.from_bytes(value, name) if kind == "encoded" else
                               VideoFrame.from_numpy(np.asarray(value), self.frame_format))
             except MlrtError as exc:
-                row = f"row {int(batch[ROW][i])}" if ROW in batch else f"row {i} of the batch"
-                self._unreadable(i, "image", os.fsdecode(value) if is_path else row, exc)
+                self._unreadable(i, "image", name, exc)
         return frames
 
     def predict(self, batch: dict, n: int) -> dict:

@@ -120,15 +120,29 @@ class VideoFrame:
     @classmethod
     def from_file(cls, path) -> "VideoFrame":
         """Decode an image file with Pillow, its EXIF orientation applied."""
+        return cls._decoded(os.fspath(path), "VideoFrame.from_file", str(path))
+
+    @classmethod
+    def from_bytes(cls, data, name: str | None = None) -> "VideoFrame":
+        """Decode an encoded image held in memory (the bytes of a PNG, JPEG, ... file, as
+        `ray.data.read_binary_files` gives them) as from_file does; `name` (its path, say)
+        names it in errors."""
+        if not isinstance(data, (bytes, bytearray, memoryview)):
+            raise InvalidArgument(f"VideoFrame.from_bytes: expected bytes, got {type(data).__name__}")
+        import io
+        return cls._decoded(io.BytesIO(bytes(data)), "VideoFrame.from_bytes", name or f"{len(data)} bytes")
+
+    @classmethod
+    def _decoded(cls, source, where: str, name: str) -> "VideoFrame":
         from PIL import Image, ImageOps
         try:
-            with Image.open(os.fspath(path)) as im:
+            with Image.open(source) as im:
                 im = ImageOps.exif_transpose(im)
                 im.load()
         except FileNotFoundError:
-            raise InvalidArgument(f"VideoFrame.from_file: {path} does not exist") from None
+            raise InvalidArgument(f"{where}: {name} does not exist") from None
         except (OSError, ValueError, Image.DecompressionBombError) as exc:
-            raise InvalidArgument(f"VideoFrame.from_file: {path} is not a readable image ({exc})") from None
+            raise InvalidArgument(f"{where}: {name} is not a readable image ({exc})") from None
         return cls.from_pil(im)
 
     @classmethod

@@ -276,3 +276,24 @@ def test_cli_batch_on_error(images, tmp_path):
     assert skip.stdout.startswith("4 of 5 rows (image)")
     assert f"1 input skipped ({folder / 'img0002.png'}: " in skip.stdout
     assert skip.stdout.strip().endswith(f"listed in {tmp_path / 'b' / '_errors.jsonl'}")
+
+
+def test_predictor_decodes_a_bytes_column_from_memory(images, tmp_path):
+    """Rows as ray.data.read_binary_files(include_paths=True) gives them: the encoded file in
+    "bytes" (decoded in memory: the files are gone before the predictor runs) and "path"
+    (passed through, naming a bad one); the pixels are not passed through."""
+    model, paths = images
+    data = np.empty(4, dtype=object)
+    data[:] = [p.read_bytes() for p in paths[:3]] + [b"\x89PNG\r\n\x1a\n truncated"]
+    names = np.array([str(tmp_path / f"gone{i}.png") for i in range(4)], object)
+    predictor = B.ImagePredictor(model, on_error="skip")
+    out = B.table_columns(predictor({"row": np.arange(4), "path": names, "bytes": data}))
+    assert list(out) == ["row", "path", "prob", "error"]
+    np.testing.assert_array_equal(out["prob"][:3], loop_reference(model, paths[:3], 3))
+    assert "gone3.png is not a readable image" in out["error"][3]
+    assert predictor.errors[-1]["input"] == names[3]
+    frame = mlrt.media.VideoFrame.from_bytes(paths[0].read_bytes())
+    same = mlrt.media.VideoFrame.from_file(paths[0])
+    assert (frame.width, frame.height, frame.pixel_format) == (same.width, same.height, same.pixel_format)
+    with pytest.raises(mlrt.InvalidArgument, match="expected bytes"):
+        mlrt.media.VideoFrame.from_bytes("not bytes")

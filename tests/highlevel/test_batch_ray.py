@@ -247,3 +247,20 @@ def test_both_engines_write_one_schema(local_ray, images, tmp_path):
     assert got[0]["row"].tolist() == got[1]["row"].tolist() == list(range(8))
     assert list(got[0]["error"]) == list(got[1]["error"]) and got[0]["error"][5]
     np.testing.assert_array_equal(got[0]["prob"], got[1]["prob"])  # (NaN rows alike)
+
+
+def test_read_binary_files_feeds_the_predictor_bytes(local_ray, images, tmp_path):
+    """ray.data.read_binary_files(include_paths=True) -> ImagePredictor: each image decoded
+    from the bytes Ray read (the predictor never opens the file), as a plain loop gives."""
+    model, paths = images
+    folder = tmp_path / "photos"
+    folder.mkdir()
+    for p in paths[:12]:
+        (folder / p.name).write_bytes(p.read_bytes())
+    ds = ray.data.read_binary_files(str(folder), include_paths=True)
+    ds = ds.map_batches(B.ImagePredictor, fn_constructor_kwargs={"model": str(model)}, batch_size=4,
+                        compute=ray.data.ActorPoolStrategy(size=1), num_cpus=1, batch_format="numpy")
+    rows = sorted(ds.take_all(), key=lambda r: r["path"])
+    assert [os.path.basename(r["path"]) for r in rows] == [p.name for p in paths[:12]]
+    assert all(r["error"] is None and "bytes" not in r for r in rows)
+    np.testing.assert_allclose(np.stack([r["prob"] for r in rows]), loop_reference(model, paths[:12], 1), atol=1e-6)
