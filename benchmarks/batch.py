@@ -9,6 +9,8 @@ as a user waits for it (reading, decoding, tensorizing, inference, writing Parqu
 the engine's start-up: worker processes or Ray actors; Ray itself is started once
 before, as a cluster is), beside the marginal rate: the same job run over 32 pictures
 and over all, (all - 32) / (time of all - time of 32), which leaves the start-up out.
+The plain loop is the same job in one process (session, decode, evaluate, one Parquet
+file).  The batch issue's acceptance runs `--images 10000`.
 Ray runs locally on 127.0.0.1 (mlrt.highlevel.batch.ray_init).
 """
 
@@ -52,13 +54,24 @@ def write_pictures(folder: Path, n: int) -> list[Path]:
     return paths
 
 
-def plain_loop(model: Path, paths, batch_size: int) -> float:
+def plain_loop(model: Path, paths, batch_size: int, out: Path) -> float:
+    """Images per second of the whole job in one process, as a user writes it without an
+    engine: decode, evaluate, and the outputs (with their rows and paths) written to one
+    Parquet file at the end."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
     from mlrt.highlevel import LearningModel, LearningModelSession, LearningModelSessionOptions
     from mlrt.media import VideoFrame
-    session = LearningModelSession(LearningModel.load(model), options=LearningModelSessionOptions(batch_size_override=0))
     start = time.monotonic()
+    session = LearningModelSession(LearningModel.load(model), options=LearningModelSessionOptions(batch_size_override=0))
+    probs = []
     for i in range(0, len(paths), batch_size):
-        session.evaluate_features({"input": [VideoFrame.from_file(p) for p in paths[i:i + batch_size]]})
+        result = session.evaluate_features({"input": [VideoFrame.from_file(p) for p in paths[i:i + batch_size]]})
+        probs.append(np.asarray(next(iter(result.outputs.values()))))
+    prob = np.concatenate(probs)
+    table = pa.table({"row": np.arange(len(paths)), "path": [str(p) for p in paths],
+                      "prob": pa.FixedSizeListArray.from_arrays(pa.array(prob.reshape(-1)), prob.shape[1])})
+    pq.write_table(table, out)
     return len(paths) / (time.monotonic() - start)
 
 
@@ -76,7 +89,8 @@ def main() -> None:
         onnx.save(model_with_free_batch(args.size), model)
         paths = write_pictures(work / "pictures", args.images)
         cores = os.cpu_count() or 1
-        rows = [("plain loop, in process", f"{cores} threads", plain_loop(model, paths, args.batch_size), None)]
+        rows = [("plain loop, in process", f"{cores} threads",
+                 plain_loop(model, paths, args.batch_size, work / "plain.parquet"), None)]
         configs = [("local", 1), ("local", 2)] + ([] if args.skip_ray else [("ray", 1), ("ray", 2)])
         if not args.skip_ray:
             batch.ray_init(log_to_driver=False)
