@@ -37,7 +37,7 @@ from pathlib import Path
 from .._errors import InvalidArgument
 from ._batch_io import ERRORS_FILE, _rows, read_results, table_columns
 from ._batch_predictors import _PREDICTORS, ON_ERROR, ROW, ImagePredictor, TabularPredictor, VideoFramePredictor, _device
-from ._batch_ray import _run_ray, local_only, ray_dataset, ray_init
+from ._batch_ray import _run_ray, local_only, ray_dataset, ray_init, rows_per_file
 from ._model import LearningModel
 
 class Summary(dict):
@@ -87,11 +87,12 @@ def predict(model, inputs, output, *, engine: str = "local", kind: str | None = 
     if kind is not None and kind not in _PREDICTORS:
         raise InvalidArgument(f"kind must be one of {', '.join(_PREDICTORS)}, got {kind!r}")
     kind, rows = _rows(inputs, kind)
+    loaded = model if isinstance(model, LearningModel) else None
     if isinstance(model, LearningModel):
         model = model.source()
     model = os.fspath(model) if isinstance(model, os.PathLike) else model
     if isinstance(model, str):
-        LearningModel.load(model)  # (a missing or malformed model is refused here, before any worker starts)
+        loaded = LearningModel.load(model)  # (a missing or malformed model is refused here, before any worker starts)
     options = dict(predictor_options, model=model, device=device, on_error=on_error)
     if output is None:
         if engine != "ray":
@@ -102,7 +103,8 @@ def predict(model, inputs, output, *, engine: str = "local", kind: str | None = 
     start = time.monotonic()
     if engine == "ray":
         actors = actors or 1
-        errors = _run_ray(_PREDICTORS[kind], options, rows, output, actors, batch_size, address, ray_remote_args)
+        errors = _run_ray(_PREDICTORS[kind], options, rows, output, actors, batch_size, address, ray_remote_args,
+                          rows_per_file(loaded, batch_size) if loaded is not None else None)
     else:
         actors = actors or (os.cpu_count() or 1)
         if _device(device).is_gpu:  # (made here first: no OpenCL device is an error before the job, and the

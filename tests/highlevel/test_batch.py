@@ -297,3 +297,22 @@ def test_predictor_decodes_a_bytes_column_from_memory(images, tmp_path):
     assert (frame.width, frame.height, frame.pixel_format) == (same.width, same.height, same.pixel_format)
     with pytest.raises(mlrt.InvalidArgument, match="expected bytes"):
         mlrt.media.VideoFrame.from_bytes("not bytes")
+
+
+def test_ray_writer_gathers_rows_by_their_outputs_size(images, tmp_path):
+    """The Ray writer's rows per file: up to 1024, up to 32 MB of outputs (8 bytes an
+    element at most); none where an output's size per row is not declared, or a file
+    would hold no more than a batch."""
+    from mlrt.highlevel import LearningModel
+    from mlrt.highlevel._batch_ray import rows_per_file
+    model, _ = images
+    assert rows_per_file(LearningModel.load(model), 16) == 1024  # [N, 10] probabilities
+    from onnx import TensorProto, helper
+    def one_output(shape):
+        g = helper.make_graph([helper.make_node("Identity", ["x"], ["y"])], "g",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, shape)],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, shape)])
+        return LearningModel.load(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]).SerializeToString())
+    assert rows_per_file(one_output(["n", 100_000]), 16) == 41  # 800 KB a row
+    assert rows_per_file(one_output(["n", 400_000]), 16) is None  # 3.2 MB a row: 10 rows, under a batch
+    assert rows_per_file(one_output(["n", "k"]), 16) is None
