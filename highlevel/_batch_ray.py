@@ -4,6 +4,7 @@ Ray Data's writer, and the rows whose inputs could not be read found in the outp
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 from pathlib import Path
@@ -122,24 +123,23 @@ def _run_ray(cls, options, rows, output, actors, batch_size, address, remote_arg
                                   batch_size=batch_size, batch_format="numpy", **args)
     if output is None:
         return dataset
-    with raising_mlrt_errors():
+    with _mlrt_errors_as_they_are():
         dataset.write_parquet(str(output), ray_remote_args={"num_cpus": IO_CPUS}, min_rows_per_file=file_rows)
     return _unread(output) if options.get("on_error") == "skip" else []
 
 
-class raising_mlrt_errors:
+@contextlib.contextmanager
+def _mlrt_errors_as_they_are():
     """Within it, an error Ray raises for a task or actor that failed on an MlrtError (a
-    RayTaskError wrapping Ray Data's UserCodeException wrapping it) is that MlrtError,
-    raised as it was, one line: what a predictor said about a bad input, not Ray's wall of
+    RayTaskError that is also an instance of the error's class) is that MlrtError, raised
+    as it was, one line: what a predictor said about a bad input, not Ray's wall of
     tracebacks.  Other errors pass as they are."""
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, kind, exc, tb):
-        cause = _mlrt_cause(exc) if exc is not None else None
+    try:
+        yield
+    except Exception as exc:
+        cause = _mlrt_cause(exc)
         if cause is None or cause is exc:
-            return False
+            raise
         text = str(cause).split("\n", 1)[0]  # (Ray Data appends its retry advice to the message's lines)
         try:
             clean = type(cause)(text)
