@@ -543,21 +543,17 @@ void mlrt_qgemm_panel_at(const int8_t *L, int64_t M, int64_t K4, const uint8_t *
 
 /* (cloned per x86-64 level without fastmath.h's contraction: the product and the sum round apart) */
 MLRT_ISA_FN(, void, float_row, (const mlrt_qgemm_out *o, int64_t i, void *c, int64_t n), (o, i, c, n)) {
-    const int32_t *v = c;
-    float *y = c, s = o->scale[o->scale_mode == MLRT_QSCALE_ROW ? i : 0];
+    int32_t *v = c; /* (read and written as int32: each float goes back through a union, no aliasing) */
+    float s = o->scale[o->scale_mode == MLRT_QSCALE_ROW ? i : 0];
     float b = o->fbias ? o->fbias[i] : 0.0f, lo = o->flo, hi = o->fhi;
-    if (o->fbias)
-        for (int64_t j = 0; j < n; ++j) {
-            float x = (float)v[j] * s + b;
-            x = x > lo ? x : lo;
-            y[j] = x < hi ? x : hi;
-        }
-    else
-        for (int64_t j = 0; j < n; ++j) {
-            float x = (float)v[j] * s;
-            x = x > lo ? x : lo;
-            y[j] = x < hi ? x : hi;
-        }
+    bool bias = o->fbias != NULL;
+    for (int64_t j = 0; j < n; ++j) {
+        union { float f; int32_t i; } x = {.f = (float)v[j] * s};
+        if (bias) x.f = x.f + b;
+        x.f = x.f > lo ? x.f : lo;
+        x.f = x.f < hi ? x.f : hi;
+        v[j] = x.i;
+    }
 }
 
 void mlrt_qgemm_float_row(const mlrt_qgemm_out *o, int64_t i, void *c, int64_t n) { float_row(o, i, c, n); }
