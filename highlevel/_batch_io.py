@@ -160,13 +160,14 @@ def _numpy_column(field, column) -> np.ndarray:
 def _arrow_table(columns: dict):
     """A batch's columns as an Arrow table; array-valued rows are a flat list column
     with their shape in the field's metadata."""
+    return _table([(name, *_arrow_column(value)) for name, value in columns.items()])
+
+
+def _table(columns: list):
+    """An Arrow table of (name, array, field metadata) columns, in that order."""
     pa = _pyarrow()
-    fields, arrays = [], []
-    for name, value in columns.items():
-        array, meta = _arrow_column(value)
-        arrays.append(array)
-        fields.append(pa.field(name, array.type, metadata=meta))
-    return pa.Table.from_arrays(arrays, schema=pa.schema(fields))
+    fields = [pa.field(name, array.type, metadata=meta) for name, array, meta in columns]
+    return pa.Table.from_arrays([array for _, array, _ in columns], schema=pa.schema(fields))
 
 
 def _arrow_column(value, n: int | None = None, good=None):
@@ -211,24 +212,17 @@ def _output_table(kept: dict, outputs: dict, n: int, good, errors: list):
     (`outputs`: the rows at indexes `good`, the others null), then "error" (string: why
     the row's input could not be read, null where it was)."""
     pa = _pyarrow()
-    fields, arrays = [], []
-    for name, value in kept.items():
-        array, meta = _arrow_column(value)
-        arrays.append(array)
-        fields.append(pa.field(name, array.type, metadata=meta))
-    for name, value in outputs.items():
-        array, meta = _arrow_column(value, n, good)
-        arrays.append(array)
-        fields.append(pa.field(name, array.type, metadata=meta))
-    arrays.append(pa.array(errors, type=pa.string()))
-    fields.append(pa.field(ERROR, pa.string()))
-    return pa.Table.from_arrays(arrays, schema=pa.schema(fields))
+    return _table([(name, *_arrow_column(value)) for name, value in kept.items()] +
+                  [(name, *_arrow_column(value, n, good)) for name, value in outputs.items()] +
+                  [(ERROR, pa.array(errors, type=pa.string()), None)])
 
 
 def table_columns(table) -> dict:
     """A predictor's output table (or any table in mlrt's output schema) as {column: array},
     as read_results gives them: outputs [rows, ...] (NaN, or None in an object array, in the
     rows whose input could not be read), "error" an object array of strings and None."""
+    if not all(hasattr(table, a) for a in ("schema", "column", "column_names")):
+        raise InvalidArgument(f"table_columns: expected a pyarrow.Table, got {type(table).__name__}")
     return {name: _numpy_column(table.schema.field(name), table.column(name)) for name in table.column_names}
 
 

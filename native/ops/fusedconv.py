@@ -30,12 +30,18 @@ class FusedConv(Conv):
         if z is not None and (tuple(z.shape) != tuple(shape) or np.dtype(z.dtype) != np.dtype(inputs[0].dtype)):
             raise self.fail(f"Z has shape {z.shape} ({np.dtype(z.dtype).name}), expected {tuple(shape)} "
                             f"({np.dtype(inputs[0].dtype).name})")
-        name = self.a.activation or ""
-        if name not in self.ACTIVATIONS:
-            raise self.fail(f"activation '{name}' is not one of {', '.join(a for a in self.ACTIVATIONS if a)}")
-        constant, defaults = self.ACTIVATIONS[name]
-        values = [float(v) for v in (self.a.activation_params or defaults)]
-        if len(values) < len(defaults):
-            raise self.fail(f"activation {name} needs {len(defaults)} activation_params, got {len(values)}")
-        values += [0.0] * (2 - len(values))
-        return shape, {**params, "activation": enum_value(constant), "alpha": values[0], "beta": values[1]}
+        return shape, {**params, **activation_params(self, self.ACTIVATIONS)}
+
+
+def activation_params(op, table: dict) -> dict:
+    """The activation, alpha and beta of mlrt_conv_params for `op`'s activation and
+    activation_params attributes, from `table` (name -> (enum constant, defaults))."""
+    name = op.a.activation or ""
+    if name not in table:
+        raise op.fail(f"activation '{name}' is not one of {', '.join(a for a in table if a)}")
+    constant, defaults = table[name]
+    values = [float(v) for v in (op.a.activation_params or defaults)]
+    if len(values) < len(defaults):
+        raise op.fail(f"activation {name} needs {len(defaults)} activation_params, got {len(values)}")
+    values += [0.0] * (2 - len(values))
+    return {"activation": enum_value(constant), "alpha": values[0], "beta": values[1]}

@@ -14,11 +14,11 @@ so the output is the chain's bit for bit.  A constant w is packed once, as ConvI
 
 import numpy as np
 
-from .._lib import enum_value
 from ._base import Info
 from ._quant import FLOAT
-from .convinteger import ConvInteger
 from .conv import Conv
+from .convinteger import ConvInteger
+from .fusedconv import activation_params
 
 
 class ConvIntegerToFloat(ConvInteger):
@@ -44,15 +44,7 @@ class ConvIntegerToFloat(ConvInteger):
             if t.size not in sizes or (t.size > 1 and t.rank != 1):
                 raise self.fail(f"{name} must have {' or '.join(map(str, sizes))} element(s) (1-D), "
                                 f"got shape {tuple(t.shape)}")
-        name = self.a.activation or ""
-        if name not in self.ACTIVATIONS:
-            raise self.fail(f"activation '{name}' is not one of {', '.join(a for a in self.ACTIVATIONS if a)}")
-        constant, defaults = self.ACTIVATIONS[name]
-        values = [float(v) for v in (self.a.activation_params or defaults)]
-        if len(values) < len(defaults):
-            raise self.fail(f"activation {name} needs {len(defaults)} activation_params, got {len(values)}")
-        values += [0.0] * (2 - len(values))
-        return shape, {**params, "activation": enum_value(constant), "alpha": values[0], "beta": values[1]}
+        return shape, {**params, **activation_params(self, self.ACTIVATIONS)}
 
     def infer(self, inputs):
         shape, _ = self.geometry(inputs)

@@ -17,23 +17,16 @@ are the chain's bit for bit.  The DynamicQuantizeLinear stays (several convoluti
 read one quantized input)."""
 
 import numpy as np
-from onnx import TensorProto, helper
+from onnx import helper
 
-from ._qdq import EIGHT, attrs
-from ._util import constant, lookups, per_channel, prune_initializers
+from ._integer_to_float import only_reader, rewrite, scaled_chain
+from ._qdq import EIGHT
+from ._util import constant, lookups, per_channel
 from .fuse_conv_activation import _activation
-from .fuse_matmul_integer_to_float import _only_reader
 
 LEVEL = 2
 ORDER = 41
 _CONV_ATTRIBUTES = ("auto_pad", "dilations", "group", "kernel_shape", "pads", "strides")
-
-
-def _reader(readers, outputs, name, op_types):
-    rs = readers.get(name, [])
-    if name in outputs or len(rs) != 1 or rs[0].op_type not in op_types or rs[0].domain != "":
-        return None
-    return rs[0]
 
 
 def apply(graph, context) -> int:
@@ -47,29 +40,12 @@ def apply(graph, context) -> int:
         xq, w = conv.input[0], conv.input[1]
         x_zp = conv.input[2]
         w_zp = conv.input[3] if len(conv.input) > 3 else ""
-        dq = producer.get(xq)
-        if dq is None or dq.op_type != "DynamicQuantizeLinear" or dq.domain != "" or len(dq.output) != 3:
-            continue
-        if dq.output[0] != xq or x_zp != dq.output[2]:
-            continue
+        chain = scaled_chain(graph, conv, variable, outputs, producer, readers)
         wv = constant(graph, w, variable)
-        if wv is None or wv.ndim < 3 or wv.dtype not in EIGHT:
+        if chain is None or wv is None or wv.ndim < 3 or wv.dtype not in EIGHT:
             continue
+        dq, cast, mul, sm, w_scale, ws = chain
         m, rank = wv.shape[0], wv.ndim
-        cast = _only_reader(readers, outputs, conv.output[0], "Cast")
-        if cast is None or attrs(cast).get("to") != TensorProto.FLOAT:
-            continue
-        mul = _only_reader(readers, outputs, cast.output[0], "Mul")
-        if mul is None or len(mul.input) != 2:
-            continue
-        s = mul.input[1] if mul.input[0] == cast.output[0] else mul.input[0]
-        sm = producer.get(s)
-        if s == cast.output[0] or sm is None or sm.op_type != "Mul" or sm.domain != "" or dq.output[1] not in sm.input:
-            continue
-        w_scale = sm.input[1] if sm.input[0] == dq.output[1] else sm.input[0]
-        ws = constant(graph, w_scale, variable)
-        if ws is None or ws.dtype != np.float32 or w_scale == dq.output[1]:
-            continue
         ws_vector = ws.reshape(1) if ws.size == 1 else per_channel(ws, m, rank)
         if ws_vector is None:
             continue
@@ -78,7 +54,7 @@ def apply(graph, context) -> int:
             if wz is None or wz.dtype != wv.dtype or not (wz.size == 1 or wz.size == m):
                 continue
         gone, out, bias, act = [cast, mul], mul.output[0], "", None
-        add = _only_reader(readers, outputs, out, "Add")
+        add = only_reader(readers, outputs, out, "Add")
         if add is not None and len(add.input) == 2:
             other = add.input[1] if add.input[0] == out else add.input[0]
             b = constant(graph, other, variable) if other != out else None
@@ -88,7 +64,7 @@ def apply(graph, context) -> int:
                 graph.initializers[bias] = np.ascontiguousarray(vector, np.float32)
                 out = add.output[0]
                 gone.append(add)
-        nxt = _reader(readers, outputs, out, ("Relu", "Clip"))
+        nxt = only_reader(readers, outputs, out, ("Relu", "Clip"))
         if nxt is not None:
             act = _activation(nxt, graph)
             if act is not None:
@@ -109,11 +85,4 @@ def apply(graph, context) -> int:
         replace[id(conv)] = node
         removed.update(id(g) for g in gone)
         scales.add(id(sm))
-    if not replace:
-        return 0
-    graph.nodes[:] = [replace.get(id(nd), nd) for nd in graph.nodes if id(nd) not in removed]
-    read = graph.names_read() | outputs  # (the scale products nothing reads now go)
-    graph.nodes[:] = [nd for nd in graph.nodes if id(nd) not in scales or nd.output[0] in read]
-    graph.opsets.setdefault("com.microsoft", 1)
-    prune_initializers(graph)
-    return len(replace)
+    return rewrite(graph, replace, removed, scales, outputs)

@@ -17,21 +17,14 @@ product.  The DynamicQuantizeLinear stays (it may feed several products: a trans
 query, key and value)."""
 
 import numpy as np
-from onnx import TensorProto, helper
+from onnx import helper
 
-from ._qdq import EIGHT, attrs
-from ._util import constant, lookups, prune_initializers
+from ._integer_to_float import only_reader, rewrite, scaled_chain
+from ._qdq import EIGHT
+from ._util import constant, lookups
 
 LEVEL = 2
 ORDER = 40
-
-
-def _only_reader(readers, outputs, name, op_type):
-    """The one node of op_type (default domain) reading name, if nothing else reads it."""
-    rs = readers.get(name, [])
-    if name in outputs or len(rs) != 1 or rs[0].op_type != op_type or rs[0].domain != "":
-        return None
-    return rs[0]
 
 
 def apply(graph, context) -> int:
@@ -45,28 +38,13 @@ def apply(graph, context) -> int:
         a, b = mm.input[0], mm.input[1]
         a_zp = mm.input[2] if len(mm.input) > 2 else ""
         b_zp = mm.input[3] if len(mm.input) > 3 else ""
-        dq = producer.get(a)
-        if dq is None or dq.op_type != "DynamicQuantizeLinear" or dq.domain != "" or len(dq.output) != 3:
-            continue
-        if dq.output[0] != a or a_zp != dq.output[2]:
-            continue
+        chain = scaled_chain(graph, mm, variable, outputs, producer, readers)
         bv = constant(graph, b, variable)
-        if bv is None or bv.ndim != 2 or bv.dtype not in EIGHT:
+        if chain is None or bv is None or bv.ndim != 2 or bv.dtype not in EIGHT:
             continue
+        dq, cast, mul, sm, b_scale, bs = chain
         n = bv.shape[1]
-        cast = _only_reader(readers, outputs, mm.output[0], "Cast")
-        if cast is None or attrs(cast).get("to") != TensorProto.FLOAT:
-            continue
-        mul = _only_reader(readers, outputs, cast.output[0], "Mul")
-        if mul is None or len(mul.input) != 2:
-            continue
-        s = mul.input[1] if mul.input[0] == cast.output[0] else mul.input[0]
-        sm = producer.get(s)
-        if s == cast.output[0] or sm is None or sm.op_type != "Mul" or sm.domain != "" or dq.output[1] not in sm.input:
-            continue
-        b_scale = sm.input[1] if sm.input[0] == dq.output[1] else sm.input[0]
-        bs = constant(graph, b_scale, variable)
-        if bs is None or bs.dtype != np.float32 or bs.ndim > 2 or not (bs.size == 1 or bs.shape == (n,)):
+        if bs.ndim > 2 or not (bs.size == 1 or bs.shape == (n,)):
             continue
         if b_zp:
             bz = constant(graph, b_zp, variable)
@@ -74,7 +52,7 @@ def apply(graph, context) -> int:
                 continue
         ins = [a, b, dq.output[1], b_scale, a_zp, b_zp]
         out, gone = mul.output[0], [cast, mul]
-        add = _only_reader(readers, outputs, out, "Add")
+        add = only_reader(readers, outputs, out, "Add")
         if add is not None and len(add.input) == 2:
             other = add.input[1] if add.input[0] == out else add.input[0]
             bias = constant(graph, other, variable) if other != out else None
@@ -91,11 +69,4 @@ def apply(graph, context) -> int:
         replace[id(mm)] = node
         removed.update(id(g) for g in gone)
         scales.add(id(sm))
-    if not replace:
-        return 0
-    graph.nodes[:] = [replace.get(id(nd), nd) for nd in graph.nodes if id(nd) not in removed]
-    read = graph.names_read() | outputs  # (the scale products nothing reads now go)
-    graph.nodes[:] = [nd for nd in graph.nodes if id(nd) not in scales or nd.output[0] in read]
-    graph.opsets.setdefault("com.microsoft", 1)
-    prune_initializers(graph)
-    return len(replace)
+    return rewrite(graph, replace, removed, scales, outputs)

@@ -297,6 +297,8 @@ def test_predictor_decodes_a_bytes_column_from_memory(images, tmp_path):
     assert (frame.width, frame.height, frame.pixel_format) == (same.width, same.height, same.pixel_format)
     with pytest.raises(mlrt.InvalidArgument, match="expected bytes"):
         mlrt.media.VideoFrame.from_bytes("not bytes")
+    with pytest.raises(mlrt.InvalidArgument, match="expected a pyarrow.Table"):
+        B.table_columns({"row": [1]})
 
 
 def test_ray_writer_gathers_rows_by_their_outputs_size(images, tmp_path):
