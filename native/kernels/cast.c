@@ -110,6 +110,17 @@ static const mlrt_range_fn cast_table[13][13] = {
     CAST_ENTRY(u8), CAST_ENTRY(u16), CAST_ENTRY(u32), CAST_ENTRY(u64), CAST_ENTRY(f16),
     CAST_ENTRY(bf16), CAST_ENTRY(f32), CAST_ENTRY(f64)};
 
+/* float16 <-> float32, a row at a time on the vector units (src/half.c) */
+static void cast_f16_rows(void *arg, int64_t begin, int64_t end) {
+    const cast_job *j = arg;
+    mlrt_f16_to_f32_row((const uint16_t *)j->x + begin, (float *)j->y + begin, end - begin);
+}
+
+static void cast_to_f16_rows(void *arg, int64_t begin, int64_t end) {
+    const cast_job *j = arg;
+    mlrt_f32_to_f16_row((const float *)j->x + begin, (uint16_t *)j->y + begin, end - begin);
+}
+
 /* row/column of a dtype in cast_table, -1 if the type cannot be cast here */
 static int cast_slot(int32_t dtype) {
     switch (dtype) {
@@ -259,7 +270,11 @@ static int k_cast(const mlrt_context *ctx, const mlrt_tensor *in, int32_t n_in, 
         return MLRT_OK;
     }
     cast_job job = {x->data, y->data};
-    mlrt_parallel_for(ctx, n, 16384, cast_table[s][d], &job);
+    mlrt_range_fn fn = cast_table[s][d];
+    if (x->dtype == MLRT_FLOAT16 && y->dtype == MLRT_FLOAT) fn = cast_f16_rows;
+    if (x->dtype == MLRT_FLOAT && y->dtype == MLRT_FLOAT16) fn = cast_to_f16_rows;
+    if (fn != cast_table[s][d]) mlrt_note_path(mlrt_half_rows_path());
+    mlrt_parallel_for(ctx, n, 16384, fn, &job);
     return MLRT_OK;
 }
 

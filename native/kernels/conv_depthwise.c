@@ -7,7 +7,8 @@
  * y[oh][ow] = bias + sum w[kh][kw] * P[oh*sh + kh*dh][ow*sw + kw*dw]; 3x3 windows with
  * unit dilation take all nine taps in one pass over the output row.  Float32 3 x 3
  * windows at column stride 1 or 2 (MobileNet's) run on AVX-512 where the CPU has it
- * (the 3 x 3 path below): no copies, the padding handled by masked loads. */
+ * (the 3 x 3 path below): no copies, the padding handled by masked loads; on NEON, the
+ * same windows in kernels/conv_depthwise_neon.c. */
 #include <math.h>
 
 #include "conv_internal.h"
@@ -266,11 +267,13 @@ void mlrt_conv_depthwise_tasks(void *arg, int64_t begin, int64_t end) {
     bool f32 = j->dtype == MLRT_FLOAT;
     size_t es = f32 ? sizeof(float) : sizeof(double);
     int64_t act = j->activation, W = g->in[1];
+    bool k33 = f32 && g->k[0] == 3 && g->k[1] == 3 && g->d[0] == 1 && g->d[1] == 1 && g->s[1] <= 2;
     bool dw3 = false, flat = false;
 #ifdef DW3_AVX512
-    dw3 = f32 && g->k[0] == 3 && g->k[1] == 3 && g->d[0] == 1 && g->d[1] == 1 && g->s[1] <= 2 &&
-          mlrt_cpu_isa() == MLRT_ISA_AVX512;
+    dw3 = k33 && mlrt_cpu_isa() == MLRT_ISA_AVX512;
     flat = dw3 && g->s[0] == 1 && g->s[1] == 1 && g->out[1] == W && W <= DW3_FLAT_MAX_W;
+#elif defined(__aarch64__)
+    dw3 = k33 && mlrt_cpu_isa() == MLRT_ISA_NEON; /* (kernels/conv_depthwise_neon.c) */
 #endif
     int64_t PH = dw_padded_rows(g), PW = dw_padded_cols(g), n_masks = 10 * ceil_div(g->out_size, 16);
     size_t bytes = flat  ? (size_t)n_masks * sizeof(uint16_t)
@@ -280,13 +283,13 @@ void mlrt_conv_depthwise_tasks(void *arg, int64_t begin, int64_t end) {
     if (!P) { atomic_store(&j->failed, 1); return; }
 #ifdef DW3_AVX512
     if (flat) dw3_flat_masks(g, P);
-    else if (dw3) memset(P, 0, (size_t)W * es); /* the zero row */
 #endif
+    if (dw3 && !flat) memset(P, 0, (size_t)W * es); /* the zero row */
     bool clamp = !j->z && (act == MLRT_CONV_ACT_RELU || (act == MLRT_CONV_ACT_CLIP && j->alpha <= j->beta));
-#ifdef DW3_AVX512 /* the clamp the 3 x 3 kernels store through */
+    /* the clamp the 3 x 3 kernels store through */
     float lo = !clamp ? -INFINITY : act == MLRT_CONV_ACT_RELU ? 0.0f : (float)j->alpha;
     float hi = !clamp || act == MLRT_CONV_ACT_RELU ? INFINITY : (float)j->beta;
-#endif
+    (void)k33, (void)lo, (void)hi; /* (where no 3 x 3 path is compiled) */
     bool fast = dw3 ? clamp : act == MLRT_CONV_ACT_RELU && !j->z; /* the activation is done in the plane */
     for (int64_t t = begin; t < end; ++t) {
         int64_t n = t / g->M, m = t % g->M, xo = (n * g->C + m / g->Mg) * g->in_size, yo = t * g->out_size;
@@ -296,6 +299,8 @@ void mlrt_conv_depthwise_tasks(void *arg, int64_t begin, int64_t end) {
 #ifdef DW3_AVX512
             if (flat) dw3_flat_avx512(x, w, y, g, b ? b[m] : 0, lo, hi, P);
             else if (dw3) dw3_plane_avx512(x, w, y, g, b ? b[m] : 0, lo, hi, P);
+#elif defined(__aarch64__)
+            if (dw3) mlrt_dw3_plane_neon(x, w, y, g, b ? b[m] : 0, lo, hi, P);
 #endif
             if (!dw3) {
                 dw_pad_plane(x, P, g, es);

@@ -101,6 +101,13 @@ static inline bool conv_task_at(const conv_job *j, int64_t t, int64_t cols, conv
 
 /* The paths: each an mlrt_range_fn over the tasks of a conv_job (arg). */
 void mlrt_conv_depthwise_tasks(void *arg, int64_t begin, int64_t end); /* tasks: n * M + m */
+#ifdef __aarch64__
+/* One plane of a 3 x 3 depthwise conv (unit dilations, column stride 1 or 2) on NEON
+ * (kernels/conv_depthwise_neon.c): bias, the taps, then the clamp [lo, hi]; zero: a row
+ * of W zeros. */
+void mlrt_dw3_plane_neon(const float *xp, const float *w, float *yp, const conv_geom *g, float bias, float lo,
+                         float hi, const float *zero);
+#endif
 void mlrt_conv_gemm_tasks(void *arg, int64_t begin, int64_t end);      /* im2col + BLAS */
 void mlrt_conv_strip_tasks(void *arg, int64_t begin, int64_t end);     /* im2col into packed strips */
 void mlrt_conv_direct_tasks(void *arg, int64_t begin, int64_t end);    /* after mlrt_conv_direct_setup */

@@ -202,3 +202,90 @@ int32_t mlrt_lowp_int_load(uint8_t v, int32_t dtype) {
     default: return 0;
     }
 }
+
+/* -- rows of float16 <-> float32 on the vector units -----------------------------------
+ * F16C on x86-64 (the AVX2 level), NEON on AArch64: the hardware's conversions round to
+ * nearest even like the scalar ones above.  They differ only on NaN, whose quiet bit the
+ * hardware sets; a vector holding a NaN is converted again by the scalar code, so every
+ * path gives the same bits. */
+#ifdef MLRT_X86
+#include <immintrin.h>
+
+__attribute__((target("avx,f16c"))) static void f16_to_f32_f16c(const uint16_t *x, float *y, int64_t n) {
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m128i h = _mm_loadu_si128((const __m128i *)(x + i));
+        __m128i nan = _mm_cmpgt_epi16(_mm_and_si128(h, _mm_set1_epi16(0x7fff)), _mm_set1_epi16(0x7c00));
+        if (_mm_movemask_epi8(nan))
+            for (int k = 0; k < 8; ++k) y[i + k] = mlrt_f16_to_f32(x[i + k]);
+        else
+            _mm256_storeu_ps(y + i, _mm256_cvtph_ps(h));
+    }
+    for (; i < n; ++i) y[i] = mlrt_f16_to_f32(x[i]);
+}
+
+__attribute__((target("avx,f16c"))) static void f32_to_f16_f16c(const float *x, uint16_t *y, int64_t n) {
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m256 v = _mm256_loadu_ps(x + i);
+        if (_mm256_movemask_ps(_mm256_cmp_ps(v, v, _CMP_UNORD_Q)))
+            for (int k = 0; k < 8; ++k) y[i + k] = mlrt_f32_to_f16(x[i + k]);
+        else
+            _mm_storeu_si128((__m128i *)(y + i), _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+    }
+    for (; i < n; ++i) y[i] = mlrt_f32_to_f16(x[i]);
+}
+#elif defined(__aarch64__)
+#include <arm_neon.h>
+
+static void f16_to_f32_neon(const uint16_t *x, float *y, int64_t n) {
+    int64_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        uint16x4_t h = vld1_u16(x + i);
+        if (vmaxv_u16(vand_u16(h, vdup_n_u16(0x7fff))) > 0x7c00)
+            for (int k = 0; k < 4; ++k) y[i + k] = mlrt_f16_to_f32(x[i + k]);
+        else
+            vst1q_f32(y + i, vcvt_f32_f16(vreinterpret_f16_u16(h)));
+    }
+    for (; i < n; ++i) y[i] = mlrt_f16_to_f32(x[i]);
+}
+
+static void f32_to_f16_neon(const float *x, uint16_t *y, int64_t n) {
+    int64_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        float32x4_t v = vld1q_f32(x + i);
+        if (vminvq_u32(vceqq_f32(v, v)) == 0) /* a lane unequal to itself: NaN */
+            for (int k = 0; k < 4; ++k) y[i + k] = mlrt_f32_to_f16(x[i + k]);
+        else
+            vst1_u16(y + i, vreinterpret_u16_f16(vcvt_f16_f32(v)));
+    }
+    for (; i < n; ++i) y[i] = mlrt_f32_to_f16(x[i]);
+}
+#endif
+
+const char *mlrt_half_rows_path(void) {
+#ifdef MLRT_X86
+    if (MLRT_X86_HAS(MLRT_ISA_AVX2, "f16c")) return "cast/avx2";
+#elif defined(__aarch64__)
+    if (mlrt_cpu_isa() == MLRT_ISA_NEON) return "cast/neon";
+#endif
+    return "cast/portable";
+}
+
+void mlrt_f16_to_f32_row(const uint16_t *x, float *y, int64_t n) {
+#ifdef MLRT_X86
+    if (MLRT_X86_HAS(MLRT_ISA_AVX2, "f16c")) { f16_to_f32_f16c(x, y, n); return; }
+#elif defined(__aarch64__)
+    if (mlrt_cpu_isa() == MLRT_ISA_NEON) { f16_to_f32_neon(x, y, n); return; }
+#endif
+    for (int64_t i = 0; i < n; ++i) y[i] = mlrt_f16_to_f32(x[i]);
+}
+
+void mlrt_f32_to_f16_row(const float *x, uint16_t *y, int64_t n) {
+#ifdef MLRT_X86
+    if (MLRT_X86_HAS(MLRT_ISA_AVX2, "f16c")) { f32_to_f16_f16c(x, y, n); return; }
+#elif defined(__aarch64__)
+    if (mlrt_cpu_isa() == MLRT_ISA_NEON) { f32_to_f16_neon(x, y, n); return; }
+#endif
+    for (int64_t i = 0; i < n; ++i) y[i] = mlrt_f32_to_f16(x[i]);
+}

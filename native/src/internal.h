@@ -157,6 +157,11 @@ void mlrt_split_mod4(const float *v, float *const o[4], int64_t n);
 /* float16 / bfloat16 <-> float (round to nearest even), in src/half.c */
 float mlrt_f16_to_f32(uint16_t h);
 uint16_t mlrt_f32_to_f16(float f);
+/* n of them at a time on the vector units where the CPU has them (the same bits), and
+ * the kernel path those rows take ("cast/avx2", "cast/neon", "cast/portable") */
+void mlrt_f16_to_f32_row(const uint16_t *x, float *y, int64_t n);
+void mlrt_f32_to_f16_row(const float *x, uint16_t *y, int64_t n);
+const char *mlrt_half_rows_path(void);
 uint16_t mlrt_f64_to_f16(double d);
 float mlrt_bf16_to_f32(uint16_t h);
 uint16_t mlrt_f32_to_bf16(float f);

@@ -166,10 +166,12 @@ for k, model in enumerate(sys.argv[2:]):
 
 
 def _elementwise_model(path):
-    """Add (a broadcast row), Mul, Relu, Sum of two: the element-wise kernels, unfused."""
+    """Add (a broadcast row), Mul, Relu, x through float16 and back (Cast twice), Sum of
+    two: the element-wise kernels, unfused."""
     from onnx import TensorProto, helper, numpy_helper
     nodes = [helper.make_node("Add", ["x", "b"], ["a"]), helper.make_node("Mul", ["a", "x"], ["m"]),
-             helper.make_node("Relu", ["m"], ["r"]), helper.make_node("Sum", ["r", "x"], ["y"])]
+             helper.make_node("Relu", ["m"], ["r"]), helper.make_node("Cast", ["x"], ["h"], to=TensorProto.FLOAT16),
+             helper.make_node("Cast", ["h"], ["c"], to=TensorProto.FLOAT), helper.make_node("Sum", ["r", "c"], ["y"])]
     g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [64, 300])],
                           [helper.make_tensor_value_info("y", TensorProto.FLOAT, [64, 300])],
                           [numpy_helper.from_array(np.linspace(-1, 1, 300, dtype=np.float32), "b")])
@@ -181,7 +183,8 @@ def _elementwise_model(path):
 def test_nodes_name_the_kernel_path_they_ran(tmp_path, isa):
     """A Conv node's event names the path its kernel took and the instruction set
     ("conv/winograd/avx512"; MLRT_ISA=portable: im2col and OpenBLAS), Softmax, pooling,
-    BatchNormalization, LRN and the element-wise kernels their loops' ("pool/avx2");
+    BatchNormalization, LRN, the element-wise kernels and Cast to and from float16 their
+    loops' ("pool/avx2");
     nodes whose kernels name none (data movement: Concat, Reshape) carry no kernel_path.
     In a child: MLRT_ISA is read once."""
     from mlrt.native import _lib
@@ -206,7 +209,9 @@ def test_nodes_name_the_kernel_path_they_ran(tmp_path, isa):
     assert [path for op, path in squeeze if op == "Softmax"] == [f"softmax/{ran}"]
     assert all(path is None for op, path in squeeze + dense if op in ("Concat", "Reshape"))
     loops = {"MaxPool": "pool", "AveragePool": "pool", "GlobalAveragePool": "pool", "BatchNormalization": "batchnorm",
-             "Relu": "relu", "LRN": "lrn", "Add": "binary", "Mul": "binary", "Sum": "binary"}
+             "Relu": "relu", "LRN": "lrn", "Add": "binary", "Mul": "binary", "Sum": "binary", "Cast": "cast"}
     named = [(op, path) for op, path in squeeze + dense + alex + elementwise if op in loops]
     assert {op for op, _ in named} == set(loops), named
-    assert all(path == f"{loops[op]}/{ran}" for op, path in named), named
+    # (float16 conversions are F16C's, an AVX2-level extension: "cast/avx2" on AVX-512 too)
+    want = {op: f"{family}/{'avx2' if op == 'Cast' and ran == 'avx512' else ran}" for op, family in loops.items()}
+    assert all(path == want[op] for op, path in named), named

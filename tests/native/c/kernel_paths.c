@@ -6,8 +6,8 @@
  * strips), Gemm with a transposed B, Conv through each of its paths (pointwise, direct
  * with strides and pads, Winograd filters, packed weights, depthwise, groups) and
  * FusedConv with bias, Z and each activation the strip kernels finish, MaxPool,
- * AveragePool, Softmax and the element-wise Exp, Sigmoid, Tanh, Erf and Gelu, every result
- * against a float64 reference computed here.
+ * AveragePool, Softmax, Cast through float16 and the element-wise Exp, Sigmoid, Tanh,
+ * Erf and Gelu, every result against a float64 reference computed here.
  * Prints the path that ran ("isa neon"), one line per case, and "ok N" at the end;
  * exits 1 on the first case out of tolerance (naming it and the worst element). */
 #include <math.h>
@@ -23,6 +23,7 @@
 #include "pool.h"
 #include "softmax.h"
 #include "activation.h"
+#include "cast.h"
 
 static uint64_t seed = 88172645463325252ull;
 
@@ -205,6 +206,28 @@ static void check_conv(const char *what, int64_t N, int64_t C, int64_t H, int64_
     free(x), free(w), free(b), free(zz), free(y), free(ref), free(packed);
 }
 
+/* Cast float32 -> float16 -> float32 (the half rows: F16C, NEON or portable): each value
+ * back within half a float16 step (2^-11 relative, 2^-25 among subnormal halves). */
+static void check_cast_half(int64_t n) {
+    float *x = random_floats(n), *y = calloc((size_t)n, sizeof(float));
+    uint16_t *h = calloc((size_t)n, sizeof(uint16_t));
+    double *ref = calloc((size_t)n, sizeof(double));
+    for (int64_t i = 0; i < n; ++i) x[i] *= i % 3 == 0 ? 60000.0f : i % 3 == 1 ? 1.0f : 1e-4f, ref[i] = x[i];
+    mlrt_cast_params p = {.saturate = 1, .round_mode = 2};
+    int64_t shape[1] = {n};
+    mlrt_tensor in = tensor(1, shape, x), half = tensor(1, shape, h), out = tensor(1, shape, y);
+    half.dtype = MLRT_FLOAT16;
+    int32_t k = mlrt_kernel_find("", "Cast", 21, MLRT_FLOAT);
+    if (k < 0 || mlrt_kernel_run(k, pool, &in, 1, &half, 1, &p, sizeof p) != MLRT_OK) {
+        printf("FAIL Cast float -> float16: %s\n", k < 0 ? "no kernel" : mlrt_last_error());
+        exit(1);
+    }
+    char name[64];
+    snprintf(name, sizeof name, "Cast float -> float16 -> float %lld", (long long)n);
+    run_and_check(name, "Cast", &half, 1, &out, &p, sizeof p, ref, n, 1.0 / 2048);
+    free(x), free(y), free(h), free(ref);
+}
+
 static void check_pool(const char *op, int64_t C, int64_t H, int64_t k, int64_t s, int64_t pad) {
     int64_t OH = (H + 2 * pad - k) / s + 1;
     float *x = random_floats(C * H * H), *y = calloc((size_t)(C * OH * OH), sizeof(float));
@@ -296,6 +319,13 @@ int main(void) {
     check_conv("Conv", 1, 8, 15, 15, 8, 2, 3, 3, 1, 1, 1, true, false, 0, PACKED);
     check_conv("Conv", 1, 24, 16, 16, 24, 24, 3, 3, 1, 1, 1, true, false, 0, PLAIN);
     check_conv("Conv", 1, 24, 16, 16, 24, 24, 3, 3, 2, 1, 1, true, false, 0, PLAIN);
+    /* depthwise 3 x 3 (the vector planes): odd widths, planes narrower than a vector,
+     * no pads, a channel multiplier, the clamps in the store and the epilogues after it */
+    check_conv("Conv", 2, 8, 13, 37, 16, 8, 3, 3, 1, 0, 1, false, false, 0, PLAIN);
+    check_conv("Conv", 1, 12, 3, 2, 12, 12, 3, 3, 1, 1, 1, true, false, 0, PLAIN);
+    check_conv("FusedConv", 1, 32, 7, 7, 32, 32, 3, 3, 1, 1, 1, true, false, MLRT_CONV_ACT_RELU, PLAIN);
+    check_conv("FusedConv", 1, 16, 19, 29, 16, 16, 3, 3, 2, 1, 1, true, false, MLRT_CONV_ACT_CLIP, PLAIN);
+    check_conv("FusedConv", 1, 16, 28, 28, 16, 16, 3, 3, 2, 0, 1, true, true, MLRT_CONV_ACT_SWISH, PLAIN);
     check_conv("Conv", 1, 16, 1, 200, 32, 1, 1, 5, 1, 2, 1, true, false, 0, PACKED);
     /* FusedConv: bias, Z and each activation the strip kernels finish in their store */
     static const int64_t acts[] = {MLRT_CONV_ACT_RELU, MLRT_CONV_ACT_CLIP, MLRT_CONV_ACT_SIGMOID,
@@ -306,6 +336,7 @@ int main(void) {
     check_pool("MaxPool", 8, 19, 3, 2, 1);
     check_pool("AveragePool", 8, 16, 2, 2, 0);
     check_softmax(5, 1000);
+    check_cast_half(1003);
     /* element-wise loops (cloned per x86 level, vectorised by the compiler on NEON) */
     check_unary("Exp", "", exp, NULL, 0, 80.0, 1e-6);
     check_unary("Sigmoid", "", sigmoid_d, NULL, 0, 30.0, 1e-6);

@@ -56,6 +56,37 @@ def test_rounding_to_float16_and_float32():
     check_node("Cast", [x * 1e30], {"to": TensorProto.FLOAT}, rtol=0, atol=0)
 
 
+def _cast(x, to):
+    model = make_model("Cast", [x], {"to": to})
+    return run_mlrt(model, [x])[0]
+
+
+def test_float16_rows_give_the_scalar_bits():
+    """float16 <-> float32 run a row at a time on F16C / NEON where the CPU has them: every
+    half bit pattern, and float32 patterns of every kind, give the bits mlrt defines --
+    numpy's rounding to nearest even, and a NaN keeps its sign and top payload bits
+    (0x7c01 where none are left) without the quiet bit the hardware would set."""
+    h = np.arange(65536, dtype=np.uint32).astype(np.uint16)
+    got = _cast(h.view(np.float16)[:65533], TensorProto.FLOAT).view(np.uint32)  # (a length past whole vectors)
+    hh = h[:65533].astype(np.uint32)
+    nan = (hh & 0x7C00) == 0x7C00
+    want = np.where(nan, ((hh & 0x8000) << 16) | 0x7F800000 | ((hh & 0x3FF) << 13),
+                    h[:65533].view(np.float16).astype(np.float32).view(np.uint32))
+    assert np.array_equal(got, want)
+
+    bits = np.random.default_rng(5).integers(0, 2 ** 32, 200_001, dtype=np.uint64).astype(np.uint32)
+    bits[::7] |= 0x7F800000  # inf and NaN of every payload (signaling ones among them), beside finite values
+    bits[3::11] = (bits[3::11] & 0x80000000) | 0x7F800001  # a payload only below the half's bits
+    x = bits.view(np.float32)
+    got = _cast(x, TensorProto.FLOAT16).view(np.uint16)
+    nan = np.isnan(x)
+    top = ((bits >> 16) & 0x8000) | 0x7C00 | ((bits >> 13) & 0x3FF)
+    top = np.where((top & 0x3FF) == 0, top | 1, top).astype(np.uint16)
+    with np.errstate(over="ignore"):
+        want = np.where(nan, top, x.astype(np.float16).view(np.uint16))
+    assert np.array_equal(got, want)
+
+
 def test_float_to_int_truncates():
     x = np.array([-2.9, -2.5, -0.5, 0.5, 2.5, 2.9, 100.99, -100.99], np.float32)
     for dst in [np.int8, np.int16, np.int32, np.int64]:
