@@ -163,4 +163,13 @@ static inline void mlrt_qgemm_store1(const mlrt_qgemm_out *o, int64_t i, int64_t
     else ((int8_t *)o->c)[at] = (int8_t)q;
 }
 
+#ifdef __aarch64__
+/* The tiles on AArch64's dot-product extension (src/qgemm_neon.c), qgemm.c's tile
+ * signature: R packed, or its groups at R + qoff[q] (_at). */
+void mlrt_qgemm_tile_sdot(const int8_t *L, const uint8_t *R, const int64_t *qoff, int64_t K4, int64_t mr, int64_t n,
+                          const mlrt_qgemm_out *o);
+void mlrt_qgemm_tile_sdot_at(const int8_t *L, const uint8_t *R, const int64_t *qoff, int64_t K4, int64_t mr,
+                             int64_t n, const mlrt_qgemm_out *o);
+#endif
+
 #endif

@@ -12,8 +12,8 @@ OpenBLAS (the win_amd64 wheel), link into mlrt_core.dll, and the C kernel test r
 under wine on each x86 path this CPU has.
 
 It holds the core to one portable source: x86-only code sits under MLRT_X86
-(src/internal.h) with the portable C path always compiled, NEON code in its own file
-(src/sgemm_neon.c), aligned memory through mlrt_aligned_alloc, and kernels register
+(src/internal.h) with the portable C path always compiled, NEON code in its own files
+(src/sgemm_neon.c, src/qgemm_neon.c, kernels/conv_depthwise_neon.c), aligned memory through mlrt_aligned_alloc, and kernels register
 through constructors, not an ELF linker section.  Each step skips, saying why, where its
 tool is missing: the cross compilers, qemu-aarch64 with an aarch64 C library, wine
 (Debian/Ubuntu: gcc-aarch64-linux-gnu, qemu-user, gcc-mingw-w64-x86-64, wine64), or the

@@ -1,4 +1,4 @@
-/* kernel_paths.c -- the float32 kernels on the instruction set in use, from C alone.
+/* kernel_paths.c -- the hot kernels on the instruction set in use, from C alone.
  *
  * Built against the core library by tests/native/test_kernel_paths.py (natively, and for
  * aarch64 by the cross compiler, run under qemu-user) and run once per path the CPU
@@ -7,7 +7,9 @@
  * with strides and pads, Winograd filters, packed weights, depthwise, groups) and
  * FusedConv with bias, Z and each activation the strip kernels finish, MaxPool,
  * AveragePool, Softmax, Cast through float16 and the element-wise Exp, Sigmoid, Tanh,
- * Erf and Gelu, every result against a float64 reference computed here.
+ * Erf and Gelu, every result against a float64 reference computed here; and the 8-bit
+ * integer product (MatMulInteger, ConvInteger: its tiles, SDOT where the CPU has the
+ * dot-product extension), exact against int64 sums.
  * Prints the path that ran ("isa neon"), one line per case, and "ok N" at the end;
  * exits 1 on the first case out of tolerance (naming it and the worst element). */
 #include <math.h>
@@ -24,12 +26,18 @@
 #include "softmax.h"
 #include "activation.h"
 #include "cast.h"
+#include "qlinear.h"
 
 static uint64_t seed = 88172645463325252ull;
 
 static float uniform(void) { /* xorshift64: the same values on every platform */
     seed ^= seed << 13, seed ^= seed >> 7, seed ^= seed << 17;
     return (float)((double)(seed >> 11) / 9007199254740992.0 * 2.0 - 1.0);
+}
+
+static uint8_t random_byte(void) {
+    seed ^= seed << 13, seed ^= seed >> 7, seed ^= seed << 17;
+    return (uint8_t)(seed >> 56);
 }
 
 static float *random_floats(int64_t n) {
@@ -206,6 +214,97 @@ static void check_conv(const char *what, int64_t N, int64_t C, int64_t H, int64_
     free(x), free(w), free(b), free(zz), free(y), free(ref), free(packed);
 }
 
+/* MatMulInteger (the 8-bit product's tiles: SDOT on AArch64 with the dot-product
+ * extension, VNNI / AVX-512 / AVX2 on x86-64, else portable): uint8 A by int8 or uint8 B
+ * less their zero points, every int32 sum exact. */
+static void check_matmul_integer(int64_t M, int64_t K, int64_t N, bool b_signed) {
+    uint8_t *a = malloc((size_t)(M * K)), *b = malloc((size_t)(K * N));
+    for (int64_t i = 0; i < M * K; ++i) a[i] = random_byte();
+    for (int64_t i = 0; i < K * N; ++i) b[i] = random_byte();
+    uint8_t az = 131, bz = b_signed ? (uint8_t)(int8_t)-3 : 200;
+    int32_t *y = calloc((size_t)(M * N), sizeof(int32_t));
+    int64_t sa[2] = {M, K}, sb[2] = {K, N}, sy[2] = {M, N};
+    /* (the zero points as views of their operand's shape: one value, strides 0) */
+    mlrt_tensor in[4] = {tensor(2, sa, a), tensor(2, sb, b), tensor(2, sa, &az), tensor(2, sb, &bz)};
+    in[2].strides[0] = in[2].strides[1] = in[3].strides[0] = in[3].strides[1] = 0;
+    in[0].dtype = in[2].dtype = MLRT_UINT8, in[1].dtype = in[3].dtype = b_signed ? MLRT_INT8 : MLRT_UINT8;
+    mlrt_tensor out = tensor(2, sy, y);
+    out.dtype = MLRT_INT32;
+    mlrt_qmatmul_params p = {0};
+    char name[96];
+    snprintf(name, sizeof name, "MatMulInteger %lldx%lld @ %lldx%lld %s", (long long)M, (long long)K, (long long)K,
+             (long long)N, b_signed ? "u8 x s8" : "u8 x u8");
+    int32_t k = mlrt_kernel_find("", "MatMulInteger", 17, MLRT_UINT8);
+    if (k < 0 || mlrt_kernel_run(k, pool, in, 4, &out, 1, &p, sizeof p) != MLRT_OK) {
+        printf("FAIL %s: %s\n", name, k < 0 ? "no kernel" : mlrt_last_error());
+        exit(1);
+    }
+    for (int64_t i = 0; i < M; ++i)
+        for (int64_t j = 0; j < N; ++j) {
+            int64_t sum = 0;
+            for (int64_t kk = 0; kk < K; ++kk) {
+                int64_t bv = b_signed ? (int8_t)b[kk * N + j] - (int8_t)bz : b[kk * N + j] - bz;
+                sum += ((int64_t)a[i * K + kk] - az) * bv;
+            }
+            if (sum != y[i * N + j]) {
+                printf("FAIL %s: element (%lld, %lld) is %d, expected %lld\n", name, (long long)i, (long long)j,
+                       y[i * N + j], (long long)sum);
+                exit(1);
+            }
+        }
+    printf("%-64s exact\n", name);
+    ++cases;
+    free(a), free(b), free(y);
+}
+
+/* ConvInteger (uint8 x less 131, int8 w less -3; groups of four channels: R's quads read
+ * where they lie), every int32 sum exact. */
+static void check_conv_integer(int64_t C, int64_t H, int64_t W, int64_t M, int64_t s, int64_t pad) {
+    int64_t OH = (H + 2 * pad - 3) / s + 1, OW = (W + 2 * pad - 3) / s + 1;
+    uint8_t *x = malloc((size_t)(C * H * W)), *w = malloc((size_t)(M * C * 9)), xz = 131, wz = (uint8_t)(int8_t)-3;
+    for (int64_t i = 0; i < C * H * W; ++i) x[i] = random_byte();
+    for (int64_t i = 0; i < M * C * 9; ++i) w[i] = random_byte();
+    int32_t *y = calloc((size_t)(M * OH * OW), sizeof(int32_t));
+    int64_t sx[4] = {1, C, H, W}, sw[4] = {M, C, 3, 3}, sy[4] = {1, M, OH, OW};
+    mlrt_tensor in[4] = {tensor(4, sx, x), tensor(4, sw, w), tensor(0, sx, &xz), tensor(0, sw, &wz)};
+    in[0].dtype = in[2].dtype = MLRT_UINT8, in[1].dtype = in[3].dtype = MLRT_INT8;
+    mlrt_tensor out = tensor(4, sy, y);
+    out.dtype = MLRT_INT32;
+    mlrt_conv_params p;
+    memset(&p, 0, sizeof p);
+    p.group = 1, p.n_spatial = 2, p.kernel[0] = p.kernel[1] = 3, p.strides[0] = p.strides[1] = s;
+    p.dilations[0] = p.dilations[1] = 1, p.pads_begin[0] = p.pads_begin[1] = p.pads_end[0] = p.pads_end[1] = pad;
+    char name[96];
+    snprintf(name, sizeof name, "ConvInteger 1x%lldx%lldx%lld k3x3 s%lld pad %lld -> %lld", (long long)C, (long long)H,
+             (long long)W, (long long)s, (long long)pad, (long long)M);
+    int32_t k = mlrt_kernel_find("", "ConvInteger", 17, MLRT_UINT8);
+    if (k < 0 || mlrt_kernel_run(k, pool, in, 4, &out, 1, &p, sizeof p) != MLRT_OK) {
+        printf("FAIL %s: %s\n", name, k < 0 ? "no kernel" : mlrt_last_error());
+        exit(1);
+    }
+    for (int64_t m = 0; m < M; ++m)
+        for (int64_t oh = 0; oh < OH; ++oh)
+            for (int64_t ow = 0; ow < OW; ++ow) {
+                int64_t sum = 0;
+                for (int64_t c = 0; c < C; ++c)
+                    for (int64_t i = 0; i < 3; ++i)
+                        for (int64_t jj = 0; jj < 3; ++jj) {
+                            int64_t ih = oh * s - pad + i, iw = ow * s - pad + jj;
+                            int64_t xv = ih < 0 || ih >= H || iw < 0 || iw >= W ? xz : x[(c * H + ih) * W + iw];
+                            sum += (xv - xz) * ((int8_t)w[((m * C + c) * 3 + i) * 3 + jj] - (int8_t)wz);
+                        }
+                int32_t got = y[(m * OH + oh) * OW + ow];
+                if (sum != got) {
+                    printf("FAIL %s: element (%lld, %lld, %lld) is %d, expected %lld\n", name, (long long)m,
+                           (long long)oh, (long long)ow, got, (long long)sum);
+                    exit(1);
+                }
+            }
+    printf("%-64s exact\n", name);
+    ++cases;
+    free(x), free(w), free(y);
+}
+
 /* Cast float32 -> float16 -> float32 (the half rows: F16C, NEON or portable): each value
  * back within half a float16 step (2^-11 relative, 2^-25 among subnormal halves). */
 static void check_cast_half(int64_t n) {
@@ -337,6 +436,14 @@ int main(void) {
     check_pool("AveragePool", 8, 16, 2, 2, 0);
     check_softmax(5, 1000);
     check_cast_half(1003);
+    /* the integer product: one row, column tails of a panel, a K past a group of four */
+    check_matmul_integer(1, 5, 13, true);
+    check_matmul_integer(7, 300, 100, true);
+    check_matmul_integer(13, 64, 64, false);
+    check_matmul_integer(6, 1, 1, false);
+    check_conv_integer(8, 11, 13, 12, 1, 1);
+    check_conv_integer(16, 20, 9, 7, 2, 1);
+    check_conv_integer(4, 6, 70, 5, 1, 0);
     /* element-wise loops (cloned per x86 level, vectorised by the compiler on NEON) */
     check_unary("Exp", "", exp, NULL, 0, 80.0, 1e-6);
     check_unary("Sigmoid", "", sigmoid_d, NULL, 0, 30.0, 1e-6);
