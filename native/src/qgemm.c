@@ -12,6 +12,7 @@
  *   avx2        the avx512bw sums on 8 lanes, passes of 8 columns;
  *   neondot     AArch64's SDOT on 4 lanes, R's bytes flipped to int8 and 128 * rowsum(L)
  *               added back (src/qgemm_neon.c), where the CPU has the dot-product extension;
+ *   neon        the same on widening multiplies (smull, sadalp), every AArch64 CPU;
  *   portable    C loops, every CPU.
  * All compute the same int32 sums (exact, wrapping), then the same finish (qgemm.h). */
 #include <pthread.h>
@@ -456,7 +457,7 @@ static pthread_once_t qg_once = PTHREAD_ONCE_INIT;
 
 static void qg_init(void) {
     /* MLRT_QGEMM_KERNEL caps the choice at a kernel (to test the others on a newer CPU):
-     * avx512vnni > avx512bw > avxvnni > avx2 > portable (AArch64: neondot > portable) */
+     * avx512vnni > avx512bw > avxvnni > avx2 > portable (AArch64: neondot > neon > portable) */
     static const char *const order[] = {"avx512vnni", "avx512bw", "avxvnni", "avx2", "portable"};
     const char *want = getenv("MLRT_QGEMM_KERNEL");
     int cap = 0;
@@ -491,12 +492,17 @@ static void qg_init(void) {
     }
     qg.name = order[pick];
 #elif defined(__aarch64__)
-    if (isa == MLRT_ISA_NEON && (!want || strcmp(want, "portable") != 0) &&
-        strstr(mlrt_cpu_features(), "dotprod")) {
+    /* neondot > neon > portable, capped the same way */
+    int pick = isa != MLRT_ISA_NEON || (want && strcmp(want, "portable") == 0) ? 2
+               : (want && strcmp(want, "neon") == 0) || !strstr(mlrt_cpu_features(), "dotprod") ? 1
+                                                                                                : 0;
+    if (pick < 2)
         for (int i = 0; i < 4; ++i)
-            for (int r = 0; r < MR; ++r) qg.tile[i][r] = mlrt_qgemm_tile_sdot, qg.tile_at[i][r] = mlrt_qgemm_tile_sdot_at;
-        qg.name = "neondot";
-    }
+            for (int r = 0; r < MR; ++r) {
+                qg.tile[i][r] = pick == 0 ? mlrt_qgemm_tile_sdot : mlrt_qgemm_tile_neon;
+                qg.tile_at[i][r] = pick == 0 ? mlrt_qgemm_tile_sdot_at : mlrt_qgemm_tile_neon_at;
+            }
+    qg.name = pick == 0 ? "neondot" : pick == 1 ? "neon" : "portable";
     (void)cap;
 #else
     (void)cap;

@@ -165,10 +165,15 @@ static inline void mlrt_qgemm_store1(const mlrt_qgemm_out *o, int64_t i, int64_t
 
 #ifdef __aarch64__
 /* The tiles on AArch64's dot-product extension (src/qgemm_neon.c), qgemm.c's tile
- * signature: R packed, or its groups at R + qoff[q] (_at). */
+ * signature: R packed, or its groups at R + qoff[q] (_at) */
 void mlrt_qgemm_tile_sdot(const int8_t *L, const uint8_t *R, const int64_t *qoff, int64_t K4, int64_t mr, int64_t n,
                           const mlrt_qgemm_out *o);
 void mlrt_qgemm_tile_sdot_at(const int8_t *L, const uint8_t *R, const int64_t *qoff, int64_t K4, int64_t mr,
+                             int64_t n, const mlrt_qgemm_out *o);
+/* and on plain NEON (widening multiplies), every AArch64 CPU */
+void mlrt_qgemm_tile_neon(const int8_t *L, const uint8_t *R, const int64_t *qoff, int64_t K4, int64_t mr, int64_t n,
+                          const mlrt_qgemm_out *o);
+void mlrt_qgemm_tile_neon_at(const int8_t *L, const uint8_t *R, const int64_t *qoff, int64_t K4, int64_t mr,
                              int64_t n, const mlrt_qgemm_out *o);
 #endif
 
