@@ -24,8 +24,127 @@ _SHAPE_KEY = b"mlrt:shape"  # field metadata of a column whose rows are arrays: 
 
 # -- the job: rows in, Parquet out --------------------------------------------------------------------
 
-def _rows(inputs, kind: str | None) -> tuple[str, dict]:
-    """(kind, columns) of the job's rows, each with its number in "row"."""
+def _rows(inputs, kind: str | None, filesystem=None, lazy_tables: bool = False) -> tuple[str, dict, object]:
+    """(kind, columns, filesystem) of the job's rows, each with its number in "row";
+    filesystem: the pyarrow FileSystem their paths are on (None: this machine's).  With
+    lazy_tables, Parquet inputs come as a ParquetSource in place of the columns: read
+    where the job runs, only their footers here."""
+    remote = _remote_inputs(inputs, filesystem)
+    if lazy_tables and (kind in (None, "table")):
+        where = remote if remote is not None else [Path(inputs)] if isinstance(inputs, (str, os.PathLike)) else None
+        if where is not None and _parquet_files(where):
+            return "table", ParquetSource(where), remote[0].fs if remote is not None else None
+    if remote is not None:
+        return (*_remote_rows(remote, kind), remote[0].fs)
+    return (*_local_rows(inputs, kind), None)
+
+
+def _parquet_files(where: list) -> list[str]:
+    """The Parquet files of the inputs (Paths, or Remotes on one filesystem), sorted as
+    pyarrow's dataset reader takes them; [] where they are not Parquet."""
+    from ._batch_fs import Remote, info, listing
+    files = []
+    for w in where:
+        if isinstance(w, Remote):
+            import pyarrow.fs as pafs
+            found = info(w)
+            files += [f for f in (listing(w) if found.type == pafs.FileType.Directory else
+                                  [w.path] if found.type == pafs.FileType.File else []) if f.endswith(".parquet")]
+        elif w.is_dir():
+            files += sorted(str(f) for f in w.rglob("*.parquet") if not f.name.startswith(("_", ".")))
+        elif w.suffix.lower() == ".parquet" and w.exists():
+            files.append(str(w))
+    return files
+
+
+class ParquetSource:
+    """A Parquet input read where the job runs -- by Ray Data's read tasks -- of which the
+    driver reads only the footers: the files' row groups, each with the number of its
+    first row, so that rows keep their numbers ("row", where the files have none) however
+    the groups are spread."""
+
+    def __init__(self, where: list):
+        from ._batch_fs import Remote
+        pq = _pyarrow().parquet
+        self.fs = where[0].fs if isinstance(where[0], Remote) else None
+        self.groups: list[tuple[str, int, int]] = []  # (file, row group, its first row)
+        self.rows, self.has_row = 0, False
+        for i, f in enumerate(_parquet_files(where)):
+            try:
+                meta = pq.ParquetFile(f, filesystem=self.fs)
+            except (_pyarrow().ArrowException, OSError) as exc:
+                raise InvalidArgument(f"'{f}' is not a Parquet file ({exc})") from None
+            if i == 0:
+                self.has_row = ROW in meta.schema_arrow.names
+            for g in range(meta.metadata.num_row_groups):
+                self.groups.append((f, g, self.rows))
+                self.rows += meta.metadata.row_group(g).num_rows
+
+    def dataset(self, ray, cpus: float):
+        """The rows as a Ray Dataset: one read task per row group, `cpus` each."""
+        items = ray.data.from_items([{"file": f, "group": g, "first": r} for f, g, r in self.groups])
+        return items.map_batches(_read_groups, fn_kwargs={"fs": self.fs, "has_row": self.has_row}, batch_size=1,
+                                 batch_format="pyarrow", num_cpus=cpus)
+
+
+def _read_groups(items, fs, has_row: bool):
+    """Ray Data's read task of a ParquetSource: its row groups, numbered."""
+    pa = _pyarrow()
+    tables = []
+    for f, g, first in zip(items.column("file").to_pylist(), items.column("group").to_pylist(),
+                           items.column("first").to_pylist()):
+        table = pa.parquet.ParquetFile(f, filesystem=fs).read_row_group(g)
+        if not has_row:
+            table = table.add_column(0, ROW, pa.array(np.arange(first, first + table.num_rows, dtype=np.int64)))
+        tables.append(table)
+    return pa.concat_tables(tables)
+
+
+def _remote_inputs(inputs, filesystem) -> list | None:
+    """The inputs' Remote locations (highlevel/_batch_fs.py), or None where they are local
+    files or not files at all."""
+    from ._batch_fs import Remote, locate
+    items = [inputs] if isinstance(inputs, (str, os.PathLike)) else list(inputs) \
+        if isinstance(inputs, (list, tuple)) and inputs and all(isinstance(p, (str, os.PathLike)) for p in inputs) \
+        else None
+    if items is None:
+        return None
+    where = [locate(p, filesystem) for p in items]
+    if not any(isinstance(w, Remote) for w in where):
+        return None
+    if not all(isinstance(w, Remote) for w in where) or len({id(w.fs) if filesystem is not None else
+                                                           w.fs.type_name for w in where}) != 1:
+        raise InvalidArgument("the inputs lie on different filesystems: a job reads them from one")
+    return where
+
+
+def _remote_rows(where: list, kind: str | None) -> tuple[str, dict]:
+    """(kind, columns) of inputs on another filesystem: image files (the predictors read
+    their bytes there) or Parquet (read here)."""
+    import pyarrow.fs as pafs
+    from ._batch_fs import info, listing
+    files = []
+    for w in where:
+        found = info(w)
+        if found.type == pafs.FileType.NotFound:
+            raise InvalidArgument(f"input '{w}' does not exist")
+        files += listing(w) if found.type == pafs.FileType.Directory else [w.path]
+    suffixes = {Path(f).suffix.lower() for f in files}
+    if kind is None:
+        kind = "table" if ".parquet" in suffixes else "video" if suffixes & VIDEO_SUFFIXES else "image"
+    if kind == "video":
+        raise InvalidArgument(f"input '{where[0]}': videos are read by OpenCV from this machine's files; copy them "
+                              "here first")
+    if kind == "table":
+        return kind, _read_table(where[0] if len(where) == 1 else where)
+    paths = [f for f in files if Path(f).suffix.lower() in IMAGE_SUFFIXES] if len(where) > 1 or \
+        info(where[0]).type == pafs.FileType.Directory else files
+    if not paths:
+        raise InvalidArgument(f"input '{where[0]}' holds no images ({', '.join(sorted(IMAGE_SUFFIXES))})")
+    return kind, {ROW: np.arange(len(paths)), "path": np.array(paths, dtype=object)}
+
+
+def _local_rows(inputs, kind: str | None) -> tuple[str, dict]:
     if isinstance(inputs, (str, os.PathLike)):
         path = Path(inputs)
         if not path.exists():
@@ -107,14 +226,22 @@ def _pyarrow():
     return pyarrow
 
 
-def _read_table(path: Path) -> dict:
+def _read_table(path) -> dict:
+    """A Parquet file or folder (a Path, a Remote, or a list of Remotes on one filesystem)
+    as {column: array}, with "row" numbers where it has none."""
+    from ._batch_fs import Remote
     pa = _pyarrow()
-    if not path.exists():
+    where = path[0] if isinstance(path, list) else path
+    if not isinstance(where, Remote) and not path.exists():
         raise InvalidArgument(f"'{path}' does not exist")
     try:
-        table = pa.parquet.read_table(path)
+        if isinstance(where, Remote):
+            table = pa.parquet.read_table([p.path for p in path] if isinstance(path, list) else where.path,
+                                          filesystem=where.fs)
+        else:
+            table = pa.parquet.read_table(path)
     except (pa.ArrowException, OSError) as exc:
-        raise InvalidArgument(f"'{path}' is not a Parquet file or folder of them ({exc})") from None
+        raise InvalidArgument(f"'{where}' is not a Parquet file or folder of them ({exc})") from None
     columns = table_columns(table)
     if ROW not in columns:
         columns = {ROW: np.arange(table.num_rows), **columns}
@@ -226,13 +353,28 @@ def table_columns(table) -> dict:
     return {name: _numpy_column(table.schema.field(name), table.column(name)) for name in table.column_names}
 
 
-def read_results(path) -> dict:
-    """A job's output folder (or file) as {column: array}, rows in input order."""
-    columns = _read_table(Path(path))
+def read_results(path, filesystem=None) -> dict:
+    """A job's output folder (or file) as {column: array}, rows in input order: a local
+    path, a URI (s3://bucket/out, ...) or a path on `filesystem` (as predict() takes them)."""
+    from ._batch_fs import locate
+    columns = _read_table(locate(path, filesystem))
     order = np.argsort(columns[ROW], kind="stable")
     return {name: value[order] for name, value in columns.items()}
 
-def _prepare_output(output: Path) -> None:
+def _write_part(table, output, name: str) -> None:
+    """One Parquet file of a job's output folder (a Path or a Remote)."""
+    from ._batch_fs import Remote
+    if isinstance(output, Remote):
+        _pyarrow().parquet.write_table(table, output.join(name).path, filesystem=output.fs)
+    else:
+        _pyarrow().parquet.write_table(table, output / name)
+
+
+def _prepare_output(output) -> None:
+    """The output folder (a Path or a Remote): absent or empty, then made."""
+    from ._batch_fs import Remote, prepare_output
+    if isinstance(output, Remote):
+        return prepare_output(output)
     if output.exists() and (not output.is_dir() or any(output.iterdir())):
         raise InvalidArgument(f"output '{output}' exists and is not an empty folder")
     output.mkdir(parents=True, exist_ok=True)

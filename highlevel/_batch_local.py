@@ -12,7 +12,7 @@ import time
 import warnings
 
 from .._errors import MlrtError
-from ._batch_io import _prepare_output, _pyarrow
+from ._batch_io import _prepare_output, _pyarrow, _write_part
 from ._batch_predictors import ROW
 from ._device import DeviceWarning
 
@@ -61,8 +61,9 @@ class _NoMainModule:
 
 def run_local(cls, options, rows, output, actors, batch_size, progress) -> list:
     """Run the job on a pool of `actors` processes (batch.predict(engine="local")), each
-    batch's table (the predictors' output schema) written as one Parquet part; the inputs
-    that could not be read, as predictors noted them."""
+    batch's table (the predictors' output schema) written as one Parquet part into
+    `output` (a Path, or a Remote: highlevel/_batch_fs.py); the inputs that could not be
+    read, as predictors noted them."""
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
     from concurrent.futures.process import BrokenProcessPool
@@ -87,7 +88,7 @@ def run_local(cls, options, rows, output, actors, batch_size, progress) -> list:
             except MlrtError as exc:  # (without the worker's traceback chained to it: the message says where)
                 raise exc.with_traceback(None) from None
             errors += skipped
-            _pyarrow().parquet.write_table(result, output / f"part-{index:05d}.parquet")  # (the predictor's table)
+            _write_part(result, output, f"part-{index:05d}.parquet")  # (the predictor's table)
             bar.update(result.num_rows)
     except BrokenProcessPool as exc:
         raise MlrtError(f"a worker process of the local engine died ({exc}); what it printed is above") from None

@@ -52,9 +52,14 @@ class _Predictor:
     `threads`: the session's intra-op threads (default: the CPUs of the Ray actor it runs
     in, else one per core)."""
 
-    def __init__(self, model, *, device="cpu", threads: int | None = None, keep_columns=None, on_error="raise"):
+    def __init__(self, model, *, device="cpu", threads: int | None = None, keep_columns=None, on_error="raise",
+                 filesystem=None):
         if on_error not in ON_ERROR:
             raise InvalidArgument(f"on_error must be 'raise' or 'skip', got {on_error!r}")
+        if filesystem is not None:
+            from ._batch_fs import _as_pyarrow
+            filesystem = _as_pyarrow(filesystem)
+        self.filesystem = filesystem  # (where the rows' paths lie: None, this machine's files)
         if threads is None:
             threads = _actor_threads()
         self.threads = threads
@@ -144,20 +149,32 @@ def _column(name: str, value) -> np.ndarray:
     return a
 
 
+def _read_remote(fs, path: str) -> bytes:
+    """A file's bytes on another filesystem; an InvalidArgument where it cannot be read."""
+    from ._batch_fs import read_bytes
+    try:
+        return read_bytes(fs, path)
+    except OSError as exc:
+        raise InvalidArgument(f"cannot be read ({exc})") from None
+
+
 class ImagePredictor(_Predictor):
     """Classify, detect or embed images: rows hold a path (column "path"), an encoded
     image's bytes (column "bytes", as ray.data.read_binary_files gives them: decoded from
     memory, never opened again by path) or a decoded [H, W, C] uint8 array (column "image";
     `frame_format` its channel order: None for OpenCV's BGR, "RGB8" for Ray's
-    read_images); `column` names another.  `input` names
+    read_images); `column` names another.  Paths on another filesystem: `filesystem` (a
+    pyarrow.fs.FileSystem or an fsspec one) reads their bytes.  `input` names
     the model's image input (default: its one image-like input); the bind properties
     (`bitmap_pixel_format`, `pixel_range`, `mean`, `std`) apply to every frame.  A batch
     runs as one evaluation where the model's batch dimension is free, else in steps of
     its fixed batch size."""
 
     def __init__(self, model, *, input: str | None = None, column: str | None = None, frame_format=None,
-                 device="cpu", threads: int | None = None, keep_columns=None, on_error="raise", **bind_properties):
-        super().__init__(model, device=device, threads=threads, keep_columns=keep_columns, on_error=on_error)
+                 device="cpu", threads: int | None = None, keep_columns=None, on_error="raise", filesystem=None,
+                 **bind_properties):
+        super().__init__(model, device=device, threads=threads, keep_columns=keep_columns, on_error=on_error,
+                         filesystem=filesystem)
         self.feature = self._image_feature(input)
         self.column = column
         self.frame_format = frame_format
@@ -191,6 +208,8 @@ class ImagePredictor(_Predictor):
             else:
                 name = f"row {int(batch[ROW][i])}" if ROW in batch else f"row {i} of the batch"
             try:
+                if kind == "file" and self.filesystem is not None:  # (its bytes read there, decoded here)
+                    kind, value = "encoded", _read_remote(self.filesystem, name)
                 frames.append(VideoFrame.from_file(name) if kind == "file" else
                               VideoFrame.from_bytes(value, name) if kind == "encoded" else
                               VideoFrame.from_numpy(np.asarray(value), self.frame_format))
@@ -219,6 +238,9 @@ class VideoFramePredictor(ImagePredictor):
     video is decoded by one seek and sequential reads (OpenCV)."""
 
     def _frames(self, batch: dict, n: int) -> list[VideoFrame]:
+        if self.filesystem is not None:
+            raise InvalidArgument("VideoFramePredictor: videos are read by OpenCV from this machine's files, not "
+                                  "through a filesystem")
         import cv2
         for column in ("path", "frame"):
             if column not in batch:

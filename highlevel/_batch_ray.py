@@ -12,7 +12,8 @@ from pathlib import Path
 import numpy as np
 
 from .._errors import InvalidArgument, MlrtError
-from ._batch_io import ERROR, _arrow_table, _prepare_output, _pyarrow, _rows
+from ._batch_fs import Remote
+from ._batch_io import ERROR, ParquetSource, _arrow_table, _prepare_output, _pyarrow, _rows
 from ._batch_predictors import ROW
 
 def ray_init(address: str | None = None, **kwargs):
@@ -56,14 +57,17 @@ def _ray():
     return ray
 
 
-def ray_dataset(inputs, batch_size: int = 32, kind: str | None = None):
+def ray_dataset(inputs, batch_size: int = 32, kind: str | None = None, filesystem=None):
     """The rows of `inputs` (as predict() takes them) as a Ray Dataset, one block per
     batch of `batch_size` rows so that the batches spread over the actors: for
-    `map_batches` with a predictor of your own."""
-    return _dataset(_ray(), _rows(inputs, kind)[1], batch_size)
+    `map_batches` with a predictor of your own (images on another filesystem: give the
+    predictor the same `filesystem`, or the URI's, to read them)."""
+    return _dataset(_ray(), _rows(inputs, kind, filesystem, lazy_tables=True)[1], batch_size)
 
 
-def _dataset(ray, rows: dict, batch_size: int):
+def _dataset(ray, rows, batch_size: int):
+    if isinstance(rows, ParquetSource):  # (read by Ray Data's tasks, a quarter CPU each)
+        return rows.dataset(ray, IO_CPUS)
     n = len(rows[ROW])
     if "image" in rows:  # decoded pixels: Ray's tensor columns
         return ray.data.from_items([{k: v[i] for k, v in rows.items()} for i in range(n)])
@@ -123,8 +127,10 @@ def _run_ray(cls, options, rows, output, actors, batch_size, address, remote_arg
                                   batch_size=batch_size, batch_format="numpy", **args)
     if output is None:
         return dataset
+    remote = isinstance(output, Remote)
     with _mlrt_errors_as_they_are():
-        dataset.write_parquet(str(output), ray_remote_args={"num_cpus": IO_CPUS}, min_rows_per_file=file_rows)
+        dataset.write_parquet(output.path if remote else str(output), filesystem=output.fs if remote else None,
+                              ray_remote_args={"num_cpus": IO_CPUS}, min_rows_per_file=file_rows)
     return _unread(output) if options.get("on_error") == "skip" else []
 
 
@@ -164,10 +170,11 @@ def _mlrt_cause(exc) -> MlrtError | None:
     return None
 
 
-def _unread(output: Path) -> list:
-    """The rows of a job's output whose input could not be read (on_error="skip"), from
-    their "error" column: {"row", "input", "error"} each."""
-    table = _pyarrow().parquet.read_table(output)
+def _unread(output) -> list:
+    """The rows of a job's output (a Path or a Remote) whose input could not be read
+    (on_error="skip"), from their "error" column: {"row", "input", "error"} each."""
+    remote = isinstance(output, Remote)
+    table = _pyarrow().parquet.read_table(output.path if remote else output, filesystem=output.fs if remote else None)
     bad = table.filter(table.column(ERROR).is_valid())
     if not bad.num_rows:
         return []

@@ -35,7 +35,8 @@ import time
 from pathlib import Path
 
 from .._errors import InvalidArgument
-from ._batch_io import ERRORS_FILE, _rows, read_results, table_columns
+from ._batch_fs import Remote, locate, write_text
+from ._batch_io import ERRORS_FILE, ParquetSource, _rows, read_results, table_columns
 from ._batch_predictors import _PREDICTORS, ON_ERROR, ROW, ImagePredictor, TabularPredictor, VideoFramePredictor, _device
 from ._batch_ray import _run_ray, local_only, ray_dataset, ray_init, rows_per_file
 from ._model import LearningModel
@@ -53,7 +54,8 @@ class Summary(dict):
 
 def predict(model, inputs, output, *, engine: str = "local", kind: str | None = None, actors: int | None = None,
             batch_size: int = 32, device="cpu", address: str | None = None, progress: bool | None = None,
-            ray_remote_args: dict | None = None, on_error: str = "raise", **predictor_options) -> Summary:
+            ray_remote_args: dict | None = None, on_error: str = "raise", filesystem=None,
+            **predictor_options) -> Summary:
     """Run `model` over `inputs` and write its outputs, with the rows' "row" numbers and
     the columns passed through, as Parquet to the folder `output` (Ray Data's writer on
     the Ray engine: the outputs stream to it, never gathered here); with engine="ray" and
@@ -75,7 +77,11 @@ def predict(model, inputs, output, *, engine: str = "local", kind: str | None = 
     decode) stops the job, naming it ("raise", the default), or ("skip") keeps its row
     with null outputs and an "error" saying why, listed in OUTPUT/_errors.jsonl and the
     Summary's `errors`.  `progress`: a bar on
-    stderr (None: where stderr is a terminal).  Returns a Summary."""
+    stderr (None: where stderr is a terminal).
+    Inputs and output may lie on another filesystem: URIs pyarrow opens (s3://bucket/in,
+    gs://..., with options in the query: ?endpoint_override=...) or fsspec does, or paths
+    on `filesystem` (a pyarrow.fs.FileSystem or an fsspec filesystem, for both); images
+    there are read by the workers, not here.  Returns a Summary."""
     if engine not in ("local", "ray"):
         raise InvalidArgument(f"engine must be 'local' or 'ray', got {engine!r}")
     if on_error not in ON_ERROR:
@@ -86,7 +92,7 @@ def predict(model, inputs, output, *, engine: str = "local", kind: str | None = 
         raise InvalidArgument(f"actors must be an int >= 1, got {actors!r}")
     if kind is not None and kind not in _PREDICTORS:
         raise InvalidArgument(f"kind must be one of {', '.join(_PREDICTORS)}, got {kind!r}")
-    kind, rows = _rows(inputs, kind)
+    kind, rows, fs = _rows(inputs, kind, filesystem, lazy_tables=engine == "ray")
     loaded = model if isinstance(model, LearningModel) else None
     if isinstance(model, LearningModel):
         model = model.source()
@@ -94,12 +100,14 @@ def predict(model, inputs, output, *, engine: str = "local", kind: str | None = 
     if isinstance(model, str):
         loaded = LearningModel.load(model)  # (a missing or malformed model is refused here, before any worker starts)
     options = dict(predictor_options, model=model, device=device, on_error=on_error)
+    if fs is not None and kind == "image":
+        options["filesystem"] = fs  # (the predictors read the images' bytes there)
     if output is None:
         if engine != "ray":
             raise InvalidArgument('output=None (the outputs as a ray.data.Dataset) needs engine="ray"; the local '
                                   "engine writes to a folder")
         return _run_ray(_PREDICTORS[kind], options, rows, None, actors or 1, batch_size, address, ray_remote_args)
-    output = Path(output)
+    output = locate(output, filesystem)
     start = time.monotonic()
     if engine == "ray":
         actors = actors or 1
@@ -112,13 +120,17 @@ def predict(model, inputs, output, *, engine: str = "local", kind: str | None = 
         from ._batch_local import run_local
         errors = run_local(_PREDICTORS[kind], options, rows, output, actors, batch_size, progress)
     seconds = time.monotonic() - start
-    n = len(rows[ROW])
+    n = rows.rows if isinstance(rows, ParquetSource) else len(rows[ROW])
     errors_file = None
     if errors:
         errors = sorted(errors, key=lambda e: (e["row"] is None, e["row"] or 0))
-        errors_file = str(output / ERRORS_FILE)
-        with open(errors_file, "w") as f:
-            f.writelines(json.dumps(e) + "\n" for e in errors)
+        text = "".join(json.dumps(e) + "\n" for e in errors)
+        if isinstance(output, Remote):
+            write_text(output.join(ERRORS_FILE), text)
+            errors_file = str(output.join(ERRORS_FILE))
+        else:
+            errors_file = str(output / ERRORS_FILE)
+            Path(errors_file).write_text(text)
     return Summary(rows=n, seconds=seconds, rows_per_second=n / seconds if seconds else float("inf"), engine=engine,
                    actors=actors, output=str(output), kind=kind, errors=errors, errors_file=errors_file)
 

@@ -132,6 +132,7 @@ BATCH_EPILOG = """examples:
   mlrt batch classifier.onnx photos/ scores/ --on-error skip     (unreadable images listed in scores/_errors.jsonl)
   mlrt batch classifier.onnx photos/ scores/ --engine ray --actors 4
   mlrt batch model.onnx table.parquet out/ --engine ray --address 10.0.0.5:6379
+  mlrt batch classifier.onnx s3://bucket/photos/ s3://bucket/scores/   (any filesystem pyarrow or fsspec opens)
 
 the output is read back in row order with mlrt.highlevel.batch.read_results(OUTPUT)."""
 
