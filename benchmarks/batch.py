@@ -1,7 +1,8 @@
 """Batch inference throughput: images per second of mlrt.highlevel.batch.predict on the
-local engine and on Ray Data (1 and 2 actors), beside a plain in-process loop.
+local engine and on Ray Data (1 and 2 actors; decoding in the actors or in Ray Data's
+tasks), beside a plain in-process loop.
 
-    python benchmarks/batch.py [--images 600] [--batch-size 16] [--size 224]
+    python benchmarks/batch.py [--images 600] [--batch-size 16] [--size 224] [--breakdown]
 
 The model is MobileNetV2 (benchmarks/models.py, random weights) with a free batch
 dimension; the pictures are generated PNGs of 320x240.  Each figure is the whole job
@@ -75,12 +76,30 @@ def plain_loop(model: Path, paths, batch_size: int, out: Path) -> float:
     return len(paths) / (time.monotonic() - start)
 
 
+def breakdown(batch, model: Path, paths, out: Path, actors: int, decode: str, batch_size: int) -> None:
+    """Where a Ray job's time goes, operator by operator (Ray Data's own stats): the job as
+    predict(output=None) builds it, written as predict writes it."""
+    from mlrt.highlevel._batch_ray import IO_CPUS
+    ds = batch.predict(model, paths, None, engine="ray", actors=actors, decode=decode, batch_size=batch_size)
+    start = time.monotonic()
+    ds.write_parquet(str(out), ray_remote_args={"num_cpus": IO_CPUS})
+    wall = time.monotonic() - start
+    print(f"\n-- {actors} actor(s), decode in {decode}: {len(paths)} pictures in {wall:.1f} s; Ray Data's stats:")
+    for line in ds.stats().splitlines():
+        if line.startswith("Operator") or "* Remote wall time" in line or "* Remote cpu time" in line or \
+                "* UDF time" in line or "* Output num rows" in line:
+            print("  " + line.strip())
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--images", type=int, default=600)
     ap.add_argument("--batch-size", type=int, default=16)
     ap.add_argument("--size", type=int, default=224)
     ap.add_argument("--skip-ray", action="store_true")
+    ap.add_argument("--breakdown", action="store_true",
+                    help="after the table, where a Ray batch's time goes: Ray Data's per-operator stats of each "
+                         "decode mode, 2 actors (decode in the actors) and 1 actor (decode in tasks)")
     args = ap.parse_args()
     from mlrt.highlevel import batch
     work = Path(tempfile.mkdtemp(prefix="mlrt_batch_bench_"))
@@ -91,19 +110,22 @@ def main() -> None:
         cores = os.cpu_count() or 1
         rows = [("plain loop, in process", f"{cores} threads",
                  plain_loop(model, paths, args.batch_size, work / "plain.parquet"), None)]
-        configs = [("local", 1), ("local", 2)] + ([] if args.skip_ray else [("ray", 1), ("ray", 2)])
+        configs = [("local", 1, "actors"), ("local", 2, "actors")] + \
+            ([] if args.skip_ray else [("ray", 1, "actors"), ("ray", 2, "actors"), ("ray", 1, "tasks"),
+                                       ("ray", 2, "tasks")])
         if not args.skip_ray:
             batch.ray_init(log_to_driver=False)
         few = 32
-        for engine, actors in configs:
+        for engine, actors, decode in configs:
             seconds = []
             for n in (few, len(paths)):
-                out = work / f"out_{engine}_{actors}_{n}"
-                seconds.append(batch.predict(model, paths[:n], out, engine=engine, actors=actors,
+                out = work / f"out_{engine}_{actors}_{decode}_{n}"
+                seconds.append(batch.predict(model, paths[:n], out, engine=engine, actors=actors, decode=decode,
                                              batch_size=args.batch_size, progress=False).seconds)
             threads = max(1, cores // actors) if engine == "local" else 1
             rows.append((f"{engine} engine, {actors} {'process' if engine == 'local' else 'actor'}"
-                         f"{'es' if engine == 'local' and actors > 1 else 's' if actors > 1 else ''}",
+                         f"{'es' if engine == 'local' and actors > 1 else 's' if actors > 1 else ''}"
+                         f"{', decode in tasks' if decode == 'tasks' else ''}",
                          f"{threads} thread{'s' if threads > 1 else ''} each", len(paths) / seconds[1],
                          (len(paths) - few) / (seconds[1] - seconds[0])))
         print(f"\n{args.images} pictures 320x240 -> MobileNetV2 {args.size}x{args.size}, batch {args.batch_size}, "
@@ -113,6 +135,9 @@ def main() -> None:
             w = f"{whole:.1f}" if whole is not None else "-"
             s = f"{steady:.1f}" if steady is not None else "-"
             print(f"{name:32} {threads:18} {w:>16} {s:>15}")
+        if args.breakdown and not args.skip_ray:
+            for actors, decode in ((2, "actors"), (1, "tasks")):
+                breakdown(batch, model, paths, work / f"stats_{decode}", actors, decode, args.batch_size)
     finally:
         shutil.rmtree(work, ignore_errors=True)
         if "ray" in sys.modules:

@@ -18,6 +18,19 @@ from ._session import LearningModelSession, LearningModelSessionOptions
 ROW = "row"
 ON_ERROR = ("raise", "skip")
 
+# the columns a decoding task (decode_images) adds: each row's tensor, and why its input could not be read
+TENSOR, DECODE_ERROR = "tensor", "decode_error"
+
+
+def _unreadable(on_error: str, kind: str, name: str, exc: MlrtError) -> str:
+    """An input (a `kind`, e.g. "image", named `name`) that cannot be read: its error
+    raised, naming it (on_error "raise"), or the row's "error" text (on_error "skip")."""
+    if on_error == "raise":
+        raise type(exc)(f"{kind} '{name}': {exc} (on_error=\"skip\", or `mlrt batch --on-error skip`, "
+                        "leaves out inputs that cannot be read and lists them)") from None
+    return f"{type(exc).__name__}: {exc}"
+
+
 def _device(device) -> LearningModelDevice:
     if isinstance(device, LearningModelDevice):
         return device
@@ -100,10 +113,7 @@ class _Predictor:
     def _unreadable(self, index: int, kind: str, name: str, exc: MlrtError) -> None:
         """Input `index` of the batch (a `kind`, e.g. "image", named `name`) cannot be
         read: raise, naming it, or (on_error="skip") note it: its row's outputs are null."""
-        if self.on_error == "raise":
-            raise type(exc)(f"{kind} '{name}': {exc} (on_error=\"skip\", or `mlrt batch --on-error skip`, "
-                            "leaves out inputs that cannot be read and lists them)") from None
-        self._bad.append((index, name, f"{type(exc).__name__}: {exc}"))
+        self._bad.append((index, name, _unreadable(self.on_error, kind, name, exc)))
 
     def _empty(self) -> dict:
         """The outputs of a batch none of whose inputs could be read: no rows, of the types and
@@ -120,7 +130,7 @@ class _Predictor:
         """The columns passed through: `keep_columns` (with "row"), else all but the pixels
         (decoded, or an encoded file's bytes)."""
         if self.keep_columns is None:
-            return [c for c in batch if c not in ("image", "bytes")]
+            return [c for c in batch if c not in ("image", "bytes", TENSOR, DECODE_ERROR)]
         missing = [c for c in self.keep_columns if c not in batch]
         if missing:
             raise InvalidArgument(f"keep_columns: no column {', '.join(missing)} in the batch "
@@ -194,30 +204,11 @@ class ImagePredictor(_Predictor):
         return found[0]
 
     def _frames(self, batch: dict, n: int) -> list[VideoFrame]:
-        column = self.column or next((c for c in ("image", "bytes") if c in batch), "path")
-        if column not in batch:
-            raise InvalidArgument(f"ImagePredictor: no column '{column}' in the batch (columns: {', '.join(batch)})")
-        frames = []
-        for i, value in enumerate(batch[column]):
-            encoded = isinstance(value, (bytes, bytearray, memoryview)) and column != "path"  # (bytes in "path": a path)
-            kind = "encoded" if encoded else "file" if isinstance(value, (str, bytes, os.PathLike)) else "pixels"
-            if kind == "file":
-                name = os.fsdecode(value)
-            elif kind == "encoded" and "path" in batch:  # (read_binary_files(include_paths=True))
-                name = os.fsdecode(batch["path"][i])
-            else:
-                name = f"row {int(batch[ROW][i])}" if ROW in batch else f"row {i} of the batch"
-            try:
-                if kind == "file" and self.filesystem is not None:  # (its bytes read there, decoded here)
-                    kind, value = "encoded", _read_remote(self.filesystem, name)
-                frames.append(VideoFrame.from_file(name) if kind == "file" else
-                              VideoFrame.from_bytes(value, name) if kind == "encoded" else
-                              VideoFrame.from_numpy(np.asarray(value), self.frame_format))
-            except MlrtError as exc:
-                self._unreadable(i, "image", name, exc)
-        return frames
+        return _read_frames(batch, self.column, self.frame_format, self.filesystem, self._unreadable)
 
     def predict(self, batch: dict, n: int) -> dict:
+        if TENSOR in batch:  # decoded and tensorized by decode_images, in Ray Data's tasks
+            return self._predict_tensors(batch, n)
         frames = self._frames(batch, n)
         if not frames:  # no input of the batch could be read (on_error="skip")
             return self._empty()
@@ -230,6 +221,94 @@ class ImagePredictor(_Predictor):
             result = self.session.evaluate(binding)
             parts.append({name: _column(name, result.outputs[name]) for name in self.outputs})
         return {name: np.concatenate([p[name] for p in parts]) for name in self.outputs}
+
+
+    def _predict_tensors(self, batch: dict, n: int) -> dict:
+        # (a column of None only arrives through Arrow as nulls, in numpy as NaN: text is an error)
+        why = [v if isinstance(v, str) else None for v in batch.get(DECODE_ERROR, [None] * n)]
+        good = [i for i in range(n) if why[i] is None]
+        self._bad += [(i, _row_name(batch, self.column, i), why[i]) for i in range(n) if why[i] is not None]
+        if not good:
+            return self._empty()
+        tensor = _dense(np.asarray(batch[TENSOR]))[good]
+        step = self.feature.shape[0] or len(good)
+        parts = [self._evaluate({self.feature.name: tensor[start:start + step]}) for start in range(0, len(good), step)]
+        return {name: np.concatenate([p[name] for p in parts]) for name in self.outputs}
+
+
+def _row_name(batch: dict, column: str | None, i: int) -> str:
+    """How an image row is named in errors: its path, else its row number."""
+    column = column or next((c for c in ("image", "bytes") if c in batch), "path")
+    value = batch[column][i] if column in batch else None
+    if column == "path" and value is not None or column not in ("image", "bytes") and \
+            isinstance(value, (str, os.PathLike)):
+        return os.fsdecode(value)
+    if "path" in batch:  # (read_binary_files(include_paths=True))
+        return os.fsdecode(batch["path"][i])
+    return f"row {int(batch[ROW][i])}" if ROW in batch else f"row {i} of the batch"
+
+
+def _read_frames(batch: dict, column: str | None, frame_format, filesystem, unreadable) -> list[VideoFrame]:
+    """The batch's images as frames: from paths (on `filesystem` where given), encoded
+    bytes or decoded pixels; a row that cannot be read goes to unreadable(i, "image",
+    name, exc), which raises or notes it."""
+    column = column or next((c for c in ("image", "bytes") if c in batch), "path")
+    if column not in batch:
+        raise InvalidArgument(f"ImagePredictor: no column '{column}' in the batch (columns: {', '.join(batch)})")
+    frames = []
+    for i, value in enumerate(batch[column]):
+        encoded = isinstance(value, (bytes, bytearray, memoryview)) and column != "path"  # (bytes in "path": a path)
+        kind = "encoded" if encoded else "file" if isinstance(value, (str, bytes, os.PathLike)) else "pixels"
+        name = _row_name(batch, column, i)
+        try:
+            if kind == "file" and filesystem is not None:  # (its bytes read there, decoded here)
+                kind, value = "encoded", _read_remote(filesystem, name)
+            frames.append(VideoFrame.from_file(name) if kind == "file" else
+                          VideoFrame.from_bytes(value, name) if kind == "encoded" else
+                          VideoFrame.from_numpy(np.asarray(value), frame_format))
+        except MlrtError as exc:
+            unreadable(i, "image", name, exc)
+    return frames
+
+
+def image_target(model, input: str | None = None, **bind_properties):
+    """The tensor image (mlrt.media's ImageTarget) a model's image input takes from frames
+    under these bind properties (as ImagePredictor binds them), without a session."""
+    from ._binding import Feature
+    model = model if isinstance(model, LearningModel) else LearningModel.load(model)
+    features = [Feature(d, tuple(s if isinstance(s, int) and s > 0 else None for s in d.shape)
+                        if getattr(d, "shape", None) else None, True, model.metadata) for d in model.input_features]
+    found = [f for f in features if (f.name == input if input is not None else f.image_layout() is not None)]
+    if len(found) != 1:
+        raise InvalidArgument(f"the model has {len(found)} image-like inputs"
+                              f"{'' if input is None else ' named ' + repr(input)}; name one with input=")
+    return found[0].image_target(**bind_properties)
+
+
+def decode_images(batch: dict, *, target, column: str | None = None, frame_format=None, filesystem=None,
+                  on_error: str = "raise") -> dict:
+    """Ray Data's decoding task of an image job (predict(..., decode="tasks")): the batch's
+    images read, decoded and tensorized for `target` (image_target(model)), one tensor row
+    each in column "tensor", zeros where an input could not be read and "decode_error"
+    saying why (on_error="skip"; "raise": its error, naming it).  The columns passed
+    through stay; the pixels and bytes go.  ImagePredictor evaluates such batches as they
+    are."""
+    from ..media._tensorize import tensorize
+    n = len(next(iter(batch.values())))
+    why: dict[int, str] = {}
+
+    def unreadable(i, kind, name, exc):
+        why[i] = _unreadable(on_error, kind, name, exc)
+    frames = _read_frames(batch, column, frame_format, filesystem, unreadable)
+    shape = (target.height, target.width, target.channels) if target.nhwc else \
+        (target.channels, target.height, target.width)
+    tensor = np.zeros((n, *shape), target.dtype)
+    if frames:
+        tensor[[i for i in range(n) if i not in why]] = tensorize(frames, target)[0]
+    out = {k: v for k, v in batch.items() if k not in ("image", "bytes")}
+    out[TENSOR] = tensor
+    out[DECODE_ERROR] = np.array([why.get(i) for i in range(n)], dtype=object)
+    return out
 
 
 class VideoFramePredictor(ImagePredictor):
@@ -330,4 +409,5 @@ def _dense(a: np.ndarray) -> np.ndarray:
 
 _PREDICTORS = {"image": ImagePredictor, "video": VideoFramePredictor, "table": TabularPredictor}
 
-__all__ = ["ImagePredictor", "ON_ERROR", "ROW", "TabularPredictor", "VideoFramePredictor"]
+__all__ = ["ImagePredictor", "ON_ERROR", "ROW", "TabularPredictor", "VideoFramePredictor", "decode_images",
+           "image_target"]

@@ -14,7 +14,7 @@ import numpy as np
 from .._errors import InvalidArgument, MlrtError
 from ._batch_fs import Remote
 from ._batch_io import ERROR, ParquetSource, _arrow_table, _prepare_output, _pyarrow, _rows
-from ._batch_predictors import ROW
+from ._batch_predictors import ROW, decode_images
 
 def ray_init(address: str | None = None, **kwargs):
     """ray.init for mlrt's jobs: the cluster at `address`, else a Ray started here (even
@@ -100,28 +100,36 @@ def rows_per_file(model, batch_size: int) -> int | None:
     return rows if rows > batch_size else None
 
 
-def _actor_cpus(ray, actors: int, asked: float) -> float:
+def _actor_cpus(ray, actors: int, asked: float, keep: float = IO_CPUS) -> float:
     """The CPUs each of `actors` actors asks for: `asked`, or less where together they would
-    leave the cluster less than IO_CPUS for the read and write tasks."""
+    leave the cluster less than `keep` for the read, decode and write tasks."""
     total = float(ray.cluster_resources().get("CPU", 0))
-    room = total - IO_CPUS
+    room = total - keep
     if asked <= 0 or room <= 0 or actors * asked <= room:
         return asked
     return max(0.01, int(room / actors * 1000) / 1000)
 
 
-def _run_ray(cls, options, rows, output, actors, batch_size, address, remote_args, file_rows=None):
+def _run_ray(cls, options, rows, output, actors, batch_size, address, remote_args, file_rows=None, target=None):
     """The job on Ray Data: its outputs written to `output` by Ray Data's writer (returns
-    the rows whose inputs could not be read), or with `output` None the Dataset, not yet run."""
+    the rows whose inputs could not be read), or with `output` None the Dataset, not yet run.
+    With `target` (an image job's ImageTarget), the images are decoded and tensorized by
+    Ray Data's tasks (decode_images), a quarter CPU each, before the actors."""
     ray = ray_init(address)
     if output is not None:
         _prepare_output(output)
     dataset = _dataset(ray, rows, batch_size)
     dataset.context.raise_original_map_exception = True  # (this job's own context: a predictor's error as it is)
+    if target is not None:
+        dataset = dataset.map_batches(decode_images, batch_size=batch_size, batch_format="numpy", num_cpus=IO_CPUS,
+                                      fn_kwargs=dict(target=target, column=options.get("column"),
+                                                     frame_format=options.get("frame_format"),
+                                                     filesystem=options.get("filesystem"),
+                                                     on_error=options.get("on_error", "raise")))
     args = dict(num_cpus=1)
     args.update(remote_args or {})
     asked = float(args.get("num_cpus") or 0)
-    args["num_cpus"] = _actor_cpus(ray, actors, asked)
+    args["num_cpus"] = _actor_cpus(ray, actors, asked, IO_CPUS * (2 if target is not None else 1))
     options = dict(options, threads=options.get("threads") or max(1, round(asked or 1)))
     dataset = dataset.map_batches(cls, fn_constructor_kwargs=options, compute=ray.data.ActorPoolStrategy(size=actors),
                                   batch_size=batch_size, batch_format="numpy", **args)

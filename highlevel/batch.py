@@ -37,7 +37,8 @@ from pathlib import Path
 from .._errors import InvalidArgument
 from ._batch_fs import Remote, locate, write_text
 from ._batch_io import ERRORS_FILE, ParquetSource, _rows, read_results, table_columns
-from ._batch_predictors import _PREDICTORS, ON_ERROR, ROW, ImagePredictor, TabularPredictor, VideoFramePredictor, _device
+from ._batch_predictors import (_PREDICTORS, ON_ERROR, ROW, ImagePredictor, TabularPredictor, VideoFramePredictor, _device,
+                                decode_images, image_target)
 from ._batch_ray import _run_ray, local_only, ray_dataset, ray_init, rows_per_file
 from ._model import LearningModel
 
@@ -54,7 +55,7 @@ class Summary(dict):
 
 def predict(model, inputs, output, *, engine: str = "local", kind: str | None = None, actors: int | None = None,
             batch_size: int = 32, device="cpu", address: str | None = None, progress: bool | None = None,
-            ray_remote_args: dict | None = None, on_error: str = "raise", filesystem=None,
+            ray_remote_args: dict | None = None, on_error: str = "raise", filesystem=None, decode: str = "actors",
             **predictor_options) -> Summary:
     """Run `model` over `inputs` and write its outputs, with the rows' "row" numbers and
     the columns passed through, as Parquet to the folder `output` (Ray Data's writer on
@@ -81,7 +82,11 @@ def predict(model, inputs, output, *, engine: str = "local", kind: str | None = 
     Inputs and output may lie on another filesystem: URIs pyarrow opens (s3://bucket/in,
     gs://..., with options in the query: ?endpoint_override=...) or fsspec does, or paths
     on `filesystem` (a pyarrow.fs.FileSystem or an fsspec filesystem, for both); images
-    there are read by the workers, not here.  Returns a Summary."""
+    there are read by the workers, not here.
+    decode: where an image job's images are decoded and tensorized on Ray: "actors" (in
+    the actor that holds the session, before it evaluates) or "tasks" (Ray Data's tasks,
+    a quarter CPU each, the actors then only evaluating; for models whose image input has
+    a fixed height and width).  Returns a Summary."""
     if engine not in ("local", "ray"):
         raise InvalidArgument(f"engine must be 'local' or 'ray', got {engine!r}")
     if on_error not in ON_ERROR:
@@ -90,6 +95,8 @@ def predict(model, inputs, output, *, engine: str = "local", kind: str | None = 
         raise InvalidArgument(f"batch_size must be an int >= 1, got {batch_size!r}")
     if actors is not None and (not isinstance(actors, int) or isinstance(actors, bool) or actors < 1):
         raise InvalidArgument(f"actors must be an int >= 1, got {actors!r}")
+    if decode not in ("actors", "tasks"):
+        raise InvalidArgument(f"decode must be 'actors' or 'tasks', got {decode!r}")
     if kind is not None and kind not in _PREDICTORS:
         raise InvalidArgument(f"kind must be one of {', '.join(_PREDICTORS)}, got {kind!r}")
     kind, rows, fs = _rows(inputs, kind, filesystem, lazy_tables=engine == "ray")
@@ -102,17 +109,29 @@ def predict(model, inputs, output, *, engine: str = "local", kind: str | None = 
     options = dict(predictor_options, model=model, device=device, on_error=on_error)
     if fs is not None and kind == "image":
         options["filesystem"] = fs  # (the predictors read the images' bytes there)
+    target = None
+    if decode == "tasks":
+        if engine != "ray" or kind != "image":
+            raise InvalidArgument('decode="tasks" decodes an image job\'s images in Ray Data\'s tasks: it needs '
+                                  'engine="ray" and images')
+        bind = {k: predictor_options[k] for k in ("bitmap_pixel_format", "pixel_range", "mean", "std")
+                if k in predictor_options}
+        target = image_target(loaded, predictor_options.get("input"), **bind)
+        if target.height is None or target.width is None:
+            raise InvalidArgument(f'decode="tasks": the model\'s image input has a free size ({target.height} x '
+                                  f'{target.width}), so its tensors are made where the batch is (decode="actors")')
     if output is None:
         if engine != "ray":
             raise InvalidArgument('output=None (the outputs as a ray.data.Dataset) needs engine="ray"; the local '
                                   "engine writes to a folder")
-        return _run_ray(_PREDICTORS[kind], options, rows, None, actors or 1, batch_size, address, ray_remote_args)
+        return _run_ray(_PREDICTORS[kind], options, rows, None, actors or 1, batch_size, address, ray_remote_args,
+                        target=target)
     output = locate(output, filesystem)
     start = time.monotonic()
     if engine == "ray":
         actors = actors or 1
         errors = _run_ray(_PREDICTORS[kind], options, rows, output, actors, batch_size, address, ray_remote_args,
-                          rows_per_file(loaded, batch_size) if loaded is not None else None)
+                          rows_per_file(loaded, batch_size) if loaded is not None else None, target)
     else:
         actors = actors or (os.cpu_count() or 1)
         if _device(device).is_gpu:  # (made here first: no OpenCL device is an error before the job, and the
@@ -135,4 +154,4 @@ def predict(model, inputs, output, *, engine: str = "local", kind: str | None = 
                    actors=actors, output=str(output), kind=kind, errors=errors, errors_file=errors_file)
 
 __all__ = ["ImagePredictor", "VideoFramePredictor", "TabularPredictor", "predict", "read_results", "table_columns",
-           "ray_init", "ray_dataset", "local_only", "Summary"]
+           "ray_init", "ray_dataset", "local_only", "Summary", "decode_images", "image_target"]

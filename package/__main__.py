@@ -214,6 +214,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--on-error", choices=["raise", "skip"], default="raise",
                    help="an input that cannot be read: raise stops the job naming it (default); skip leaves it out "
                         "and lists it in OUTPUT/_errors.jsonl")
+    p.add_argument("--decode", choices=["actors", "tasks"], default="actors",
+                   help="with --engine ray, where images are decoded and tensorized: in the actors that evaluate "
+                        "(default) or in Ray Data's tasks before them")
     p.add_argument("--quiet", "--no-progress", dest="quiet", action="store_true",
                    help="no progress bar (there is one only when stderr is a terminal)")
     from . import _cli

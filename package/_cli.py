@@ -106,7 +106,8 @@ def batch_command(args) -> int:
         _quiet_ray(batch, args.address)
     summary = batch.predict(args.model, args.input, args.output, engine=args.engine, kind=args.kind,
                             actors=args.actors, batch_size=args.batch_size, device=args.device,
-                            address=args.address, progress=False if args.quiet else None, on_error=args.on_error)
+                            address=args.address, progress=False if args.quiet else None, on_error=args.on_error,
+                            decode=args.decode)
     rows, skipped = f"{summary.rows} rows", ""
     if summary.errors:
         first, n = summary.errors[0], len(summary.errors)

@@ -318,3 +318,28 @@ def test_ray_writer_gathers_rows_by_their_outputs_size(images, tmp_path):
     assert rows_per_file(one_output(["n", 100_000]), 16) == 41  # 800 KB a row
     assert rows_per_file(one_output(["n", 400_000]), 16) is None  # 3.2 MB a row: 10 rows, under a batch
     assert rows_per_file(one_output(["n", "k"]), 16) is None
+
+
+def test_decoding_apart_gives_the_predictors_own_tensors(images, tmp_path):
+    """decode_images (Ray Data's decoding task under decode="tasks") tensorizes as the
+    predictor's binding does: the predictor evaluates its batch to the same bits; a corrupt
+    image is zeros and its decode_error, null outputs and its error in the predictor's table."""
+    model, paths = images
+    bad = tmp_path / "corrupt.png"
+    bad.write_bytes(b"\x89PNG\r\n\x1a\n truncated")
+    batch = {"row": np.arange(9), "path": np.array([str(p) for p in paths[:8]] + [str(bad)], object)}
+    target = B.image_target(model)
+    assert (target.channels, target.height, target.width) == (3, 32, 32)
+    decoded = B.decode_images(batch, target=target, on_error="skip")
+    assert decoded["tensor"].shape == (9, 3, 32, 32) and not decoded["tensor"][8].any()
+    assert decoded["decode_error"][:8].tolist() == [None] * 8 and "not a readable image" in decoded["decode_error"][8]
+    out = B.table_columns(B.ImagePredictor(model, on_error="skip")(decoded))
+    assert list(out) == ["row", "path", "prob", "error"]  # (the tensors are not passed through)
+    np.testing.assert_array_equal(out["prob"][:8], loop_reference(model, paths[:8], 8))
+    assert np.isnan(out["prob"][8]).all() and "not a readable image" in out["error"][8]
+    with pytest.raises(mlrt.MlrtError, match="corrupt.png"):
+        B.decode_images(batch, target=target)
+    with pytest.raises(mlrt.MlrtError, match='needs engine="ray"'):
+        B.predict(model, paths[:4], tmp_path / "o", decode="tasks", progress=False)
+    with pytest.raises(mlrt.MlrtError, match="decode must be"):
+        B.predict(model, paths[:4], tmp_path / "o", decode="gpu", progress=False)

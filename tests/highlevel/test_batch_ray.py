@@ -50,6 +50,21 @@ def test_ray_images_equal_a_plain_loop(local_ray, images, tmp_path):
     np.testing.assert_array_equal(got["prob"], loop_reference(model, paths, 16))
 
 
+def test_ray_decoding_in_tasks_equals_a_plain_loop(local_ray, images, tmp_path):
+    """decode="tasks": Ray Data's tasks read, decode and tensorize; the actors only evaluate."""
+    model, paths = images
+    bad = tmp_path / "corrupt.png"
+    bad.write_bytes(b"\x89PNG\r\n\x1a\n truncated")
+    summary = B.predict(model, [*paths, bad], tmp_path / "out", engine="ray", actors=1, batch_size=16,
+                        decode="tasks", on_error="skip")
+    assert [(e["row"], e["input"]) for e in summary.errors] == [(200, str(bad))]
+    got = B.read_results(tmp_path / "out")
+    assert got["row"].tolist() == list(range(201)) and "tensor" not in got
+    np.testing.assert_array_equal(got["prob"][:200], loop_reference(model, paths, 16))
+    with pytest.raises(mlrt.MlrtError, match="corrupt.png"):
+        B.predict(model, [*paths[:3], bad], tmp_path / "out2", engine="ray", actors=1, decode="tasks")
+
+
 def test_ray_keeps_and_lists_a_corrupt_image(local_ray, images, tmp_path):
     model, paths = images
     bad = tmp_path / "corrupt.png"
