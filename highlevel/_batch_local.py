@@ -59,11 +59,13 @@ class _NoMainModule:
             sys.modules["__main__"] = self.main
 
 
-def run_local(cls, options, rows, output, actors, batch_size, progress) -> list:
+def run_local(cls, options, rows, output, actors, batch_size, progress, target=None) -> list:
     """Run the job on a pool of `actors` processes (batch.predict(engine="local")), each
     batch's table (the predictors' output schema) written as one Parquet part into
     `output` (a Path, or a Remote: highlevel/_batch_fs.py); the inputs that could not be
-    read, as predictors noted them."""
+    read, as predictors noted them.  With `target` (an image job's ImageTarget), a second
+    pool decodes and tensorizes the images (decode_images) for the first, which only
+    evaluates, a bounded number of batches ahead."""
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
     from concurrent.futures.process import BrokenProcessPool
@@ -71,22 +73,38 @@ def run_local(cls, options, rows, output, actors, batch_size, progress) -> list:
     _prepare_output(output)
     n = len(rows[ROW])
     count = (n + batch_size - 1) // batch_size
-    options = dict(options, threads=options.get("threads") or max(1, (os.cpu_count() or 1) // actors))
+    cores = os.cpu_count() or 1
+    decoders = 0 if target is None else max(1, cores - actors)
+    options = dict(options, threads=options.get("threads") or max(1, (cores - decoders) // actors))
     bar = _Progress(n, f"mlrt batch ({actors} process{'es' if actors > 1 else ''})", progress)
     errors: list = []
     # spawn, not fork: a worker must not inherit this process's threads and OpenCL state
     context = multiprocessing.get_context("spawn")
     pool = ProcessPoolExecutor(min(actors, max(count, 1)), mp_context=context, initializer=_init_worker,
                                initargs=(cls, options))
+    decode = None if target is None else ProcessPoolExecutor(min(decoders, max(count, 1)), mp_context=context)
+    batches = ({k: v[i:i + batch_size] for k, v in rows.items()} for i in range(0, n, batch_size))
     try:
         with _NoMainModule():
-            futures = [pool.submit(_work, {k: v[i:i + batch_size] for k, v in rows.items()})
-                       for i in range(0, n, batch_size)]
-        for index, future in enumerate(futures):
-            try:
-                result, skipped = future.result()
-            except MlrtError as exc:  # (without the worker's traceback chained to it: the message says where)
-                raise exc.with_traceback(None) from None
+            if decode is None:
+                futures = [pool.submit(_work, b) for b in batches]
+            else:
+                kwargs = dict(target=target, column=options.get("column"), frame_format=options.get("frame_format"),
+                              filesystem=options.get("filesystem"), on_error=options.get("on_error", "raise"))
+                futures = [decode.submit(_decode, b, kwargs) for b in batches]
+        ahead = 2 * (actors + decoders)  # (decoded batches in flight: tensors are large)
+        inferring: dict = {}
+        for index in range(len(futures)):
+            if decode is not None:  # decoded batches go on to the evaluating pool as they come, in order
+                for k in range(index, min(index + ahead, len(futures))):
+                    if k not in inferring:
+                        with _NoMainModule():
+                            inferring[k] = pool.submit(_work, _result(futures[k]))
+                future = inferring.pop(index)
+                futures[index] = None
+            else:
+                future = futures[index]
+            result, skipped = _result(future)
             errors += skipped
             _write_part(result, output, f"part-{index:05d}.parquet")  # (the predictor's table)
             bar.update(result.num_rows)
@@ -94,7 +112,21 @@ def run_local(cls, options, rows, output, actors, batch_size, progress) -> list:
         raise MlrtError(f"a worker process of the local engine died ({exc}); what it printed is above") from None
     finally:
         pool.shutdown(wait=True, cancel_futures=True)  # (after an error: the batches not started are dropped)
+        if decode is not None:
+            decode.shutdown(wait=True, cancel_futures=True)
     return errors
+
+
+def _decode(batch: dict, kwargs: dict) -> dict:
+    from ._batch_predictors import decode_images
+    return decode_images(batch, **kwargs)
+
+
+def _result(future):
+    try:
+        return future.result()
+    except MlrtError as exc:  # (without the worker's traceback chained to it: the message says where)
+        raise exc.with_traceback(None) from None
 
 
 class _Progress:

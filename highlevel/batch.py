@@ -83,10 +83,11 @@ def predict(model, inputs, output, *, engine: str = "local", kind: str | None = 
     gs://..., with options in the query: ?endpoint_override=...) or fsspec does, or paths
     on `filesystem` (a pyarrow.fs.FileSystem or an fsspec filesystem, for both); images
     there are read by the workers, not here.
-    decode: where an image job's images are decoded and tensorized on Ray: "actors" (in
-    the actor that holds the session, before it evaluates) or "tasks" (Ray Data's tasks,
-    a quarter CPU each, the actors then only evaluating; for models whose image input has
-    a fixed height and width).  Returns a Summary."""
+    decode: where an image job's images are decoded and tensorized: "actors" (in the
+    actor or process that holds the session, before it evaluates) or "tasks" (on Ray, Ray
+    Data's tasks, a quarter CPU each; on the local engine, a pool of its own of the cores
+    the evaluating processes leave; the sessions then only evaluate; for models whose
+    image input has a fixed height and width).  Returns a Summary."""
     if engine not in ("local", "ray"):
         raise InvalidArgument(f"engine must be 'local' or 'ray', got {engine!r}")
     if on_error not in ON_ERROR:
@@ -111,9 +112,9 @@ def predict(model, inputs, output, *, engine: str = "local", kind: str | None = 
         options["filesystem"] = fs  # (the predictors read the images' bytes there)
     target = None
     if decode == "tasks":
-        if engine != "ray" or kind != "image":
-            raise InvalidArgument('decode="tasks" decodes an image job\'s images in Ray Data\'s tasks: it needs '
-                                  'engine="ray" and images')
+        if kind != "image":
+            raise InvalidArgument(f'decode="tasks" decodes an image job\'s images apart: this job\'s rows are '
+                                  f'{kind} rows')
         bind = {k: predictor_options[k] for k in ("bitmap_pixel_format", "pixel_range", "mean", "std")
                 if k in predictor_options}
         target = image_target(loaded, predictor_options.get("input"), **bind)
@@ -137,7 +138,7 @@ def predict(model, inputs, output, *, engine: str = "local", kind: str | None = 
         if _device(device).is_gpu:  # (made here first: no OpenCL device is an error before the job, and the
             options["quiet_device"] = True  # DeviceWarning is said once, here, not by every worker)
         from ._batch_local import run_local
-        errors = run_local(_PREDICTORS[kind], options, rows, output, actors, batch_size, progress)
+        errors = run_local(_PREDICTORS[kind], options, rows, output, actors, batch_size, progress, target)
     seconds = time.monotonic() - start
     n = rows.rows if isinstance(rows, ParquetSource) else len(rows[ROW])
     errors_file = None

@@ -215,8 +215,8 @@ def _parser() -> argparse.ArgumentParser:
                    help="an input that cannot be read: raise stops the job naming it (default); skip leaves it out "
                         "and lists it in OUTPUT/_errors.jsonl")
     p.add_argument("--decode", choices=["actors", "tasks"], default="actors",
-                   help="with --engine ray, where images are decoded and tensorized: in the actors that evaluate "
-                        "(default) or in Ray Data's tasks before them")
+                   help="where images are decoded and tensorized: in the workers that evaluate (default) or apart, "
+                        "before them (Ray Data's tasks; on the local engine, processes of their own)")
     p.add_argument("--quiet", "--no-progress", dest="quiet", action="store_true",
                    help="no progress bar (there is one only when stderr is a terminal)")
     from . import _cli

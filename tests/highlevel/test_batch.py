@@ -339,7 +339,25 @@ def test_decoding_apart_gives_the_predictors_own_tensors(images, tmp_path):
     assert np.isnan(out["prob"][8]).all() and "not a readable image" in out["error"][8]
     with pytest.raises(mlrt.MlrtError, match="corrupt.png"):
         B.decode_images(batch, target=target)
-    with pytest.raises(mlrt.MlrtError, match='needs engine="ray"'):
-        B.predict(model, paths[:4], tmp_path / "o", decode="tasks", progress=False)
+    with pytest.raises(mlrt.MlrtError, match="table rows"):
+        B.predict(model, {"x": np.zeros(3)}, tmp_path / "o", decode="tasks", progress=False)
     with pytest.raises(mlrt.MlrtError, match="decode must be"):
         B.predict(model, paths[:4], tmp_path / "o", decode="gpu", progress=False)
+
+
+def test_local_engine_decoding_apart(images, tmp_path):
+    """decode="tasks" on the local engine: a pool of decoding processes feeds the evaluating
+    ones; the same rows and bits as decoding in the workers, a corrupt image kept."""
+    model, paths = images
+    bad = tmp_path / "corrupt.png"
+    bad.write_bytes(b"\x89PNG\r\n\x1a\n truncated")
+    summary = B.predict(model, [*paths[:60], bad, *paths[60:100]], tmp_path / "out", actors=1, batch_size=8,
+                        decode="tasks", on_error="skip", progress=False)
+    assert [(e["row"], e["input"]) for e in summary.errors] == [(60, str(bad))]
+    got = B.read_results(tmp_path / "out")
+    assert got["row"].tolist() == list(range(101))
+    keep = [i for i in range(101) if i != 60]
+    np.testing.assert_array_equal(got["prob"][keep], loop_reference(model, paths[:100], 8))
+    assert np.isnan(got["prob"][60]).all()
+    with pytest.raises(mlrt.MlrtError, match="corrupt.png"):
+        B.predict(model, [*paths[:3], bad], tmp_path / "out2", actors=1, decode="tasks", progress=False)
