@@ -71,6 +71,41 @@ static inline void store(void *base, int32_t dt, int64_t i, double v) {
     }
 }
 
+/* A 16-bit float's bits one step toward -inf (sign and magnitude: as float16 and bfloat16 lie). */
+static inline uint16_t half_step_down(uint16_t h) {
+    return h == 0 ? 0x8001 : (h & 0x8000) ? (uint16_t)(h + 1) : (uint16_t)(h - 1);
+}
+
+/* A uniform draw v in [lo, hi) stored in the output's type, staying below hi: a value
+ * just under hi that rounds up to it (to nearest, in the type's precision) takes the
+ * type's next value down instead, not below lo (RandomUniform's range is [low, high)). */
+static inline void store_below(void *base, int32_t dt, int64_t i, double v, double lo, double hi) {
+    switch (dt) {
+    case MLRT_FLOAT: {
+        float f = (float)v;
+        while (f >= hi && f > lo) f = nextafterf(f, -INFINITY);
+        ((float *)base)[i] = f;
+        return;
+    }
+    case MLRT_DOUBLE:
+        while (v >= hi && v > lo) v = nextafter(v, -INFINITY);
+        ((double *)base)[i] = v;
+        return;
+    case MLRT_FLOAT16: case MLRT_BFLOAT16: {
+        bool half = dt == MLRT_FLOAT16;
+        uint16_t h = half ? mlrt_f64_to_f16(v) : mlrt_f32_to_bf16((float)v);
+        for (;;) {
+            double got = half ? mlrt_f16_to_f32(h) : mlrt_bf16_to_f32(h);
+            if (!(got >= hi && got > lo)) break;
+            h = half_step_down(h);
+        }
+        ((uint16_t *)base)[i] = h;
+        return;
+    }
+    default: store(base, dt, i, v);
+    }
+}
+
 enum { GEN_UNIFORM, GEN_NORMAL, GEN_BERNOULLI };
 
 typedef struct gen_job {
@@ -88,6 +123,8 @@ static void gen_range(void *arg, int64_t begin, int64_t end) {
         double v;
         if (j->kind == GEN_UNIFORM) {
             v = j->a + (j->b - j->a) * unit_open_hi(draw(j->key, (uint64_t)i));
+            store_below(j->y->data, dt, i, v, j->a, j->b);
+            continue;
         } else if (j->kind == GEN_NORMAL) {
             double r = sqrt(-2.0 * log(unit_open_lo(draw(j->key, 2 * (uint64_t)i))));
             v = j->a + j->b * r * cos(2.0 * M_PI * unit_open_hi(draw(j->key, 2 * (uint64_t)i + 1)));

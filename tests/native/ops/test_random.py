@@ -33,6 +33,16 @@ def test_random_uniform_range_and_moments():
     assert np.abs(hist - 1 / 16).max() < 0.005
 
 
+@pytest.mark.parametrize("dtype, step", [(TensorProto.FLOAT, 2.0 ** -24), (TensorProto.FLOAT16, 2.0 ** -11),
+                                         (TensorProto.BFLOAT16, 2.0 ** -8)])
+def test_random_uniform_stays_below_high(dtype, step):
+    """[low, high) holds in the output's type: with high one step of it above low, every
+    draw is low (rounded to nearest, half of them would have been high)."""
+    low = 1.0 - step
+    y = session("RandomUniform", {"shape": [2000], "low": low, "high": 1.0, "dtype": dtype, "seed": 3.0})()
+    assert (y.astype(np.float64) == low).all()
+
+
 @pytest.mark.parametrize("dtype", [TensorProto.FLOAT, TensorProto.DOUBLE, TensorProto.FLOAT16])
 def test_random_normal_moments(dtype):
     y = session("RandomNormal", {"shape": [200, 500], "mean": 3.0, "scale": 0.5, "dtype": dtype})()
