@@ -114,7 +114,10 @@ def main() -> None:
             ([] if args.skip_ray else [("ray", 1, "actors"), ("ray", 2, "actors"), ("ray", 1, "tasks"),
                                        ("ray", 2, "tasks")])
         if not args.skip_ray:
-            batch.ray_init(log_to_driver=False)
+            import logging
+            ray = batch.ray_init(log_to_driver=False, logging_level=logging.WARNING)
+            ray.data.DataContext.get_current().enable_progress_bars = False
+            logging.getLogger("ray.data").setLevel(logging.WARNING)  # (its progress lines: the table is the output)
         few = 32
         for engine, actors, decode in configs:
             seconds = []
