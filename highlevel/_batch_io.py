@@ -29,6 +29,10 @@ def _rows(inputs, kind: str | None, filesystem=None, lazy_tables: bool = False) 
     filesystem: the pyarrow FileSystem their paths are on (None: this machine's).  With
     lazy_tables, Parquet inputs come as a ParquetSource in place of the columns: read
     where the job runs, only their footers here."""
+    if isinstance(inputs, str) and inputs.startswith("file://"):  # (a local path as a URI)
+        inputs = inputs[len("file://"):]
+    elif isinstance(inputs, (list, tuple)) and any(isinstance(p, str) and p.startswith("file://") for p in inputs):
+        inputs = [p[len("file://"):] if isinstance(p, str) and p.startswith("file://") else p for p in inputs]
     remote = _remote_inputs(inputs, filesystem)
     if lazy_tables and (kind in (None, "table")):
         where = remote if remote is not None else [Path(inputs)] if isinstance(inputs, (str, os.PathLike)) else None

@@ -122,6 +122,15 @@ def test_cli_takes_uris(s3, uploaded):
     assert B.read_results(_uri(s3, "jobs/out-cli"))["row"].tolist() == list(range(N + 1))
 
 
+def test_file_uris_are_local_paths(uploaded, tmp_path):
+    model, paths = uploaded
+    B.predict(model, f"file://{paths[0].parent}", f"file://{tmp_path / 'out'}", actors=1, batch_size=8,
+              progress=False)
+    got = B.read_results(tmp_path / "out")
+    assert got["path"].tolist() == [str(p) for p in paths]  # (local paths, read as files here)
+    np.testing.assert_array_equal(got["prob"], loop_reference(model, paths, 8))
+
+
 def test_refused_clearly(s3, uploaded, tmp_path):
     model, _ = uploaded
     with pytest.raises(MlrtError, match="does not exist"):
