@@ -24,18 +24,20 @@ _SHAPE_KEY = b"mlrt:shape"  # field metadata of a column whose rows are arrays: 
 
 # -- the job: rows in, Parquet out --------------------------------------------------------------------
 
-def _rows(inputs, kind: str | None, filesystem=None, lazy_tables: bool = False) -> tuple[str, dict, object]:
+def _rows(inputs, kind: str | None, filesystem=None, lazy_tables: str | None = None) -> tuple[str, dict, object]:
     """(kind, columns, filesystem) of the job's rows, each with its number in "row";
     filesystem: the pyarrow FileSystem their paths are on (None: this machine's).  With
-    lazy_tables, Parquet inputs come as a ParquetSource in place of the columns: read
-    where the job runs, only their footers here."""
+    lazy_tables "all" (or "remote": on another filesystem only), Parquet inputs come as a
+    ParquetSource in place of the columns: read where the job runs, only their footers
+    here."""
     if isinstance(inputs, str) and inputs.startswith("file://"):  # (a local path as a URI)
         inputs = inputs[len("file://"):]
     elif isinstance(inputs, (list, tuple)) and any(isinstance(p, str) and p.startswith("file://") for p in inputs):
         inputs = [p[len("file://"):] if isinstance(p, str) and p.startswith("file://") else p for p in inputs]
     remote = _remote_inputs(inputs, filesystem)
-    if lazy_tables and (kind in (None, "table")):
-        where = remote if remote is not None else [Path(inputs)] if isinstance(inputs, (str, os.PathLike)) else None
+    if lazy_tables and kind in (None, "table"):
+        where = remote if remote is not None else [Path(inputs)] if lazy_tables == "all" and \
+            isinstance(inputs, (str, os.PathLike)) else None
         if where is not None and _parquet_files(where):
             return "table", ParquetSource(where), remote[0].fs if remote is not None else None
     if remote is not None:
@@ -116,8 +118,7 @@ def _remote_inputs(inputs, filesystem) -> list | None:
     where = [locate(p, filesystem) for p in items]
     if not any(isinstance(w, Remote) for w in where):
         return None
-    if not all(isinstance(w, Remote) for w in where) or len({id(w.fs) if filesystem is not None else
-                                                           w.fs.type_name for w in where}) != 1:
+    if not all(isinstance(w, Remote) for w in where) or len({w.fs.type_name for w in where}) != 1:
         raise InvalidArgument("the inputs lie on different filesystems: a job reads them from one")
     return where
 

@@ -62,7 +62,7 @@ def ray_dataset(inputs, batch_size: int = 32, kind: str | None = None, filesyste
     batch of `batch_size` rows so that the batches spread over the actors: for
     `map_batches` with a predictor of your own (images on another filesystem: give the
     predictor the same `filesystem`, or the URI's, to read them)."""
-    return _dataset(_ray(), _rows(inputs, kind, filesystem, lazy_tables=True)[1], batch_size)
+    return _dataset(_ray(), _rows(inputs, kind, filesystem, lazy_tables="remote")[1], batch_size)
 
 
 def _dataset(ray, rows, batch_size: int):

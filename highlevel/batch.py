@@ -100,7 +100,10 @@ def predict(model, inputs, output, *, engine: str = "local", kind: str | None = 
         raise InvalidArgument(f"decode must be 'actors' or 'tasks', got {decode!r}")
     if kind is not None and kind not in _PREDICTORS:
         raise InvalidArgument(f"kind must be one of {', '.join(_PREDICTORS)}, got {kind!r}")
-    kind, rows, fs = _rows(inputs, kind, filesystem, lazy_tables=engine == "ray")
+    # (Ray's tasks read a Parquet input where they run: a local file only on the Ray started here, whose tasks
+    # share this machine; a cluster's nodes get the rows of a local file from here, a remote one they read)
+    kind, rows, fs = _rows(inputs, kind, filesystem,
+                           lazy_tables=None if engine != "ray" else "all" if address is None else "remote")
     loaded = model if isinstance(model, LearningModel) else None
     if isinstance(model, LearningModel):
         model = model.source()
@@ -117,7 +120,7 @@ def predict(model, inputs, output, *, engine: str = "local", kind: str | None = 
                                   f'{kind} rows')
         bind = {k: predictor_options[k] for k in ("bitmap_pixel_format", "pixel_range", "mean", "std")
                 if k in predictor_options}
-        target = image_target(loaded, predictor_options.get("input"), **bind)
+        target = image_target(loaded if loaded is not None else model, predictor_options.get("input"), **bind)
         if target.height is None or target.width is None:
             raise InvalidArgument(f'decode="tasks": the model\'s image input has a free size ({target.height} x '
                                   f'{target.width}), so its tensors are made where the batch is (decode="actors")')
