@@ -74,10 +74,7 @@ def locate(where, filesystem=None):
         try:
             import fsspec.core
             fs, path = fsspec.core.url_to_fs(text)
-        except ImportError:
-            raise InvalidArgument(f"'{text}': pyarrow cannot open it ({arrow_error}) and fsspec is not "
-                                  "installed") from None
-        except (ValueError, OSError) as exc:
+        except (ImportError, ValueError, OSError) as exc:  # (ImportError: fsspec, or the package of its scheme)
             raise InvalidArgument(f"'{text}': neither pyarrow nor fsspec opens it ({arrow_error}; {exc})") from None
         return Remote(_as_pyarrow(fs), path)
     return Remote(fs, path)

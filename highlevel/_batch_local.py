@@ -83,27 +83,28 @@ def run_local(cls, options, rows, output, actors, batch_size, progress, target=N
     pool = ProcessPoolExecutor(min(actors, max(count, 1)), mp_context=context, initializer=_init_worker,
                                initargs=(cls, options))
     decode = None if target is None else ProcessPoolExecutor(min(decoders, max(count, 1)), mp_context=context)
-    batches = ({k: v[i:i + batch_size] for k, v in rows.items()} for i in range(0, n, batch_size))
+    batches = [{k: v[i:i + batch_size] for k, v in rows.items()} for i in range(0, n, batch_size)]
+    kwargs = dict(target=target, column=options.get("column"), frame_format=options.get("frame_format"),
+                  filesystem=options.get("filesystem"), on_error=options.get("on_error", "raise"))
+    ahead = 2 * (actors + decoders)  # (batches decoded ahead of the one written: their tensors are large)
+    decoding: dict = {}
+    inferring: dict = {}
     try:
-        with _NoMainModule():
-            if decode is None:
+        if decode is None:
+            with _NoMainModule():
                 futures = [pool.submit(_work, b) for b in batches]
-            else:
-                kwargs = dict(target=target, column=options.get("column"), frame_format=options.get("frame_format"),
-                              filesystem=options.get("filesystem"), on_error=options.get("on_error", "raise"))
-                futures = [decode.submit(_decode, b, kwargs) for b in batches]
-        ahead = 2 * (actors + decoders)  # (decoded batches in flight: tensors are large)
-        inferring: dict = {}
-        for index in range(len(futures)):
-            if decode is not None:  # decoded batches go on to the evaluating pool as they come, in order
-                for k in range(index, min(index + ahead, len(futures))):
-                    if k not in inferring:
-                        with _NoMainModule():
-                            inferring[k] = pool.submit(_work, _result(futures[k]))
-                future = inferring.pop(index)
-                futures[index] = None
-            else:
+        for index in range(len(batches)):
+            if decode is None:
                 future = futures[index]
+            else:  # a bounded window: decoded ahead, then evaluated as they come, in order
+                with _NoMainModule():
+                    for k in range(index, min(index + ahead, len(batches))):
+                        if k not in decoding and k not in inferring:
+                            decoding[k] = decode.submit(_decode, batches[k], kwargs)
+                    for k in range(index, min(index + ahead // 2 + 1, len(batches))):
+                        if k not in inferring:
+                            inferring[k] = pool.submit(_work, _result(decoding.pop(k)))
+                future = inferring.pop(index)
             result, skipped = _result(future)
             errors += skipped
             _write_part(result, output, f"part-{index:05d}.parquet")  # (the predictor's table)
