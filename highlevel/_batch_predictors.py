@@ -293,7 +293,7 @@ def decode_images(batch: dict, *, target, column: str | None = None, frame_forma
     saying why (on_error="skip"; "raise": its error, naming it).  The columns passed
     through stay; the pixels and bytes go.  ImagePredictor evaluates such batches as they
     are."""
-    from ..media._tensorize import tensorize
+    from ..media import tensorize
     n = len(next(iter(batch.values())))
     why: dict[int, str] = {}
 
