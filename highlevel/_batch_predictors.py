@@ -230,7 +230,9 @@ class ImagePredictor(_Predictor):
         self._bad += [(i, _row_name(batch, self.column, i), why[i]) for i in range(n) if why[i] is not None]
         if not good:
             return self._empty()
-        tensor = _dense(np.asarray(batch[TENSOR]))[good]
+        tensor = _dense(np.asarray(batch[TENSOR]))
+        if len(good) < n:
+            tensor = tensor[good]
         step = self.feature.shape[0] or len(good)
         parts = [self._evaluate({self.feature.name: tensor[start:start + step]}) for start in range(0, len(good), step)]
         return {name: np.concatenate([p[name] for p in parts]) for name in self.outputs}
@@ -303,7 +305,9 @@ def decode_images(batch: dict, *, target, column: str | None = None, frame_forma
     shape = (target.height, target.width, target.channels) if target.nhwc else \
         (target.channels, target.height, target.width)
     tensor = np.zeros((n, *shape), target.dtype)
-    if frames:
+    if frames and not why:  # (written in place)
+        tensorize(frames, target, out=tensor)
+    elif frames:
         tensor[[i for i in range(n) if i not in why]] = tensorize(frames, target)[0]
     out = {k: v for k, v in batch.items() if k not in ("image", "bytes")}
     out[TENSOR] = tensor

@@ -37,8 +37,8 @@ from pathlib import Path
 from .._errors import InvalidArgument
 from ._batch_fs import Remote, locate, write_text
 from ._batch_io import ERRORS_FILE, ParquetSource, _rows, read_results, table_columns
-from ._batch_predictors import (_PREDICTORS, ON_ERROR, ROW, ImagePredictor, TabularPredictor, VideoFramePredictor, _device,
-                                decode_images, image_target)
+from ._batch_predictors import (_PREDICTORS, ON_ERROR, ROW, ImagePredictor, TabularPredictor, VideoFramePredictor,
+                                _device, decode_images, image_target)
 from ._batch_ray import _run_ray, local_only, ray_dataset, ray_init, rows_per_file
 from ._model import LearningModel
 

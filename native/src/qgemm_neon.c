@@ -54,6 +54,11 @@ static inline const uint8_t *pass_quads(const uint8_t *R, const int64_t *qoff, i
     return tail;
 }
 
+/* 16 of R's bytes as int8: r ^ 0x80 = r - 128 */
+static inline int8x16_t r_flipped(const uint8_t *r) {
+    return veorq_s8(vreinterpretq_s8_u8(vld1q_u8(r)), vdupq_n_s8((int8_t)0x80));
+}
+
 /* Row i's sums of the pass (its w columns) finished into C. */
 static inline void pass_store(const mlrt_qgemm_out *o, int64_t i, int64_t c0, int64_t w, const int32_t *sums,
                               uint32_t fix) {
@@ -64,7 +69,6 @@ SDOT_TARGET static void sdot_tile(const int8_t *L, const uint8_t *R, const int64
                                   int64_t n, const mlrt_qgemm_out *o) {
     uint32_t fix[MR];
     rows_fix(L, K4, fix);
-    const int8x16_t flip = vdupq_n_s8((int8_t)0x80);
     uint8_t tail[64];
     for (int64_t c0 = 0; c0 < n; c0 += 16) {
         int64_t w = n - c0 < 16 ? n - c0 : 16;
@@ -73,10 +77,10 @@ SDOT_TARGET static void sdot_tile(const int8_t *L, const uint8_t *R, const int64
             for (int v = 0; v < 4; ++v) acc[i][v] = vdupq_n_s32(0);
         for (int64_t q = 0; q < K4; ++q) {
             const uint8_t *r = pass_quads(R, qoff, q, c0, w, 16, tail);
-            int8x16_t r0 = veorq_s8(vreinterpretq_s8_u8(vld1q_u8(r)), flip);
-            int8x16_t r1 = veorq_s8(vreinterpretq_s8_u8(vld1q_u8(r + 16)), flip);
-            int8x16_t r2 = veorq_s8(vreinterpretq_s8_u8(vld1q_u8(r + 32)), flip);
-            int8x16_t r3 = veorq_s8(vreinterpretq_s8_u8(vld1q_u8(r + 48)), flip);
+            int8x16_t r0 = r_flipped(r);
+            int8x16_t r1 = r_flipped(r + 16);
+            int8x16_t r2 = r_flipped(r + 32);
+            int8x16_t r3 = r_flipped(r + 48);
             const int8_t *l = L + q * MR * 4;
             int8x16_t la = vld1q_s8(l), lb = vcombine_s8(vld1_s8(l + 16), vdup_n_s8(0));
             SDOT_ROW(0, la, 0);
@@ -96,13 +100,19 @@ SDOT_TARGET static void sdot_tile(const int8_t *L, const uint8_t *R, const int64
 
 /* Row i's quad (lane i of the vector of rows' quads) against the pass's two R vectors:
  * the products of each half, pairwise into the four partial-sum vectors. */
-#define SMULL_ROW(i, LQ, LANE)                                                                                           {                                                                                                                        int8x16_t l4 = vreinterpretq_s8_s32(vdupq_laneq_s32(LQ, LANE));                                                    acc[i][0] = vpadalq_s16(acc[i][0], vmull_s8(vget_low_s8(r0), vget_low_s8(l4)));                                     acc[i][1] = vpadalq_s16(acc[i][1], vmull_high_s8(r0, l4));                                                          acc[i][2] = vpadalq_s16(acc[i][2], vmull_s8(vget_low_s8(r1), vget_low_s8(l4)));                                     acc[i][3] = vpadalq_s16(acc[i][3], vmull_high_s8(r1, l4));                                                      }
+#define SMULL_ROW(i, LQ, LANE)                                                                          \
+    {                                                                                                   \
+        int8x16_t l4 = vreinterpretq_s8_s32(vdupq_laneq_s32(LQ, LANE));                                 \
+        acc[i][0] = vpadalq_s16(acc[i][0], vmull_s8(vget_low_s8(r0), vget_low_s8(l4)));                \
+        acc[i][1] = vpadalq_s16(acc[i][1], vmull_high_s8(r0, l4));                                      \
+        acc[i][2] = vpadalq_s16(acc[i][2], vmull_s8(vget_low_s8(r1), vget_low_s8(l4)));                \
+        acc[i][3] = vpadalq_s16(acc[i][3], vmull_high_s8(r1, l4));                                      \
+    }
 
 static void smull_tile(const int8_t *L, const uint8_t *R, const int64_t *qoff, int64_t K4, int64_t mr, int64_t n,
                        const mlrt_qgemm_out *o) {
     uint32_t fix[MR];
     rows_fix(L, K4, fix);
-    const int8x16_t flip = vdupq_n_s8((int8_t)0x80);
     uint8_t tail[32];
     for (int64_t c0 = 0; c0 < n; c0 += 8) {
         int64_t w = n - c0 < 8 ? n - c0 : 8;
@@ -111,8 +121,8 @@ static void smull_tile(const int8_t *L, const uint8_t *R, const int64_t *qoff, i
             for (int v = 0; v < 4; ++v) acc[i][v] = vdupq_n_s32(0);
         for (int64_t q = 0; q < K4; ++q) {
             const uint8_t *r = pass_quads(R, qoff, q, c0, w, 8, tail);
-            int8x16_t r0 = veorq_s8(vreinterpretq_s8_u8(vld1q_u8(r)), flip);
-            int8x16_t r1 = veorq_s8(vreinterpretq_s8_u8(vld1q_u8(r + 16)), flip);
+            int8x16_t r0 = r_flipped(r);
+            int8x16_t r1 = r_flipped(r + 16);
             const int8_t *l = L + q * MR * 4;
             int32x4_t la = vreinterpretq_s32_s8(vld1q_s8(l));
             int32x4_t lb = vcombine_s32(vreinterpret_s32_s8(vld1_s8(l + 16)), vdup_n_s32(0));

@@ -13,8 +13,8 @@ under wine on each x86 path this CPU has.
 
 It holds the core to one portable source: x86-only code sits under MLRT_X86
 (src/internal.h) with the portable C path always compiled, NEON code in its own files
-(src/sgemm_neon.c, src/qgemm_neon.c, kernels/conv_depthwise_neon.c), aligned memory through mlrt_aligned_alloc, and kernels register
-through constructors, not an ELF linker section.  Each step skips, saying why, where its
+(src/sgemm_neon.c, src/qgemm_neon.c, kernels/conv_depthwise_neon.c), aligned memory
+through mlrt_aligned_alloc, and kernels register through constructors, not an ELF linker section.  Each step skips, saying why, where its
 tool is missing: the cross compilers, qemu-aarch64 with an aarch64 C library, wine
 (Debian/Ubuntu: gcc-aarch64-linux-gnu, qemu-user, gcc-mingw-w64-x86-64, wine64), or the
 other platforms' OpenBLAS (MLRT_AARCH64_OPENBLAS, MLRT_WIN64_OPENBLAS: an unpacked
