@@ -23,6 +23,7 @@
 
 #include "gemm.h"
 #include "internal.h"
+#include "qgemm.h"
 #include "ms_quant_matmul.h"
 #include "qlinear.h"
 #include "quantize.h"
@@ -74,21 +75,37 @@ typedef struct mq_scale_job {
     const float *bias;     /* [N] or NULL */
 } mq_scale_job;
 
+/* y = (float)a * (a_scale * s) (+ bias), s per column (sn 1) or one for the row (sn 0):
+ * a multiply and an add, each rounded (no contraction, as on every path) */
+MLRT_ISA_FN(, void, scale_row, (const int32_t *a, float *y, int64_t N, float a_scale, const float *s, int64_t sn,
+                                const float *bias),
+            (a, y, N, a_scale, s, sn, bias)) {
+    if (sn == 0) {
+        float mult = a_scale * s[0];
+        if (bias)
+            for (int64_t n = 0; n < N; ++n) y[n] = (float)a[n] * mult + bias[n];
+        else
+            for (int64_t n = 0; n < N; ++n) y[n] = (float)a[n] * mult;
+    } else if (sn == 1) {
+        if (bias)
+            for (int64_t n = 0; n < N; ++n) y[n] = (float)a[n] * (a_scale * s[n]) + bias[n];
+        else
+            for (int64_t n = 0; n < N; ++n) y[n] = (float)a[n] * (a_scale * s[n]);
+    } else {
+        for (int64_t n = 0; n < N; ++n) {
+            float v = (float)a[n] * (a_scale * s[n * sn]);
+            y[n] = bias ? v + bias[n] : v;
+        }
+    }
+}
+
 static void scale_rows(void *arg, int64_t begin, int64_t end) {
     const mq_scale_job *j = arg;
     const mlrt_tensor *bs = j->bs;
-    const float *sd = bs->data;
     int64_t sn = bs->strides[j->R - 1];
-    for (int64_t r = begin; r < end; ++r) { /* r = (batch, m) */
-        int64_t so = mq_batch_offset(bs, j->R, r / j->M);
-        const int32_t *a = j->acc + r * j->N;
-        float *y = j->y + r * j->N;
-        for (int64_t n = 0; n < j->N; ++n) {
-            float mult = j->a_scale * sd[so + n * sn];
-            float v = (float)a[n] * mult;
-            y[n] = j->bias ? v + j->bias[n] : v;
-        }
-    }
+    for (int64_t r = begin; r < end; ++r) /* r = (batch, m) */
+        scale_row(j->acc + r * j->N, j->y + r * j->N, j->N, j->a_scale,
+                  (const float *)bs->data + mq_batch_offset(bs, j->R, r / j->M), sn, j->bias);
 }
 
 /* Y = acc * (a_scale * b_scale) + bias, after the integer product of A (8-bit) and B */
@@ -107,6 +124,9 @@ static int mq_finish(const mlrt_context *ctx, const char *op, const mlrt_tensor 
     MLRT_CHECK(M >= 0 && N >= 0 && (M == 0 || N == 0 || n_y % (M * N) == 0), "%s: the output does not fit the product",
                op);
     if (n_y == 0) return MLRT_OK;
+    bool az_rows = Az && Az->strides[R - 2] != 0 && M > 1, bz_cols = Bz && Bz->strides[R - 1] != 0 && N > 1;
+    if (!(az_rows && bz_cols)) /* the scale and bias in the product's finish */
+        return mlrt_qmatmul_float(ctx, op, A, Az, B, Bz, packed, a_scale, Bs, bias ? bias->data : NULL, Y);
     int32_t *acc = malloc((size_t)n_y * sizeof(int32_t));
     if (!acc) return mlrt_fail(MLRT_ERR_OUT_OF_MEMORY, "%s: cannot allocate %lld accumulators", op, (long long)n_y);
     int status = mq_integer_product(ctx, op, A, Az, B, Bz, packed, acc, n_y);

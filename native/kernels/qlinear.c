@@ -13,6 +13,7 @@
  * and scales as views of their operand's shape: per tensor, per row of a, per column
  * of b.  Zero points per row of a and per column of b at once, or scales per row and per
  * column at once, take a second, element-by-element pass after the product. */
+#include <math.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 
@@ -125,6 +126,7 @@ static void product_tasks(void *arg, int64_t begin, int64_t end) {
         o.col_mul = j->col_mul ? j->col_mul + b * j->N + n0 : NULL;
         if (o.scale) o.scale = j->scale + b * j->scale_len + (o.scale_mode == MLRT_QSCALE_ROW ? m0 :
                                                               o.scale_mode == MLRT_QSCALE_COL ? n0 : 0);
+        if (o.fbias) o.fbias += n0; /* (by column) */
         o.c = (char *)j->c + (size_t)((b * j->M + m0) * j->N + n0) * esz;
         o.ldc = j->N;
         mlrt_qgemm_panel(j->La + b * mlrt_qgemm_l_size(j->M, j->K) + (m0 / MR) * j->K4 * MR * 4, mrows, j->K4,
@@ -149,11 +151,13 @@ int mlrt_qmatmul_pack_b(int64_t K, int64_t N, int32_t b_type, const void *b, int
     return MLRT_OK;
 }
 
-/* What a QLinearMatMul adds to the product: its multipliers by row / column / element. */
+/* What a QLinearMatMul adds to the product: its multipliers by row / column / element
+ * (MatMulIntegerToFloat: y_scale 1, float output, and a bias by column). */
 typedef struct qmm_scales {
     const mlrt_tensor *As, *Bs;
     float y_scale;
     int32_t zp, lo, hi, out_type;
+    const float *fbias;
 } qmm_scales;
 
 static float scale_at(const mlrt_tensor *s, int32_t R, int64_t b, int32_t along, int64_t i) {
@@ -188,6 +192,8 @@ static int qmm_run(const mlrt_context *ctx, const char *op, const mlrt_tensor *A
     bool az_rows = Az && Az->strides[R - 2] != 0 && M > 1, bz_cols = Bz && Bz->strides[R - 1] != 0 && N > 1;
     bool as_rows = sc && sc->As->strides[R - 2] != 0 && M > 1, bs_cols = sc && sc->Bs->strides[R - 1] != 0 && N > 1;
     bool second = (az_rows && bz_cols) || (as_rows && bs_cols); /* an element-by-element pass after */
+    if (second && sc && sc->out_type == MLRT_FLOAT)
+        return mlrt_fail(MLRT_ERR_INVALID_ARGUMENT, "%s: a float output takes no second pass", op);
     j.K4 = (K + 3) / 4, j.n_panels = (N + NR - 1) / NR;
     j.nb = batch_shared(B, R) ? 1 : batch;
     if (packed)
@@ -241,7 +247,8 @@ static int qmm_run(const mlrt_context *ctx, const char *op, const mlrt_tensor *A
     if (sc && !second) {
         j.fin = (mlrt_qgemm_out){.scale = j.scale, .scale_mode = bs_cols ? MLRT_QSCALE_COL : as_rows ? MLRT_QSCALE_ROW
                                                                                             : MLRT_QSCALE_ONE,
-                                 .zp = sc->zp, .lo = sc->lo, .hi = sc->hi, .out_type = sc->out_type};
+                                 .zp = sc->zp, .lo = sc->lo, .hi = sc->hi, .out_type = sc->out_type,
+                                 .fbias = sc->fbias, .fbias_col = true, .flo = -INFINITY, .fhi = INFINITY};
         for (int64_t b = 0; b < batch; ++b)
             for (int64_t i = 0; i < j.scale_len; ++i)
                 j.scale[b * j.scale_len + i] = mlrt_requant_multiplier(
@@ -276,6 +283,17 @@ static int qmm_run(const mlrt_context *ctx, const char *op, const mlrt_tensor *A
     }
     free(buf);
     return MLRT_OK;
+}
+
+int mlrt_qmatmul_float(const mlrt_context *ctx, const char *op, const mlrt_tensor *A, const mlrt_tensor *Az,
+                       const mlrt_tensor *B, const mlrt_tensor *Bz, const mlrt_tensor *packed, float a_scale,
+                       const mlrt_tensor *Bs, const float *bias, mlrt_tensor *Y) {
+    MLRT_CHECK(Y->dtype == MLRT_FLOAT && Bs->dtype == MLRT_FLOAT, "%s: needs a float output and float scales", op);
+    mlrt_tensor As = *A; /* a_scale as a view of A's shape */
+    As.dtype = MLRT_FLOAT, As.data = &a_scale;
+    for (int32_t d = 0; d < As.rank; ++d) As.strides[d] = 0;
+    qmm_scales sc = {&As, Bs, 1.0f, 0, 0, 0, MLRT_FLOAT, bias}; /* (x / 1.0f is x: the multiplier is a_scale * b_scale) */
+    return qmm_run(ctx, op, A, Az, B, Bz, packed, Y, &sc);
 }
 
 /* The packed B named by params (NULL params: none), and the node's inputs before it. */
@@ -323,7 +341,7 @@ static int k_qlinearmatmul(const mlrt_context *ctx, const mlrt_tensor *in, int32
     MLRT_CHECK(mlrt_numel(Ys) == 1 && (!Yz || mlrt_numel(Yz) == 1),
                "QLinearMatMul: y_scale and y_zero_point must be scalars");
     qmm_scales sc = {As, Bs, (float)mlrt_load_as_double(Ys->data, 0, Ys->dtype), Yz ? ql_load8(Yz->data, 0, Yz->dtype) : 0,
-                     Y->dtype == MLRT_INT8 ? -128 : 0, Y->dtype == MLRT_INT8 ? 127 : 255, Y->dtype};
+                     Y->dtype == MLRT_INT8 ? -128 : 0, Y->dtype == MLRT_INT8 ? 127 : 255, Y->dtype, NULL};
     return qmm_run(ctx, "QLinearMatMul", A, Az, B, Bz, packed, Y, &sc);
 }
 

@@ -19,9 +19,10 @@
  * and finish each element with what the caller prepared (mlrt_qgemm_out):
  *     v = acc + row_add[m] + col_add[n] + row_mul[m] * col_mul[n]
  * then store v (int32), requantize it with a multiplier per row, per column or one, or
- * (float output) store y = min(max((float)v * scale + fbias[m], flo), fhi), each step a
- * float32 operation rounded on its own, in that order: the Cast, Mul, Add and Clip (or
- * Relu) quantize_dynamic writes after a ConvInteger, bit for bit.
+ * (float output) store y = min(max((float)v * scale + fbias[m], flo), fhi) (fbias[n] by
+ * column where fbias_col), each step a float32 operation rounded on its own, in that
+ * order: the Cast, Mul, Add and Clip (or Relu) quantize_dynamic writes after a ConvInteger,
+ * bit for bit, and MatMulIntegerToFloat's scale and bias.
  *
  * Layouts.  L is packed once (weights) or per call into panels of MLRT_QGEMM_MR rows,
  * each k-major in groups of four: L(m, k) at p[((m / MR) * K4 + k / 4) * MR * 4 +
@@ -60,7 +61,8 @@ typedef struct mlrt_qgemm_out {
     int32_t scale_mode;               /* enum mlrt_qgemm_scale */
     int32_t zp, lo, hi;               /* requantized: y's zero point and range */
     int32_t out_type;                 /* MLRT_INT32, MLRT_UINT8, MLRT_INT8 or MLRT_FLOAT */
-    const float *fbias;               /* float output: added by row after the scale, or NULL */
+    const float *fbias;               /* float output: added by row (or column) after the scale, or NULL */
+    bool fbias_col;                   /* fbias is by column of C */
     float flo, fhi;                   /* float output: the clamp (-inf, inf: none) */
     void *c;                          /* C(m, n) at c + m * ldc + n (elements) */
     int64_t ldc;
@@ -100,6 +102,17 @@ void mlrt_qgemm_panel_at(const int8_t *L, int64_t M, int64_t K4, const uint8_t *
 /* colsum[j] (j < n) = the sum of column j's values over those K4 groups. */
 void mlrt_qgemm_colsum_at(const uint8_t *R, const int64_t *qoff, int64_t K4, int64_t n, int32_t *colsum);
 
+/* MatMulIntegerToFloat's product (kernels/qlinear.c): Y (float, contiguous) = (A - Az) @
+ * (B - Bz) * (a_scale * Bs) + bias, the scale and the bias (N floats by column, or NULL)
+ * in the product's finish: each element's (float)acc * (a_scale * b_scale) + bias as
+ * separate float32 steps.  A, B and the zero points are views as for MatMulInteger, Bs a
+ * float view of B's shape; packed is B packed by mlrt_qmatmul_pack_b or NULL.  Refused
+ * (MLRT_ERR_INVALID_ARGUMENT) where A's zero point is per row and B's per column: the
+ * caller then takes the int32 product and scales it itself. */
+int mlrt_qmatmul_float(const mlrt_context *ctx, const char *op, const mlrt_tensor *A, const mlrt_tensor *Az,
+                       const mlrt_tensor *B, const mlrt_tensor *Bz, const mlrt_tensor *packed, float a_scale,
+                       const mlrt_tensor *Bs, const float *bias, mlrt_tensor *Y);
+
 /* Which kernel runs: "avx512vnni", "avx512bw", "avxvnni", "avx2" or "portable"
  * (MLRT_QGEMM_KERNEL names the best one allowed, to test the others on a newer CPU). */
 const char *mlrt_qgemm_kernel_name(void);
@@ -131,9 +144,9 @@ static inline size_t mlrt_qgemm_out_size(const mlrt_qgemm_out *o) {
 }
 
 /* The float output of sum v in row i with multiplier s (max, min: as vmaxps, vminps). */
-static inline float mlrt_qgemm_float1(const mlrt_qgemm_out *o, int64_t i, float s, int32_t v) {
+static inline float mlrt_qgemm_float1(const mlrt_qgemm_out *o, int64_t i, int64_t j, float s, int32_t v) {
     float y = (float)v * s;
-    if (o->fbias) y = y + o->fbias[i];
+    if (o->fbias) y = y + o->fbias[o->fbias_col ? j : i];
     y = y > o->flo ? y : o->flo;
     return y < o->fhi ? y : o->fhi;
 }
@@ -155,7 +168,7 @@ static inline void mlrt_qgemm_store1(const mlrt_qgemm_out *o, int64_t i, int64_t
     }
     float s = o->scale[o->scale_mode == MLRT_QSCALE_ROW ? i : o->scale_mode == MLRT_QSCALE_COL ? j : 0];
     if (o->out_type == MLRT_FLOAT) {
-        ((float *)o->c)[at] = mlrt_qgemm_float1(o, i, s, v);
+        ((float *)o->c)[at] = mlrt_qgemm_float1(o, i, j, s, v);
         return;
     }
     int32_t q = mlrt_requantize(v, s, o->zp, o->lo, o->hi);

@@ -24,6 +24,7 @@
 #include "gemm_params.h"
 #include "pool.h"
 #include "softmax.h"
+#include "normalize.h"
 #include "activation.h"
 #include "cast.h"
 #include "qlinear.h"
@@ -377,6 +378,30 @@ static void check_softmax(int64_t rows, int64_t n) {
     free(x), free(y), free(ref);
 }
 
+/* LayerNormalization over rows of n (scale and bias along them) around an offset: the
+ * float32 line path, its sums in blocks and its deviations from each row's first element. */
+static void check_layer_norm(int64_t rows, int64_t n, float offset) {
+    float *x = random_floats(rows * n), *sc = random_floats(n), *b = random_floats(n);
+    float *y = calloc((size_t)(rows * n), sizeof(float));
+    double *ref = calloc((size_t)(rows * n), sizeof(double));
+    for (int64_t r = 0; r < rows; ++r) {
+        double mean = 0, var = 0;
+        for (int64_t i = 0; i < n; ++i) x[r * n + i] = x[r * n + i] * 0.5f + offset, mean += x[r * n + i];
+        mean /= (double)n;
+        for (int64_t i = 0; i < n; ++i) var += (x[r * n + i] - mean) * (x[r * n + i] - mean);
+        double inv = 1.0 / sqrt(var / (double)n + 1e-5);
+        for (int64_t i = 0; i < n; ++i) ref[r * n + i] = (x[r * n + i] - mean) * inv * sc[i] + b[i];
+    }
+    mlrt_normalize_params p = {.n_kept = 1, .epsilon = 1e-5};
+    int64_t shape[2] = {rows, n};
+    mlrt_tensor in[3] = {tensor(2, shape, x), tensor(2, shape, sc), tensor(2, shape, b)}, out = tensor(2, shape, y);
+    in[1].strides[0] = in[2].strides[0] = 0; /* scale and bias: views of X's shape */
+    char name[80];
+    snprintf(name, sizeof name, "LayerNormalization %lldx%lld around %g", (long long)rows, (long long)n, offset);
+    run_and_check(name, "LayerNormalization", in, 3, &out, &p, sizeof p, ref, rows * n, 2e-6);
+    free(x), free(sc), free(b), free(y), free(ref);
+}
+
 /* An element-wise op over n values spread over [-span, span] (odd n: the vector loops'
  * tails), against f in double. */
 static void check_unary(const char *op, const char *how, double (*f)(double), const void *params, size_t size,
@@ -435,6 +460,8 @@ int main(void) {
     check_pool("MaxPool", 8, 19, 3, 2, 1);
     check_pool("AveragePool", 8, 16, 2, 2, 0);
     check_softmax(5, 1000);
+    check_layer_norm(7, 256, 0.0f);
+    check_layer_norm(3, 3001, -1000.0f);
     check_cast_half(1003);
     /* the integer product: one row, column tails of a panel, a K past a group of four */
     check_matmul_integer(1, 5, 13, true);

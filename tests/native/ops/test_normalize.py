@@ -45,6 +45,38 @@ def test_layer_norm_broadcast_scale():
     check_node("LayerNormalization", [x, randn(1), randn(1, 1, 5)], {"axis": 1})
 
 
+@pytest.mark.parametrize("scale_shape, bias_shape", [((9,), (1,)), ((1,), (9,)), ((1,), (1,)), ((1,), None),
+                                                     ((9,), None), ((1, 9), (2, 9))])
+def test_layer_norm_constant_scale_or_bias(scale_shape, bias_shape):
+    # float32 groups that are one contiguous line take the line path, each of scale and bias
+    # along the line or constant on it (a (2, 9) bias over axis 1 is neither: the general walk)
+    x = randn(5, 2, 9, scale=2.0, shift=3.0)
+    inputs = [x, randn(*scale_shape)] + ([randn(*bias_shape)] if bias_shape else [])
+    check_node("LayerNormalization", inputs, {"axis": -1 if len(scale_shape) == 1 else 1}, n_outputs=3)
+
+
+def test_layer_norm_long_lines():
+    # lines longer than a block of the float32 line path's sums
+    x = randn(3, 5000, scale=2.0, shift=3.0)
+    check_node("LayerNormalization", [x, randn(5000), randn(5000)], n_outputs=3)
+    check_node("InstanceNormalization", [randn(2, 3, 70, 70, shift=-5.0), randn(3), randn(3)])
+
+
+@pytest.mark.parametrize("shift", [100.0, -1000.0])
+def test_layer_norm_large_offset(shift):
+    # a spread of 0.5 around a large offset: onnx.reference's float32 mean is off by up to
+    # 6e-4 in the output here, so the oracle is the float64 formula; mlrt's float32 path
+    # takes deviations from the line's first element and stays within a few float ulps
+    x = randn(3, 5000, scale=0.5, shift=shift)
+    s, b = randn(5000), randn(5000)
+    y, mean, inv = run_mlrt(make_model("LayerNormalization", [x, s, b], {}, n_outputs=3), [x, s, b])
+    xd = x.astype(np.float64)
+    m, v = xd.mean(1, keepdims=True), xd.var(1, keepdims=True)
+    np.testing.assert_allclose(y, (xd - m) / np.sqrt(v + 1e-5) * s + b, rtol=0, atol=5e-6)
+    np.testing.assert_allclose(mean, m, rtol=1e-7)
+    np.testing.assert_allclose(inv, 1 / np.sqrt(v + 1e-5), rtol=1e-5)
+
+
 def test_layer_norm_float64_and_stats_type():
     x = randn(3, 7, dtype=np.float64)
     model = make_model("LayerNormalization", [x, randn(7, dtype=np.float64)], {}, n_outputs=3)
