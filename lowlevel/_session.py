@@ -145,7 +145,8 @@ class InferenceSession(SessionInfo, SessionRuns):
         cpu = self._providers[-1]
         level = int(self._options.graph_optimization_level)
         if level > 0:
-            optimizer.optimize(self._graph, level, optimizer.Context(pool=cpu.pool), disabled=self._disabled)
+            context = optimizer.Context(pool=cpu.pool, providers=tuple(p.name for p in self._providers))
+            optimizer.optimize(self._graph, level, context, disabled=self._disabled)
         if self._options.optimized_model_filepath:
             from ..native.save import save_optimized
             save_optimized(self._graph, self._options.optimized_model_filepath, self._options._config, self._source)

@@ -17,6 +17,8 @@ from dataclasses import dataclass
 class Context:
     pool: object = None  # a ThreadPool for passes that run kernels (constant folding)
     level: int = 99      # the level optimize() runs (a pass of a higher level that must run early reads it)
+    providers: tuple = ("CPUExecutionProvider",)  # the session's, in its order (a fusion that only the CPU
+                                                   # runs leaves graphs meant for other devices alone)
 
 
 @functools.cache
