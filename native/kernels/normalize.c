@@ -18,7 +18,8 @@
  * along that line or constant on it (LayerNormalization over the last dims, Instance- and
  * GroupNormalization of contiguous planes, the Skip norms) take the line path instead:
  * vector loops cloned per ISA, the sums in float vectors over blocks of NORM_BLOCK
- * elements and the blocks' sums added in double, the same two passes. */
+ * elements and the blocks' sums added in double, the same two passes (empty groups, whose
+ * statistics are NaN, stay on the walk). */
 #include <math.h>
 
 #include "internal.h"
@@ -313,7 +314,7 @@ static int run_norm(const mlrt_context *ctx, const mlrt_tensor *in, int32_t n_in
     if (groups == 0) return MLRT_OK;
     mlrt_range_fn fn = x->dtype == MLRT_FLOAT ? norm_f32 : norm_f64;
     if (x->dtype == MLRT_FLOAT && (mode == N_STANDARD || mode == N_MVN || mode == N_RMS) &&
-        job.count <= INT32_MAX && line_stride(&job, job.rx) == 1) {
+        job.count > 0 && job.count <= INT32_MAX && line_stride(&job, job.rx) == 1) {
         job.line_s = scale ? line_stride(&job, job.rs) : 0;
         job.line_b = bias ? line_stride(&job, job.rb) : 0;
         if (job.line_s >= 0 && job.line_b >= 0) fn = norm_lines_f32;

@@ -292,7 +292,8 @@ int mlrt_qmatmul_float(const mlrt_context *ctx, const char *op, const mlrt_tenso
     mlrt_tensor As = *A; /* a_scale as a view of A's shape */
     As.dtype = MLRT_FLOAT, As.data = &a_scale;
     for (int32_t d = 0; d < As.rank; ++d) As.strides[d] = 0;
-    qmm_scales sc = {&As, Bs, 1.0f, 0, 0, 0, MLRT_FLOAT, bias}; /* (x / 1.0f is x: the multiplier is a_scale * b_scale) */
+    /* (y_scale 1: x / 1.0f is x, so the multiplier is a_scale * b_scale) */
+    qmm_scales sc = {&As, Bs, 1.0f, 0, 0, 0, MLRT_FLOAT, bias};
     return qmm_run(ctx, op, A, Az, B, Bz, packed, Y, &sc);
 }
 

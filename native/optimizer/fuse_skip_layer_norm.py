@@ -24,7 +24,9 @@ ORDER = 62
 
 
 def apply(graph, context) -> int:
-    if set(context.providers) != {"CPUExecutionProvider"} or not any(n.op_type == "LayerNormalization" and n.domain == "" for n in graph.nodes):
+    if set(context.providers) != {"CPUExecutionProvider"}:
+        return 0
+    if not any(n.op_type == "LayerNormalization" and n.domain == "" for n in graph.nodes):
         return 0
     variable, outputs, producer, readers = lookups(graph)
 

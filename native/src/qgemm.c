@@ -181,7 +181,7 @@ typedef struct qg_fin {
     const int32_t *row_add, *col_add, *row_mul, *col_mul;
     const float *scale, *fbias;
     int32_t mode, nv;
-    bool requant, u8, fl, fbias_col; /* requantized to 8 bits; float output; its bias by column */
+    bool requant, u8, fl, fbias_col, clamp; /* requantized to 8 bits; float output; its bias by column; clamped */
     char *c;
     int64_t ldc; /* bytes */
     __mmask16 k[4];
@@ -196,7 +196,7 @@ __attribute__((target("avx512f,avx512bw"), always_inline)) static inline void qg
     f->row_add = o->row_add, f->col_add = o->col_add, f->row_mul = o->row_mul, f->col_mul = o->col_mul;
     f->scale = o->scale, f->mode = o->scale_mode, f->u8 = o->out_type == MLRT_UINT8;
     f->fl = o->out_type == MLRT_FLOAT, f->requant = o->scale != NULL && !f->fl, f->fbias = o->fbias;
-    f->fbias_col = o->fbias_col;
+    f->fbias_col = o->fbias_col, f->clamp = mlrt_qgemm_clamps(o);
     f->c = o->c, f->ldc = o->ldc * (int64_t)mlrt_qgemm_out_size(o), f->nv = (int32_t)((n + 15) / 16);
     for (int u = 0; u < 4; ++u) {
         int64_t w = n - 16 * u;
@@ -237,7 +237,7 @@ __attribute__((target("avx512f,avx512bw"), always_inline)) static inline void qg
             __m512 su = f->mode == MLRT_QSCALE_COL ? _mm512_maskz_loadu_ps(f->k[u], f->scale + 16 * u) : s;
             __m512 x = _mm512_mul_ps(_mm512_cvtepi32_ps(v[u]), su);
             if (f->fbias) x = _mm512_add_ps(x, f->fbias_col ? _mm512_maskz_loadu_ps(f->k[u], f->fbias + 16 * u) : b);
-            x = _mm512_min_ps(_mm512_max_ps(x, f->flo), f->fhi);
+            if (f->clamp) x = _mm512_min_ps(_mm512_max_ps(x, f->flo), f->fhi);
             _mm512_mask_storeu_ps((float *)c + 16 * u, f->k[u], x);
         }
         return;
@@ -373,13 +373,15 @@ __attribute__((target("avx2"), always_inline)) static inline void qg_store256(co
     if (o->out_type == MLRT_FLOAT) { /* (mul, add, max, min: each rounded as the float32 nodes it stands for) */
         float *c = (float *)o->c + i * o->ldc + c0;
         __m256 flo = _mm256_set1_ps(o->flo), fhi = _mm256_set1_ps(o->fhi);
+        bool clamp = mlrt_qgemm_clamps(o);
         __m256 b = _mm256_set1_ps(o->fbias && !o->fbias_col ? o->fbias[i] : 0.0f);
         for (int u = 0; u < cw; ++u) {
             __m256 s = o->scale_mode == MLRT_QSCALE_COL ? _mm256_maskload_ps(o->scale + c0 + 8 * u, k[u])
                                                         : _mm256_set1_ps(o->scale[o->scale_mode == MLRT_QSCALE_ROW ? i : 0]);
             __m256 x = _mm256_mul_ps(_mm256_cvtepi32_ps(v[u]), s);
             if (o->fbias) x = _mm256_add_ps(x, o->fbias_col ? _mm256_maskload_ps(o->fbias + c0 + 8 * u, k[u]) : b);
-            _mm256_maskstore_ps(c + 8 * u, k[u], _mm256_min_ps(_mm256_max_ps(x, flo), fhi));
+            if (clamp) x = _mm256_min_ps(_mm256_max_ps(x, flo), fhi);
+            _mm256_maskstore_ps(c + 8 * u, k[u], x);
         }
         return;
     }
@@ -563,12 +565,14 @@ MLRT_ISA_FN(, void, float_row, (const mlrt_qgemm_out *o, int64_t i, void *c, int
     int32_t *v = c; /* (read and written as int32: each float goes back through a union, no aliasing) */
     float s = o->scale[o->scale_mode == MLRT_QSCALE_ROW ? i : 0];
     float b = o->fbias && !o->fbias_col ? o->fbias[i] : 0.0f, lo = o->flo, hi = o->fhi;
-    bool bias = o->fbias != NULL;
+    bool bias = o->fbias != NULL, clamp = mlrt_qgemm_clamps(o);
     for (int64_t j = 0; j < n; ++j) {
         union { float f; int32_t i; } x = {.f = (float)v[j] * s};
         if (bias) x.f = x.f + (o->fbias_col ? o->fbias[j] : b);
-        x.f = x.f > lo ? x.f : lo;
-        x.f = x.f < hi ? x.f : hi;
+        if (clamp) {
+            x.f = x.f > lo ? x.f : lo;
+            x.f = x.f < hi ? x.f : hi;
+        }
         v[j] = x.i;
     }
 }

@@ -143,10 +143,14 @@ static inline size_t mlrt_qgemm_out_size(const mlrt_qgemm_out *o) {
     return o->out_type == MLRT_INT32 || o->out_type == MLRT_FLOAT ? 4 : 1;
 }
 
-/* The float output of sum v in row i with multiplier s (max, min: as vmaxps, vminps). */
+/* Whether a float output is clamped (a NaN then gives flo, as vmaxps; unclamped it stays). */
+static inline bool mlrt_qgemm_clamps(const mlrt_qgemm_out *o) { return o->flo != -INFINITY || o->fhi != INFINITY; }
+
+/* The float output of sum v in row i, column j with multiplier s (max, min: as vmaxps, vminps). */
 static inline float mlrt_qgemm_float1(const mlrt_qgemm_out *o, int64_t i, int64_t j, float s, int32_t v) {
     float y = (float)v * s;
     if (o->fbias) y = y + o->fbias[o->fbias_col ? j : i];
+    if (!mlrt_qgemm_clamps(o)) return y;
     y = y > o->flo ? y : o->flo;
     return y < o->fhi ? y : o->fhi;
 }

@@ -114,6 +114,10 @@ def test_matmul_integer_to_float_edges():
     a, b = np.full((2, 3), 255, np.uint8), np.full((3, 2), 127, np.uint8)  # extremes, exact
     scales, zps = [np.array(0.5, np.float32), np.array(2.0, np.float32)], [np.array(0, np.uint8), np.array(255, np.uint8)]
     check("MatMulIntegerToFloat", [a, b] + scales + zps)
+    # a NaN or infinite bias stays in its column (the scale and bias are in the product's finish)
+    bias = np.array([np.nan, np.inf], np.float32)
+    got = check("MatMulIntegerToFloat", [a, b] + scales + zps + [bias])[0]
+    assert np.isnan(got[:, 0]).all() and np.isposinf(got[:, 1]).all()
 
 
 def test_matmul_integer_to_float_refusals():

@@ -91,6 +91,8 @@ def test_layer_norm_float64_and_stats_type():
 
 def test_layer_norm_constant_rows_and_empty():
     check_node("LayerNormalization", [np.full((3, 4), 2.5, np.float32), randn(4), randn(4)], n_outputs=3)
+    # empty groups (NaN statistics, as the reference's): the general walk, no line to read
+    check_node("LayerNormalization", [np.zeros((3, 0), np.float32), randn(0), randn(0)], n_outputs=3)
     x = np.zeros((0, 4), np.float32)
     assert run_mlrt(make_model("LayerNormalization", [x, randn(4)]), [x, randn(4)])[0].shape == (0, 4)
 
