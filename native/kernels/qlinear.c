@@ -50,7 +50,9 @@ typedef struct qmm_job {
     const mlrt_tensor *A, *B;
     int32_t R;
     int64_t batch, M, N, K, K4, n_panels, nb; /* nb: batches of B packed (1 when shared) */
-    int8_t *La;      /* batch x l_size(M, K) */
+    int8_t *La;      /* batch x l_bytes: l_size(M, K), or on AMX l_rows_size(M, K) */
+    int64_t l_bytes, ru; /* L's bytes per batch; rows of C a block of L holds (MR, AMX: 16) */
+    bool amx;
     int32_t *rowsum; /* batch x M */
     uint8_t *Rb;     /* nb x n_panels x K4 * NR * 4 */
     int32_t *colsum; /* nb x N */
@@ -74,13 +76,22 @@ static int64_t pack_a_chunks(const qmm_job *j) {
 static void pack_a(void *arg, int64_t begin, int64_t end) {
     qmm_job *j = arg;
     const mlrt_tensor *A = j->A;
-    int64_t chunks = pack_a_chunks(j), sm = A->strides[j->R - 2];
+    int64_t chunks = pack_a_chunks(j), sm = A->strides[j->R - 2], sk = A->strides[j->R - 1];
     for (int64_t t = begin; t < end; ++t) {
         int64_t b = t / chunks, m0 = t % chunks * PACK_A_PANELS * MR;
         int64_t rows = j->M - m0 < PACK_A_PANELS * MR ? j->M - m0 : PACK_A_PANELS * MR;
-        mlrt_qgemm_pack_l((const uint8_t *)A->data + batch_offset(A, j->R, b) + m0 * sm, rows, j->K, sm,
-                          A->strides[j->R - 1], A->dtype == MLRT_UINT8,
-                          j->La + b * mlrt_qgemm_l_size(j->M, j->K) + m0 / MR * j->K4 * MR * 4, j->rowsum + b * j->M + m0);
+        const uint8_t *src = (const uint8_t *)A->data + batch_offset(A, j->R, b) + m0 * sm;
+        int8_t *la = j->La + b * j->l_bytes;
+        if (j->amx) {
+            int64_t row = mlrt_qgemm_row_bytes(j->K);
+            mlrt_qgemm_pack_l_rows(src, rows, j->K, sm, sk, A->dtype == MLRT_UINT8, la + m0 * row,
+                                   j->rowsum + b * j->M + m0);
+            if (m0 + rows == j->M) /* the zero rows up to a multiple of 16 */
+                memset(la + j->M * row, 0, (size_t)(j->l_bytes - j->M * row));
+        } else {
+            mlrt_qgemm_pack_l(src, rows, j->K, sm, sk, A->dtype == MLRT_UINT8, la + m0 / MR * j->K4 * MR * 4,
+                              j->rowsum + b * j->M + m0);
+        }
     }
 }
 
@@ -129,12 +140,18 @@ static void product_tasks(void *arg, int64_t begin, int64_t end) {
         if (o.fbias) o.fbias += n0; /* (by column) */
         o.c = (char *)j->c + (size_t)((b * j->M + m0) * j->N + n0) * esz;
         o.ldc = j->N;
-        mlrt_qgemm_panel(j->La + b * mlrt_qgemm_l_size(j->M, j->K) + (m0 / MR) * j->K4 * MR * 4, mrows, j->K4,
-                         j->Rb + (bb * j->n_panels + panel) * j->K4 * NR * 4, n, &o);
+        const uint8_t *rp = j->Rb + (bb * j->n_panels + panel) * j->K4 * NR * 4;
+        if (j->amx)
+            mlrt_qgemm_panel_amx(j->La + b * j->l_bytes + m0 * mlrt_qgemm_row_bytes(j->K), mrows, j->K, rp, n, &o);
+        else
+            mlrt_qgemm_panel(j->La + b * j->l_bytes + (m0 / MR) * j->K4 * MR * 4, mrows, j->K4, rp, n, &o);
     }
 }
 
-static int64_t packed_b_size(int64_t K, int64_t N) { return 4 * N + (N + NR - 1) / NR * ((K + 3) / 4) * NR * 4; }
+/* (the AMX kernel's slack after the panels) */
+static int64_t packed_b_size(int64_t K, int64_t N) {
+    return 4 * N + (N + NR - 1) / NR * ((K + 3) / 4) * NR * 4 + MLRT_QGEMM_R_SLACK;
+}
 
 int mlrt_qmatmul_pack_b(int64_t K, int64_t N, int32_t b_type, const void *b, int64_t stride_k, int64_t stride_n,
                         int64_t capacity, int64_t *size, void *packed) {
@@ -201,10 +218,14 @@ static int qmm_run(const mlrt_context *ctx, const char *op, const mlrt_tensor *A
                        mlrt_numel(packed) == packed_b_size(K, N),
                    "%s: the packed B does not fit B", op);
     j.scale_len = bs_cols ? N : as_rows ? M : 1;
-    size_t la = (size_t)(batch * mlrt_qgemm_l_size(M, K)), rb = packed ? 0 : (size_t)(j.nb * j.n_panels * j.K4 * NR * 4);
+    j.amx = M >= 16 && mlrt_qgemm_amx(); /* (fewer rows would leave most of a 16-row tile empty) */
+    j.ru = j.amx ? 16 : MR;
+    j.l_bytes = j.amx ? mlrt_qgemm_l_rows_size(M, K) : mlrt_qgemm_l_size(M, K);
+    size_t la = (size_t)(batch * j.l_bytes);
+    size_t rb = packed ? 0 : (size_t)(j.nb * j.n_panels * j.K4 * NR * 4 + MLRT_QGEMM_R_SLACK);
     size_t ints = (size_t)(batch * M + j.nb * N + 2 * batch * (M + N)), floats = sc ? (size_t)(batch * j.scale_len) : 0;
     size_t accs = second && sc ? (size_t)(batch * M * N) : 0;
-    char *buf = malloc(la + rb + (ints + floats + accs) * 4 + 64);
+    char *buf = malloc(la + rb + (ints + floats + accs) * 4 + 192);
     if (!buf) return mlrt_fail(MLRT_ERR_OUT_OF_MEMORY, "%s: cannot allocate the work space", op);
     int32_t *ip = (int32_t *)buf;
     j.rowsum = ip, ip += batch * M;
@@ -213,8 +234,9 @@ static int qmm_run(const mlrt_context *ctx, const char *op, const mlrt_tensor *A
     ip = cm + batch * N;
     j.scale = (float *)ip;
     int32_t *acc = (int32_t *)(j.scale + floats);
-    j.La = (int8_t *)(acc + accs);
-    j.Rb = (uint8_t *)j.La + la;
+    /* L and R on cache lines of their own (a tile's rows are 64-byte lines) */
+    j.La = (int8_t *)(((uintptr_t)(acc + accs) + 63) & ~(uintptr_t)63);
+    j.Rb = (uint8_t *)(((uintptr_t)(j.La + la) + 63) & ~(uintptr_t)63);
     mlrt_parallel_for(ctx, batch * pack_a_chunks(&j), 1, pack_a, &j);
     if (packed) j.colsum = packed->data, j.Rb = (uint8_t *)packed->data + 4 * N;
     else mlrt_parallel_for(ctx, j.nb * j.n_panels, 1, pack_b, &j);
@@ -256,12 +278,13 @@ static int qmm_run(const mlrt_context *ctx, const char *op, const mlrt_tensor *A
                     sc->y_scale);
     }
     if (second && sc) j.c = acc;
-    int64_t mpanels = (M + MR - 1) / MR, outer = batch * j.n_panels, want = 4 * (int64_t)mlrt_ctx_threads(ctx);
+    int64_t mpanels = (M + j.ru - 1) / j.ru, outer = batch * j.n_panels, want = 4 * (int64_t)mlrt_ctx_threads(ctx);
     j.n_mc = outer >= want ? 1 : (want + outer - 1) / outer;
     j.n_mc = j.n_mc > mpanels ? mpanels : j.n_mc < 1 ? 1 : j.n_mc;
-    j.mc_rows = (mpanels + j.n_mc - 1) / j.n_mc * MR;
+    j.mc_rows = (mpanels + j.n_mc - 1) / j.n_mc * j.ru;
     j.n_mc = (M + j.mc_rows - 1) / j.mc_rows;
     mlrt_parallel_for(ctx, outer * j.n_mc, 1, product_tasks, &j);
+    mlrt_note_path(j.amx ? "qgemm/amx" : "qgemm/tiles");
     if (second) { /* the term the product could not take, - az'[m] * colsum[n], then any scales */
         int32_t *v = sc ? acc : Y->data;
         for (int64_t b = 0; b < batch; ++b) {

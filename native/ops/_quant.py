@@ -204,7 +204,9 @@ def _packed_once(op, value, key, pack, args):
     ffi = _lib.ffi()
     size = ffi.new("int64_t *")
     _lib.raise_status(pack(*args, 0, size, ffi.NULL), op.where)
-    packed = np.empty(size[0], np.uint8)
+    # (its panels on 64-byte lines where the colsums before them are: B's columns a multiple of 16)
+    room = np.empty(size[0] + 64, np.uint8)
+    packed = room[-room.ctypes.data % 64:][:size[0]]
     _lib.raise_status(pack(*args, packed.size, size, ffi.cast("void *", packed.ctypes.data)), op.where)
     op._qpacked = (value, key, packed)
     return packed

@@ -14,12 +14,22 @@
  *               added back (src/qgemm_neon.c), where the CPU has the dot-product extension;
  *   neon        the same on widening multiplies (smull, sadalp), every AArch64 CPU;
  *   portable    C loops, every CPU.
- * All compute the same int32 sums (exact, wrapping), then the same finish (qgemm.h). */
+ * All compute the same int32 sums (exact, wrapping), then the same finish (qgemm.h).
+ * Beside them, where the CPU has Intel AMX (Sapphire Rapids on) and Linux grants the
+ * tiles, the matrix products (MatMulInteger and the ops on it, M of 16 rows or more) run
+ * on amx: TDPBSUD on 16 x 64-byte tiles, L in whole rows (mlrt_qgemm_pack_l_rows), R's
+ * panels read as they are packed (mlrt_qgemm_panel_amx). */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "qgemm.h"
+
+#if defined(__x86_64__) && defined(__linux__) && (__GNUC__ >= 11 || defined(__clang__))
+#define QG_AMX 1
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #define QG_X86 1 /* (qgemm.h includes immintrin.h) */
@@ -27,6 +37,16 @@
 
 #define MR MLRT_QGEMM_MR
 #define NR MLRT_QGEMM_NR
+
+/* o moved to the block of C that starts m0 rows down */
+static inline void qg_block_out(const mlrt_qgemm_out *o, int64_t m0, mlrt_qgemm_out *b) {
+    *b = *o;
+    if (b->row_add) b->row_add += m0;
+    if (b->row_mul) b->row_mul += m0;
+    if (b->scale && b->scale_mode == MLRT_QSCALE_ROW) b->scale += m0;
+    if (b->fbias && !b->fbias_col) b->fbias += m0;
+    b->c = (char *)b->c + (size_t)(m0 * o->ldc) * mlrt_qgemm_out_size(o);
+}
 
 /* -- packing ------------------------------------------------------------------------------------ */
 
@@ -55,6 +75,38 @@ void mlrt_qgemm_pack_l(const uint8_t *src, int64_t M, int64_t K, int64_t ld, int
             p[(k / 4) * MR * 4 + k % 4] = v;
             sum += v;
         }
+        if (rowsum) rowsum[m] = sum;
+    }
+}
+
+MLRT_ISA_FN(, void, pack_l_row, (const uint8_t *s, int64_t K, uint8_t f, int8_t *p, int32_t *sum),
+            (s, K, f, p, sum)) {
+    int32_t total = 0;
+    for (int64_t k = 0; k < K; ++k) {
+        int8_t v = (int8_t)(s[k] ^ f);
+        p[k] = v;
+        total += v;
+    }
+    *sum = total;
+}
+
+void mlrt_qgemm_pack_l_rows(const uint8_t *src, int64_t M, int64_t K, int64_t ld, int64_t cs, bool flip, int8_t *dst,
+                            int32_t *rowsum) {
+    int64_t K64 = mlrt_qgemm_row_bytes(K);
+    uint8_t f = flip ? 0x80 : 0;
+    for (int64_t m = 0; m < M; ++m) {
+        int8_t *p = dst + m * K64;
+        const uint8_t *s = src + m * ld;
+        int32_t sum = 0;
+        if (cs == 1) {
+            pack_l_row(s, K, f, p, &sum);
+        } else {
+            for (int64_t k = 0; k < K; ++k) {
+                p[k] = (int8_t)(s[k * cs] ^ f);
+                sum += p[k];
+            }
+        }
+        memset(p + K, 0, (size_t)(K64 - K));
         if (rowsum) rowsum[m] = sum;
     }
 }
@@ -348,6 +400,71 @@ DEFINE_TILES(bw_at, "avx512f,avx512bw", QG_BW_STEP, QG_AT)
 static const qg_tile_fn tiles_vnni[4][MR] = TILE_TABLE(vnni), tiles_bw[4][MR] = TILE_TABLE(bw);
 static const qg_tile_fn tiles_vnni_at[4][MR] = TILE_TABLE(vnni_at), tiles_bw_at[4][MR] = TILE_TABLE(bw_at);
 
+#ifdef QG_AMX
+/* -- AMX: a block of 16 rows of C by one R panel (up to 64 columns) -------------------------------
+ * Tiles 0-3 hold C (16 rows x 16 int32 each), tile 4 sixteen rows of L (64 bytes: 16
+ * groups of four k), tiles 5-7 R's quads of those 16 groups for 16 columns each, loaded
+ * from the packed panel as it lies (one group's 64 columns a row of NR * 4 bytes).  The
+ * last step's groups past K4 multiply L's zero bytes (the rows are padded to K64) by
+ * whatever follows the panel: MLRT_QGEMM_R_SLACK bytes the buffer holding R must have. */
+typedef struct qg_amx_config {
+    uint8_t palette, start_row, reserved[14];
+    uint16_t colsb[16];
+    uint8_t rows[16];
+} qg_amx_config;
+
+#define QG_AMX_TARGET "amx-tile,amx-int8,avx512f,avx512bw"
+#define QG_AMX_DP(c, b, col)                                                                                          \
+    {                                                                                                                 \
+        _tile_loadd(b, r + 4 * (col), NR * 4);                                                                        \
+        _tile_dpbsud(c, 4, b);                                                                                        \
+    }
+
+__attribute__((target(QG_AMX_TARGET))) static void qg_amx_block(const int8_t *L, int64_t K64, const uint8_t *R,
+                                                                int64_t nt, int32_t *acc) {
+    _tile_zero(0);
+    _tile_zero(1);
+    _tile_zero(2);
+    _tile_zero(3);
+    for (int64_t k = 0; k < K64; k += 64) {
+        const uint8_t *r = R + k / 4 * NR * 4;
+        _tile_loadd(4, L + k, K64);
+        QG_AMX_DP(0, 5, 0)
+        if (nt > 1) QG_AMX_DP(1, 6, 16)
+        if (nt > 2) QG_AMX_DP(2, 7, 32)
+        if (nt > 3) QG_AMX_DP(3, 5, 48)
+    }
+    _tile_stored(0, acc, NR * 4);
+    if (nt > 1) _tile_stored(1, acc + 16, NR * 4);
+    if (nt > 2) _tile_stored(2, acc + 32, NR * 4);
+    if (nt > 3) _tile_stored(3, acc + 48, NR * 4);
+}
+
+__attribute__((target(QG_AMX_TARGET))) static void qg_amx_panel(const int8_t *L, int64_t M, int64_t K,
+                                                                const uint8_t *R, int64_t n, const mlrt_qgemm_out *o) {
+    static const qg_amx_config config = {.palette = 1,
+                                         .colsb = {64, 64, 64, 64, 64, 64, 64, 64},
+                                         .rows = {16, 16, 16, 16, 16, 16, 16, 16}};
+    _Alignas(64) int32_t acc[16 * NR];
+    int64_t K64 = mlrt_qgemm_row_bytes(K), nt = (n + 15) / 16;
+    _tile_loadconfig(&config);
+    for (int64_t m0 = 0; m0 < M; m0 += 16) {
+        qg_amx_block(L + m0 * K64, K64, R, nt, acc);
+        mlrt_qgemm_out b;
+        qg_block_out(o, m0, &b);
+        qg_fin fin;
+        qg_fin_init(&fin, &b, n);
+        __m512i z = _mm512_setzero_si512();
+        for (int64_t i = 0; i < 16 && m0 + i < M; ++i) {
+            const int32_t *a = acc + i * NR;
+            qg_store64(&fin, i, _mm512_load_si512(a), nt > 1 ? _mm512_load_si512(a + 16) : z,
+                       nt > 2 ? _mm512_load_si512(a + 32) : z, nt > 3 ? _mm512_load_si512(a + 48) : z);
+        }
+    }
+    _tile_release();
+}
+#endif
+
 /* AVX2 / AVX-VNNI: the tile in passes of CW vectors of 8 columns, MR rows. */
 __attribute__((target("avx2"), always_inline)) static inline void qg_store256(const mlrt_qgemm_out *o, int64_t i,
                                                                               int64_t c0, int64_t w,
@@ -451,6 +568,7 @@ DEFINE_TILE256(avx2_at, "avx2", 1, QG_AVX2_MAC, QG_AVX2_SPLIT, QG_AT)
 /* -- the table ---------------------------------------------------------------------------------- */
 
 static struct {
+    bool amx;               /* the matrix products on AMX (mlrt_qgemm_panel_amx) */
     qg_tile_fn tile[4][MR]; /* by vectors of 16 columns needed (1..4) and rows (1..MR); all portable ones the same */
     qg_tile_fn tile_at[4][MR]; /* the same reading R's groups at R + qoff[q] */
     void (*pack_r)(const uint8_t *const *, int64_t, int64_t, bool, uint8_t *, int32_t *);
@@ -460,10 +578,12 @@ static pthread_once_t qg_once = PTHREAD_ONCE_INIT;
 
 static void qg_init(void) {
     /* MLRT_QGEMM_KERNEL caps the choice at a kernel (to test the others on a newer CPU):
-     * avx512vnni > avx512bw > avxvnni > avx2 > portable (AArch64: neondot > neon > portable) */
+     * (amx >) avx512vnni > avx512bw > avxvnni > avx2 > portable (AArch64: neondot > neon >
+     * portable); amx, for the matrix products, goes with the avx512vnni tiles for the rest */
     static const char *const order[] = {"avx512vnni", "avx512bw", "avxvnni", "avx2", "portable"};
     const char *want = getenv("MLRT_QGEMM_KERNEL");
     int cap = 0;
+    bool amx_allowed = !want || !*want || strcmp(want, "amx") == 0;
     for (int i = 0; want && *want && i < 5; ++i)
         if (strcmp(want, order[i]) == 0) cap = i;
     /* and MLRT_ISA (src/cpu.c): portable keeps the portable tiles, avx2 the AVX2 ones */
@@ -494,6 +614,13 @@ static void qg_init(void) {
             }
     }
     qg.name = order[pick];
+#ifdef QG_AMX
+    /* the tiles' state is granted per process (arch_prctl ARCH_REQ_XCOMP_PERM for XTILEDATA) */
+    if (amx_allowed && pick == 0 && __builtin_cpu_supports("amx-tile") && __builtin_cpu_supports("amx-int8") &&
+        syscall(SYS_arch_prctl, 0x1023, 18) == 0)
+        qg.amx = true;
+#endif
+    (void)amx_allowed;
 #elif defined(__aarch64__)
     /* neondot > neon > portable, capped the same way */
     int pick = isa != MLRT_ISA_NEON || (want && strcmp(want, "portable") == 0) ? 2
@@ -506,9 +633,9 @@ static void qg_init(void) {
                 qg.tile_at[i][r] = pick == 0 ? mlrt_qgemm_tile_sdot_at : mlrt_qgemm_tile_neon_at;
             }
     qg.name = pick == 0 ? "neondot" : pick == 1 ? "neon" : "portable";
-    (void)cap;
+    (void)cap, (void)amx_allowed;
 #else
-    (void)cap;
+    (void)cap, (void)amx_allowed;
 #endif
 }
 
@@ -537,12 +664,8 @@ void mlrt_qgemm_pack_r_rows(const uint8_t *src, int64_t ld, int64_t K, int64_t n
 static void qg_panel(qg_tile_fn const *tiles, const int8_t *L, int64_t M, int64_t K4, const uint8_t *R,
                      const int64_t *qoff, int64_t n, const mlrt_qgemm_out *o) {
     for (int64_t m0 = 0; m0 < M; m0 += MR) {
-        mlrt_qgemm_out b = *o;
-        if (b.row_add) b.row_add += m0;
-        if (b.row_mul) b.row_mul += m0;
-        if (b.scale && b.scale_mode == MLRT_QSCALE_ROW) b.scale += m0;
-        if (b.fbias && !b.fbias_col) b.fbias += m0;
-        b.c = (char *)b.c + (size_t)(m0 * o->ldc) * mlrt_qgemm_out_size(o);
+        mlrt_qgemm_out b;
+        qg_block_out(o, m0, &b);
         int64_t mr = M - m0 < MR ? M - m0 : MR;
         tiles[mr - 1](L + (m0 / MR) * K4 * MR * 4, R, qoff, K4, mr, n, &b);
     }
@@ -552,6 +675,21 @@ void mlrt_qgemm_panel(const int8_t *L, int64_t M, int64_t K4, const uint8_t *R, 
                       const mlrt_qgemm_out *o) {
     pthread_once(&qg_once, qg_init);
     if (n > 0) qg_panel(qg.tile[(n + 15) / 16 - 1], L, M, K4, R, NULL, n, o);
+}
+
+bool mlrt_qgemm_amx(void) {
+    pthread_once(&qg_once, qg_init);
+    return qg.amx;
+}
+
+void mlrt_qgemm_panel_amx(const int8_t *L, int64_t M, int64_t K, const uint8_t *R, int64_t n,
+                          const mlrt_qgemm_out *o) {
+    pthread_once(&qg_once, qg_init);
+#ifdef QG_AMX
+    if (qg.amx && n > 0) qg_amx_panel(L, M, K, R, n, o);
+#else
+    (void)L, (void)M, (void)K, (void)R, (void)n, (void)o;
+#endif
 }
 
 void mlrt_qgemm_panel_at(const int8_t *L, int64_t M, int64_t K4, const uint8_t *R, const int64_t *qoff, int64_t n,

@@ -113,6 +113,37 @@ int mlrt_qmatmul_float(const mlrt_context *ctx, const char *op, const mlrt_tenso
                        const mlrt_tensor *B, const mlrt_tensor *Bz, const mlrt_tensor *packed, float a_scale,
                        const mlrt_tensor *Bs, const float *bias, mlrt_tensor *Y);
 
+/* Intel AMX (src/qgemm.c): whether the matrix products run on it -- the CPU has AMX-INT8,
+ * Linux granted this process the tiles, and neither MLRT_QGEMM_KERNEL nor MLRT_ISA rules it
+ * out.  Its L is packed in whole rows, R in the same panels as for the other kernels. */
+bool mlrt_qgemm_amx(void);
+
+/* Bytes of a row of L packed for AMX: K rounded up to 64 (zeros past K). */
+static inline int64_t mlrt_qgemm_row_bytes(int64_t K) { return (K + 63) / 64 * 64; }
+
+/* Bytes of L packed in rows: M rounded up to 16 rows (zero rows past M). */
+static inline int64_t mlrt_qgemm_l_rows_size(int64_t M, int64_t K) {
+    return (M + 15) / 16 * 16 * mlrt_qgemm_row_bytes(K);
+}
+
+/* Bytes a buffer of packed R panels must have readable past the last panel: the AMX
+ * kernel's last step of 16 groups reads up to 15 groups past a panel (and multiplies them
+ * by L's zero bytes past K). */
+#define MLRT_QGEMM_R_SLACK (16 * MLRT_QGEMM_NR * 4)
+
+/* Rows of L from 8-bit elements src[m * ld + k * cs] (flip: x ^ 0x80, uint8 to int8) into
+ * dst rows of mlrt_qgemm_row_bytes(K), and rowsum[m] = sum_k of the packed values (NULL:
+ * not wanted).  (The zero rows past M are the caller's.) */
+void mlrt_qgemm_pack_l_rows(const uint8_t *src, int64_t M, int64_t K, int64_t ld, int64_t cs, bool flip, int8_t *dst,
+                            int32_t *rowsum);
+
+/* A block of C, M rows by n <= NR columns, on AMX (mlrt_qgemm_amx() true): L packed in
+ * rows (its first row at L, the rows up to M rounded to 16 present), R one packed panel
+ * of K4 = ceil(K / 4) groups with MLRT_QGEMM_R_SLACK readable bytes after it; finished by
+ * o as mlrt_qgemm_panel. */
+void mlrt_qgemm_panel_amx(const int8_t *L, int64_t M, int64_t K, const uint8_t *R, int64_t n,
+                          const mlrt_qgemm_out *o);
+
 /* Which kernel runs: "avx512vnni", "avx512bw", "avxvnni", "avx2" or "portable"
  * (MLRT_QGEMM_KERNEL names the best one allowed, to test the others on a newer CPU). */
 const char *mlrt_qgemm_kernel_name(void);

@@ -467,6 +467,7 @@ int main(void) {
     check_matmul_integer(1, 5, 13, true);
     check_matmul_integer(7, 300, 100, true);
     check_matmul_integer(13, 64, 64, false);
+    check_matmul_integer(40, 200, 70, true); /* 16 rows and more: on AMX where the CPU has it */
     check_matmul_integer(6, 1, 1, false);
     check_conv_integer(8, 11, 13, 12, 1, 1);
     check_conv_integer(16, 20, 9, 7, 2, 1);

@@ -579,7 +579,9 @@ for tx, tw in t.ORT_TYPES + [(np.int8, np.uint8)]:
         out.append(t.run_mlrt(t.make_model("ConvInteger", ci, attrs), ci)[0])
         fi = [ins[0], ins[3], np.array([0.03], np.float32), ins[4], ins[2], ins[5], ins[8].astype(np.float32)]
         out.append(t.run_convtofloat(fi, attrs, ("Clip", [-20.0, 30.0])))
-    for sa, sb in [((13, 127), (127, 9)), ((2, 3, 64), (64, 70))]:
+    # (16 rows and more: the products on AMX where it runs; K past and short of 64, columns past a panel)
+    for sa, sb in [((13, 127), (127, 9)), ((2, 3, 64), (64, 70)), ((37, 200), (200, 130)), ((2, 16, 64), (64, 16)),
+                   ((3, 20, 7), (7, 65))]:
         mi = [t.q(sa, tx), t.q(sb, tw), t.q((), tx), t.q((sb[-1],), tw)]
         out.append(t.run_mlrt(t.make_model("MatMulInteger", mi), mi)[0])
 np.savez(sys.argv[1], *out)
@@ -595,12 +597,12 @@ def _cpu_flags() -> set[str]:
 
 
 # MLRT_QGEMM_KERNEL value -> the /proc/cpuinfo flags it needs
-_KERNELS = {"avx512vnni": ("avx512bw", "avx512_vnni"), "avx512bw": ("avx512bw",), "avxvnni": ("avx2", "avx_vnni"),
-            "avx2": ("avx2",), "portable": ()}
+_KERNELS = {"amx": ("avx512bw", "avx512_vnni", "amx_tile", "amx_int8"), "avx512vnni": ("avx512bw", "avx512_vnni"),
+            "avx512bw": ("avx512bw",), "avxvnni": ("avx2", "avx_vnni"), "avx2": ("avx2",), "portable": ()}
 
 
 def test_every_kernel_gives_the_same(tmp_path):
-    """Every kernel this CPU has (portable C, AVX2, AVX-VNNI, AVX-512 BW, AVX-512 VNNI:
+    """Every kernel this CPU has (portable C, AVX2, AVX-VNNI, AVX-512 BW, AVX-512 VNNI, AMX:
     MLRT_QGEMM_KERNEL caps the choice) computes the same bits, products and depthwise."""
     here = Path(__file__).resolve().parent
     paths = [str(here), str(here.parents[1])]
