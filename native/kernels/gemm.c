@@ -295,7 +295,10 @@ static int k_matmul(const mlrt_context *ctx, const mlrt_tensor *in, int32_t n_in
     MLRT_CHECK(M <= INT32_MAX && N <= INT32_MAX && K <= INT32_MAX && j.sa_m <= INT32_MAX && j.sb_k <= INT32_MAX &&
                    j.sa_m >= K && j.sb_k >= N,
                "MatMul: sizes %lld x %lld x %lld exceed the 32-bit BLAS limit", (long long)M, (long long)N, (long long)K);
-    if (M * N * K >= (INT64_C(1) << 20) || batch < mlrt_ctx_threads(ctx)) {
+    /* large products one after another, each over the threads, unless the batches fall on the
+     * threads evenly (attention's heads: whole heads per thread, one loop in all) */
+    int64_t threads = mlrt_ctx_threads(ctx);
+    if ((M * N * K >= (INT64_C(1) << 20) && batch % threads != 0) || batch < threads) {
         for (int64_t b = 0; b < batch; ++b) {
             int64_t oa, ob;
             int_mm_offsets(&j, b, &oa, &ob);

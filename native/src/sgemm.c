@@ -23,7 +23,7 @@
 #include "sgemm.h"
 
 #define KC 256
-#define ROW_BLOCK 96 /* rows of C per task: a multiple of the strip kernels' 6 */
+#define ROW_BLOCK 96 /* rows of C per task, at most: a multiple of the strip kernels' 6 */
 
 typedef struct operand {
     const float *p;
@@ -159,6 +159,7 @@ typedef struct strip_job {
     int64_t lda;
     operand B;
     int64_t M, N, K, ldc, nr, n_strips;
+    int64_t rows; /* rows of C per task: M in even blocks of at most ROW_BLOCK, multiples of 6 */
     bool accumulate; /* C already holds beta * C */
     float *C;
     int status;
@@ -191,8 +192,8 @@ static void strip_tasks(void *arg, int64_t begin, int64_t end) {
     for (int64_t t = begin; t < end; ++t) {
         if (!j->B.trans && !j->B.strips && t + 1 < end && (t + 1) % j->n_strips != t % j->n_strips)
             prefetch_strip(j, t + 1);
-        int64_t i0 = (t / j->n_strips) * ROW_BLOCK, j0 = (t % j->n_strips) * nr;
-        int64_t rows = j->M - i0 < ROW_BLOCK ? j->M - i0 : ROW_BLOCK;
+        int64_t i0 = (t / j->n_strips) * j->rows, j0 = (t % j->n_strips) * nr;
+        int64_t rows = j->M - i0 < j->rows ? j->M - i0 : j->rows;
         int64_t cols = j->N - j0 < nr ? j->N - j0 : nr;
         for (int64_t p0 = 0; p0 < j->K; p0 += KC) {
             int64_t kc = j->K - p0 < KC ? j->K - p0 : KC;
@@ -251,8 +252,11 @@ static int tiled(const mlrt_context *ctx, bool trans_a, int64_t M, int64_t N, in
     if (beta != 0.0f && beta != 1.0f)
         for (int64_t i = 0; i < M; ++i)
             for (int64_t j = 0; j < N; ++j) C[i * ldc + j] *= beta;
-    strip_job job = {a, a_ld, B, M, N, K, ldc, nr, (N + nr - 1) / nr, beta != 0.0f, C, MLRT_OK};
-    int64_t tasks = (M + ROW_BLOCK - 1) / ROW_BLOCK * job.n_strips;
+    /* (128 rows: blocks of 66 and 62, not 96 and 32, which left a thread of two a quarter) */
+    int64_t blocks = (M + ROW_BLOCK - 1) / ROW_BLOCK, rows = (M + blocks - 1) / blocks;
+    rows = (rows + 5) / 6 * 6;
+    strip_job job = {a, a_ld, B, M, N, K, ldc, nr, (N + nr - 1) / nr, rows, beta != 0.0f, C, MLRT_OK};
+    int64_t tasks = (M + rows - 1) / rows * job.n_strips;
     int64_t work_per_task = (M * N * K) / (tasks ? tasks : 1);
     mlrt_parallel_for(ctx, tasks, work_per_task >= (INT64_C(1) << 20) ? 1 : (INT64_C(1) << 20) / (work_per_task + 1) + 1,
                       strip_tasks, &job);

@@ -101,3 +101,21 @@ def test_matmul_packed_b_of_the_wrong_size_is_refused():
             run_mlrt(model, [np.ones((3, 4), np.float32)])
     finally:
         matmul_op.packed_strips = real
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3])
+@pytest.mark.parametrize("rows", [128, 17])
+def test_matmul_heads_over_threads(threads, rows):
+    # attention's batched products (4 heads of rows x 64 by 64 x 128): whole heads per thread
+    # where they fall on the threads evenly, else each product over the threads in row blocks
+    # of even size; the same values (every element's sum in one order) whichever way
+    import mlrt.lowlevel as ml
+    a = rng.standard_normal((1, 4, rows, 64)).astype(np.float32)
+    b = rng.standard_normal((1, 4, 64, 128)).astype(np.float32)
+    so = ml.SessionOptions()
+    so.intra_op_num_threads = threads
+    got = run_mlrt(make_model("MatMul", [a, b]), [a, b], sess_options=so)[0]
+    one = ml.SessionOptions()
+    one.intra_op_num_threads = 1
+    np.testing.assert_array_equal(got, run_mlrt(make_model("MatMul", [a, b]), [a, b], sess_options=one)[0])
+    np.testing.assert_allclose(got, np.matmul(a.astype(np.float64), b), rtol=1e-4, atol=1e-4)
