@@ -12,6 +12,7 @@
 #include <math.h>
 
 #include "conv_internal.h"
+#include "fastmath.h"
 #include "gemm.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -135,11 +136,30 @@ DEFINE_DW_PLANE(double, f64)
  * multiplied, as over a padded plane) with no padded copy; rows above and below the
  * plane read a zero row.  Stride 2 loads the 33 input columns of 16 outputs and splits
  * them into even and odd columns in registers.  Narrow planes at stride 1 run flat
- * instead (dw3_flat_avx512).  Bias starts the sums (then the taps in order), and the clamp
- * [lo, hi] (Relu, Clip, or none) is in the store. */
+ * instead (dw3_flat_avx512).  Bias starts the sums (then the taps in order), and the store
+ * applies the activation (dw3_act): the clamp [lo, hi] (Relu, Clip, or none), or Swish
+ * (SiLU) or HardSwish with the epilogue's own steps, so the plane is not walked again. */
 #ifdef DW3_AVX512
 /* Stride 1 with OW == W runs flat up to this width (where rows waste lanes). */
 #define DW3_FLAT_MAX_W 16
+
+/* What the store applies: min(hi, max(lo, v)), or kind 1 v * sigmoid(alpha v) (the steps of
+ * src/epilogue.c's Swish), kind 2 v * min(1, max(0, alpha v + beta)) (its HardSwish). */
+typedef struct dw3_act {
+    int kind;
+    float lo, hi, alpha, beta;
+} dw3_act;
+
+__attribute__((target("avx512f"), always_inline)) static inline __m512 dw3_apply(const dw3_act *a, __m512 v) {
+    if (a->kind == 1) return _mm512_mul_ps(v, mlrt_sigmoid_avx512(_mm512_mul_ps(_mm512_set1_ps(a->alpha), v)));
+    if (a->kind == 2) {
+        __m512 h = _mm512_fmadd_ps(_mm512_set1_ps(a->alpha), v, _mm512_set1_ps(a->beta));
+        h = _mm512_min_ps(_mm512_max_ps(h, _mm512_setzero_ps()), _mm512_set1_ps(1.0f));
+        return _mm512_mul_ps(v, h);
+    }
+    /* (NaN stays: max and min return their second operand) */
+    return _mm512_min_ps(_mm512_set1_ps(a->hi), _mm512_max_ps(_mm512_set1_ps(a->lo), v));
+}
 
 /* Lanes l < n whose element start + l lies in [0, len). */
 static inline __mmask16 dw3_lanes(int64_t start, int64_t len, int64_t n) {
@@ -151,8 +171,8 @@ static inline __mmask16 dw3_lanes(int64_t start, int64_t len, int64_t n) {
 #define DEFINE_DW3_ROWS(R, SH, SW)                                                                               \
     __attribute__((target("avx512f"))) static void dw3_rows_##R##_##SH##_##SW(                                   \
         const float *const *in, float *y, int64_t OW, int64_t W, int64_t pw, const float *w, float bias,          \
-        float lo, float hi) {                                                                                    \
-        __m512 wv[9], vb = _mm512_set1_ps(bias), vlo = _mm512_set1_ps(lo), vhi = _mm512_set1_ps(hi);             \
+        const dw3_act *act) {                                                                                    \
+        __m512 wv[9], vb = _mm512_set1_ps(bias);                                                                 \
         _Pragma("GCC unroll 9") for (int k = 0; k < 9; ++k) wv[k] = _mm512_set1_ps(w[k]);                       \
         const __m512i even = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);        \
         const __m512i odd = _mm512_add_epi32(even, _mm512_set1_epi32(1));                                        \
@@ -182,8 +202,8 @@ static inline __mmask16 dw3_lanes(int64_t start, int64_t len, int64_t n) {
                 }                                                                                                \
             }                                                                                                    \
             __mmask16 ms = dw3_lanes(0, n, 16);                                                                  \
-            _Pragma("GCC unroll 8") for (int r = 0; r < (R); ++r) /* NaN stays (max, min return the 2nd) */      \
-                _mm512_mask_storeu_ps(y + r * OW + ow, ms, _mm512_min_ps(vhi, _mm512_max_ps(vlo, acc[r])));      \
+            _Pragma("GCC unroll 8") for (int r = 0; r < (R); ++r)                                                \
+                _mm512_mask_storeu_ps(y + r * OW + ow, ms, dw3_apply(act, acc[r]));                              \
         }                                                                                                        \
     }
 
@@ -196,12 +216,12 @@ DEFINE_DW3_ROWS(4, 1, 2)
 DEFINE_DW3_ROWS(4, 2, 2)
 DEFINE_DW3_ROWS(1, 1, 2)
 
-typedef void (*dw3_rows_fn)(const float *const *, float *, int64_t, int64_t, int64_t, const float *, float, float,
-                            float);
+typedef void (*dw3_rows_fn)(const float *const *, float *, int64_t, int64_t, int64_t, const float *, float,
+                            const dw3_act *);
 
 /* Plane xp (H x W) into yp (OH x OW); zero: a row of W zeros. */
 __attribute__((target("avx512f"))) static void dw3_plane_avx512(const float *xp, const float *w, float *yp,
-                                                               const conv_geom *g, float bias, float lo, float hi,
+                                                               const conv_geom *g, float bias, const dw3_act *act,
                                                                const float *zero) {
     int64_t H = g->in[0], W = g->in[1], OH = g->out[0], OW = g->out[1], sh = g->s[0], ph = g->pb[0], pw = g->pb[1];
     bool s2 = g->s[1] == 2;
@@ -218,7 +238,7 @@ __attribute__((target("avx512f"))) static void dw3_plane_avx512(const float *xp,
                            : R == 1 ? (s2 ? dw3_rows_1_1_2 : dw3_rows_1_1_1)
                            : sh == 1 ? (s2 ? dw3_rows_4_1_2 : dw3_rows_4_1_1)
                                      : (s2 ? dw3_rows_4_2_2 : dw3_rows_4_2_1);
-        rows(in, yp + oh * OW, OW, W, pw, w, bias, lo, hi);
+        rows(in, yp + oh * OW, OW, W, pw, w, bias, act);
     }
 }
 
@@ -243,24 +263,25 @@ __attribute__((target("avx512f"))) static void dw3_flat_masks(const conv_geom *g
 }
 
 __attribute__((target("avx512f"))) static void dw3_flat_avx512(const float *xp, const float *w, float *yp,
-                                                              const conv_geom *g, float bias, float lo, float hi,
+                                                              const conv_geom *g, float bias, const dw3_act *act,
                                                               const uint16_t *mk) {
     int64_t W = g->in[1], n_out = g->out[0] * W, ph = g->pb[0], pw = g->pb[1];
-    __m512 wv[9], vb = _mm512_set1_ps(bias), vlo = _mm512_set1_ps(lo), vhi = _mm512_set1_ps(hi);
+    __m512 wv[9], vb = _mm512_set1_ps(bias);
     int64_t off[9];
     for (int k = 0; k < 9; ++k) wv[k] = _mm512_set1_ps(w[k]), off[k] = (k / 3 - ph) * W + k % 3 - pw;
     for (int64_t i = 0; i < n_out; i += 16, mk += 10) {
         __m512 acc = vb;
         _Pragma("GCC unroll 9") for (int k = 0; k < 9; ++k)
             acc = _mm512_fmadd_ps(wv[k], _mm512_maskz_loadu_ps(mk[k], xp + i + off[k]), acc);
-        _mm512_mask_storeu_ps(yp + i, mk[9], _mm512_min_ps(vhi, _mm512_max_ps(vlo, acc)));
+        _mm512_mask_storeu_ps(yp + i, mk[9], dw3_apply(act, acc));
     }
 }
 #endif
 
 /* Tasks t = n * M + m: output channel m of image n, from input channel m / Mg.  The
- * 3 x 3 path takes Relu and Clip (min <= max) in its store, the portable path Relu;
- * other activations, and Z, finish the plane after (its bias already in). */
+ * 3 x 3 path takes Relu, Clip (min <= max), and on AVX-512 Swish and HardSwish in its
+ * store, the portable path Relu; other activations, and Z, finish the plane after (its
+ * bias already in). */
 void mlrt_conv_depthwise_tasks(void *arg, int64_t begin, int64_t end) {
     conv_job *j = arg;
     const conv_geom *g = &j->g;
@@ -291,14 +312,19 @@ void mlrt_conv_depthwise_tasks(void *arg, int64_t begin, int64_t end) {
     float hi = !clamp || act == MLRT_CONV_ACT_RELU ? INFINITY : (float)j->beta;
     (void)k33, (void)lo, (void)hi; /* (where no 3 x 3 path is compiled) */
     bool fast = dw3 ? clamp : act == MLRT_CONV_ACT_RELU && !j->z; /* the activation is done in the plane */
+#ifdef DW3_AVX512
+    dw3_act da = {0, lo, hi, (float)j->alpha, (float)j->beta};
+    if (dw3 && !j->z && (act == MLRT_CONV_ACT_SWISH || act == MLRT_CONV_ACT_HARD_SWISH))
+        da.kind = act == MLRT_CONV_ACT_SWISH ? 1 : 2, fast = true;
+#endif
     for (int64_t t = begin; t < end; ++t) {
         int64_t n = t / g->M, m = t % g->M, xo = (n * g->C + m / g->Mg) * g->in_size, yo = t * g->out_size;
         if (f32) {
             const float *b = j->b, *x = (const float *)j->x + xo, *w = (const float *)j->w + m * g->k_size;
             float *y = (float *)j->y + yo;
 #ifdef DW3_AVX512
-            if (flat) dw3_flat_avx512(x, w, y, g, b ? b[m] : 0, lo, hi, P);
-            else if (dw3) dw3_plane_avx512(x, w, y, g, b ? b[m] : 0, lo, hi, P);
+            if (flat) dw3_flat_avx512(x, w, y, g, b ? b[m] : 0, &da, P);
+            else if (dw3) dw3_plane_avx512(x, w, y, g, b ? b[m] : 0, &da, P);
 #elif defined(__aarch64__)
             if (dw3) mlrt_dw3_plane_neon(x, w, y, g, b ? b[m] : 0, lo, hi, P);
 #endif

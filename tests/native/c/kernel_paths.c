@@ -450,6 +450,10 @@ int main(void) {
     check_conv("FusedConv", 1, 32, 7, 7, 32, 32, 3, 3, 1, 1, 1, true, false, MLRT_CONV_ACT_RELU, PLAIN);
     check_conv("FusedConv", 1, 16, 19, 29, 16, 16, 3, 3, 2, 1, 1, true, false, MLRT_CONV_ACT_CLIP, PLAIN);
     check_conv("FusedConv", 1, 16, 28, 28, 16, 16, 3, 3, 2, 0, 1, true, true, MLRT_CONV_ACT_SWISH, PLAIN);
+    /* Swish and HardSwish in the 3 x 3 store (no Z): rows of planes, and a narrow plane run flat */
+    check_conv("FusedConv", 1, 16, 21, 30, 16, 16, 3, 3, 1, 1, 1, true, false, MLRT_CONV_ACT_SWISH, PLAIN);
+    check_conv("FusedConv", 1, 16, 19, 29, 16, 16, 3, 3, 2, 1, 1, true, false, MLRT_CONV_ACT_HARD_SWISH, PLAIN);
+    check_conv("FusedConv", 1, 24, 7, 7, 24, 24, 3, 3, 1, 1, 1, true, false, MLRT_CONV_ACT_SWISH, PLAIN);
     check_conv("Conv", 1, 16, 1, 200, 32, 1, 1, 5, 1, 2, 1, true, false, 0, PACKED);
     /* FusedConv: bias, Z and each activation the strip kernels finish in their store */
     static const int64_t acts[] = {MLRT_CONV_ACT_RELU, MLRT_CONV_ACT_CLIP, MLRT_CONV_ACT_SIGMOID,
