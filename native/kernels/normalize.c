@@ -19,7 +19,8 @@
  * GroupNormalization of contiguous planes, the Skip norms) take the line path instead:
  * vector loops cloned per ISA, the sums in float vectors over blocks of NORM_BLOCK
  * elements and the blocks' sums added in double, the same two passes (empty groups, whose
- * statistics are NaN, stay on the walk). */
+ * statistics are NaN, stay on the walk, and a group whose float sums overflow, or that
+ * holds inf or NaN, is done again by the walk in double). */
 #include <math.h>
 
 #include "internal.h"
@@ -234,6 +235,10 @@ static void norm_lines_f32(void *arg, int64_t begin, int64_t end) {
         for (int64_t i = 0; i < n; i += NORM_BLOCK)
             acc += line_dev2(x + i, n - i < NORM_BLOCK ? n - i : NORM_BLOCK, c, dm);
         double var = acc / (double)n, mean = (double)c + (double)dm;
+        if (!isfinite(var) || !isfinite(dm)) { /* a sum or a square past float's range, or inf / NaN in x */
+            norm_f32(arg, g, g + 1);
+            continue;
+        }
         double mul = j->mode == N_MVN ? 1.0 / (sqrt(var) + j->eps) : 1.0 / sqrt(var + j->eps);
         store(j->mean, j->mean_dtype, g, mean);
         store(j->inv_std, j->inv_dtype, g, mul);

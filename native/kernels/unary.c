@@ -176,27 +176,9 @@ MLRT_HOT_FN(, void, tanh_row_f32, (const float *x, float *y, int64_t n), (x, y, 
     for (int64_t i = 0; i < n; ++i) y[i] = tanh_fast(x[i]);
 }
 ROW_OP(tanh, "Tanh", tanh_row_f32, tanhf(x), tanh(x))
-/* stable both ways: exp of a non-positive number only (mlrt_sigmoid_f32); on AVX-512
- * mlrt_sigmoid_avx512, the epilogues' (no vdivps) */
-MLRT_HOT_FN(, void, sigmoid_row_hot, (const float *x, float *y, int64_t n), (x, y, n)) {
+/* stable both ways: exp of a non-positive number only (mlrt_sigmoid_f32) */
+MLRT_HOT_FN(, void, sigmoid_row_f32, (const float *x, float *y, int64_t n), (x, y, n)) {
     for (int64_t i = 0; i < n; ++i) y[i] = mlrt_sigmoid_f32(x[i]);
-}
-#if defined(__x86_64__) && defined(__GNUC__)
-__attribute__((target("avx512f"))) static void sigmoid_row_avx512(const float *x, float *y, int64_t n) {
-    for (int64_t i = 0; i < n; i += 16) {
-        __mmask16 k = n - i >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (n - i)) - 1);
-        _mm512_mask_storeu_ps(y + i, k, mlrt_sigmoid_avx512(_mm512_maskz_loadu_ps(k, x + i)));
-    }
-}
-#endif
-static void sigmoid_row_f32(const float *x, float *y, int64_t n) {
-#if defined(__x86_64__) && defined(__GNUC__)
-    if (mlrt_isa_level >= 4) {
-        sigmoid_row_avx512(x, y, n);
-        return;
-    }
-#endif
-    sigmoid_row_hot(x, y, n);
 }
 ROW_OP(sigmoid, "Sigmoid", sigmoid_row_f32, x >= 0 ? 1.0f / (1.0f + expf(-x)) : expf(x) / (1.0f + expf(x)),
        x >= 0 ? 1.0 / (1.0 + exp(-x)) : exp(x) / (1.0 + exp(x)))

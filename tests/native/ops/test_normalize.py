@@ -236,3 +236,16 @@ def test_float16(op, attrs, opset, n_params):
     (want,) = run_reference(make_model(op, wide, attrs, opset=opset), wide)
     assert got.dtype == np.float16
     np.testing.assert_allclose(got.astype(np.float32), want.astype(np.float16).astype(np.float32), rtol=1e-3, atol=1e-3)
+
+
+def test_layer_norm_float_overflow_falls_back_to_double():
+    # sums or squares past float's range: the line path's float sums overflow, and the group is
+    # done again in double (onnx.reference's float32 gives inf or NaN here; float64 is the oracle)
+    x = np.array([[3e38, 3e38, 1, 0], [3e30, -3e30, 1, 0], [-3e38, -2e38, -3e38, 1e38], [1, 2, 3, 4]], np.float32)
+    y, mean, inv = run_mlrt(make_model("LayerNormalization", [x, np.ones(4, np.float32)], {}, n_outputs=3),
+                            [x, np.ones(4, np.float32)])
+    xd = x.astype(np.float64)
+    want = (xd - xd.mean(1, keepdims=True)) / np.sqrt(xd.var(1, keepdims=True) + 1e-5)
+    assert np.isfinite(y).all()
+    np.testing.assert_allclose(y, want, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(mean[:, 0], xd.mean(1), rtol=1e-6)
