@@ -2,10 +2,10 @@
  * MatMulNBits, and the com.microsoft QuantizeLinear / DequantizeLinear.
  *
  * MatMulIntegerToFloat: Y = (A - a_zp) @ (B - b_zp) * (a_scale * b_scale) + bias.  The
- * int32 product is the MatMulInteger kernel's (looked up in the kernel table, so the
- * exact chunked float path is shared); the epilogue multiplies by the float32 product
- * of the scales (a per tensor, b per tensor or per column) and adds bias, as
- * onnxruntime's scale-bias output processor does.
+ * integer product is MatMulInteger's (kernels/qlinear.c, mlrt_qmatmul_float), whose finish
+ * multiplies each int32 sum by the float32 product of the scales (a per tensor, b per
+ * tensor or per column) and adds bias, as onnxruntime's scale-bias output processor does
+ * (a_zp is per tensor, as onnxruntime's: per row with a b_zp per column is refused).
  *
  * DynamicQuantizeMatMul: A (float) is first quantized to uint8 with onnxruntime's
  * dynamic parameters: the range [min(A, 0), max(A, 0)], scale = range / 255 (1 when
@@ -41,74 +41,7 @@ static inline int64_t mq_batch_offset(const mlrt_tensor *t, int32_t R, int64_t b
 
 static bool mq_is_8bit(int32_t t) { return t == MLRT_INT8 || t == MLRT_UINT8; }
 
-/* acc (contiguous int32, A's batch dims, M, N) = MatMulInteger(A, B, Az, Bz), with B
- * packed by mlrt_qmatmul_pack_b where `packed` is not NULL */
-static int mq_integer_product(const mlrt_context *ctx, const char *op, const mlrt_tensor *A, const mlrt_tensor *Az,
-                              const mlrt_tensor *B, const mlrt_tensor *Bz, const mlrt_tensor *packed, int32_t *acc,
-                              int64_t n_acc) {
-    int32_t k = mlrt_kernel_find("", "MatMulInteger", 10, A->dtype);
-    if (k < 0) return mlrt_fail(MLRT_ERR_NOT_IMPLEMENTED, "%s: no MatMulInteger kernel to run on", op);
-    mlrt_tensor in[5], out = {0};
-    in[0] = *A, in[1] = *B;
-    memset(&in[2], 0, 2 * sizeof(mlrt_tensor)); /* MLRT_UNDEFINED: absent */
-    if (Az) in[2] = *Az;
-    if (Bz) in[3] = *Bz;
-    mlrt_qmatmul_params prm = {.packed_b = packed ? 4 : 0};
-    if (packed) in[4] = *packed;
-    int32_t R = A->rank;
-    out.dtype = MLRT_INT32, out.rank = R, out.data = acc;
-    for (int32_t d = 0; d < R - 1; ++d) out.shape[d] = A->shape[d];
-    out.shape[R - 1] = B->shape[R - 1];
-    int64_t s = 1;
-    for (int32_t d = R - 1; d >= 0; --d) out.strides[d] = s, s *= out.shape[d];
-    MLRT_CHECK(s == n_acc, "%s: the output has %lld elements, the product %lld", op, (long long)n_acc, (long long)s);
-    return mlrt_kernel_get(k)->run(ctx, in, packed ? 5 : 4, &out, 1, &prm, sizeof prm);
-}
-
-typedef struct mq_scale_job {
-    const int32_t *acc;
-    float *y;
-    int64_t M, N;
-    int32_t R;
-    float a_scale;
-    const mlrt_tensor *bs; /* b_scale as a view of B's shape */
-    const float *bias;     /* [N] or NULL */
-} mq_scale_job;
-
-/* y = (float)a * (a_scale * s) (+ bias), s per column (sn 1) or one for the row (sn 0):
- * a multiply and an add, each rounded (no contraction, as on every path) */
-MLRT_ISA_FN(, void, scale_row, (const int32_t *a, float *y, int64_t N, float a_scale, const float *s, int64_t sn,
-                                const float *bias),
-            (a, y, N, a_scale, s, sn, bias)) {
-    if (sn == 0) {
-        float mult = a_scale * s[0];
-        if (bias)
-            for (int64_t n = 0; n < N; ++n) y[n] = (float)a[n] * mult + bias[n];
-        else
-            for (int64_t n = 0; n < N; ++n) y[n] = (float)a[n] * mult;
-    } else if (sn == 1) {
-        if (bias)
-            for (int64_t n = 0; n < N; ++n) y[n] = (float)a[n] * (a_scale * s[n]) + bias[n];
-        else
-            for (int64_t n = 0; n < N; ++n) y[n] = (float)a[n] * (a_scale * s[n]);
-    } else {
-        for (int64_t n = 0; n < N; ++n) {
-            float v = (float)a[n] * (a_scale * s[n * sn]);
-            y[n] = bias ? v + bias[n] : v;
-        }
-    }
-}
-
-static void scale_rows(void *arg, int64_t begin, int64_t end) {
-    const mq_scale_job *j = arg;
-    const mlrt_tensor *bs = j->bs;
-    int64_t sn = bs->strides[j->R - 1];
-    for (int64_t r = begin; r < end; ++r) /* r = (batch, m) */
-        scale_row(j->acc + r * j->N, j->y + r * j->N, j->N, j->a_scale,
-                  (const float *)bs->data + mq_batch_offset(bs, j->R, r / j->M), sn, j->bias);
-}
-
-/* Y = acc * (a_scale * b_scale) + bias, after the integer product of A (8-bit) and B */
+/* Y = (A - Az) @ (B - Bz) * (a_scale * b_scale) + bias, A and B 8-bit */
 static int mq_finish(const mlrt_context *ctx, const char *op, const mlrt_tensor *A, const mlrt_tensor *Az,
                      const mlrt_tensor *B, const mlrt_tensor *Bz, const mlrt_tensor *packed, float a_scale,
                      const mlrt_tensor *Bs, const mlrt_tensor *bias, mlrt_tensor *Y) {
@@ -124,19 +57,7 @@ static int mq_finish(const mlrt_context *ctx, const char *op, const mlrt_tensor 
     MLRT_CHECK(M >= 0 && N >= 0 && (M == 0 || N == 0 || n_y % (M * N) == 0), "%s: the output does not fit the product",
                op);
     if (n_y == 0) return MLRT_OK;
-    bool az_rows = Az && Az->strides[R - 2] != 0 && M > 1, bz_cols = Bz && Bz->strides[R - 1] != 0 && N > 1;
-    if (!(az_rows && bz_cols)) /* the scale and bias in the product's finish */
-        return mlrt_qmatmul_float(ctx, op, A, Az, B, Bz, packed, a_scale, Bs, bias ? bias->data : NULL, Y);
-    int32_t *acc = malloc((size_t)n_y * sizeof(int32_t));
-    if (!acc) return mlrt_fail(MLRT_ERR_OUT_OF_MEMORY, "%s: cannot allocate %lld accumulators", op, (long long)n_y);
-    int status = mq_integer_product(ctx, op, A, Az, B, Bz, packed, acc, n_y);
-    if (status == MLRT_OK) {
-        mq_scale_job j = {acc, Y->data, M, N, R, a_scale, Bs, bias ? bias->data : NULL};
-        int64_t grain = N >= MQ_GRAIN ? 1 : MQ_GRAIN / (N + 1) + 1;
-        mlrt_parallel_for(ctx, n_y / N, grain, scale_rows, &j);
-    }
-    free(acc);
-    return status;
+    return mlrt_qmatmul_float(ctx, op, A, Az, B, Bz, packed, a_scale, Bs, bias ? bias->data : NULL, Y);
 }
 
 static const mlrt_tensor *mq_opt(const mlrt_tensor *in, int32_t n_in, int32_t i) {

@@ -210,7 +210,8 @@ static int qmm_run(const mlrt_context *ctx, const char *op, const mlrt_tensor *A
     bool as_rows = sc && sc->As->strides[R - 2] != 0 && M > 1, bs_cols = sc && sc->Bs->strides[R - 1] != 0 && N > 1;
     bool second = (az_rows && bz_cols) || (as_rows && bs_cols); /* an element-by-element pass after */
     if (second && sc && sc->out_type == MLRT_FLOAT)
-        return mlrt_fail(MLRT_ERR_INVALID_ARGUMENT, "%s: a float output takes no second pass", op);
+        return mlrt_fail(MLRT_ERR_INVALID_ARGUMENT,
+                         "%s: a zero point per row of A with one per column of B (or scales so) is not supported", op);
     j.K4 = (K + 3) / 4, j.n_panels = (N + NR - 1) / NR;
     j.nb = batch_shared(B, R) ? 1 : batch;
     if (packed)

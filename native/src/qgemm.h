@@ -107,8 +107,8 @@ void mlrt_qgemm_colsum_at(const uint8_t *R, const int64_t *qoff, int64_t K4, int
  * in the product's finish: each element's (float)acc * (a_scale * b_scale) + bias as
  * separate float32 steps.  A, B and the zero points are views as for MatMulInteger, Bs a
  * float view of B's shape; packed is B packed by mlrt_qmatmul_pack_b or NULL.  Refused
- * (MLRT_ERR_INVALID_ARGUMENT) where A's zero point is per row and B's per column: the
- * caller then takes the int32 product and scales it itself. */
+ * (MLRT_ERR_INVALID_ARGUMENT) where A's zero point is per row and B's per column (the
+ * integer product would need a second pass; onnxruntime's a_zero_point is per tensor). */
 int mlrt_qmatmul_float(const mlrt_context *ctx, const char *op, const mlrt_tensor *A, const mlrt_tensor *Az,
                        const mlrt_tensor *B, const mlrt_tensor *Bz, const mlrt_tensor *packed, float a_scale,
                        const mlrt_tensor *Bs, const float *bias, mlrt_tensor *Y);
