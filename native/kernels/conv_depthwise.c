@@ -20,6 +20,10 @@
 #define DW3_AVX512 1
 #endif
 
+/* The 3 x 3 path at stride 1 with OW == W runs its plane flat up to this width (where
+ * rows would waste lanes, or leave most columns to the one-at-a-time edges on NEON). */
+#define DW3_FLAT_MAX_W 16
+
 /* Rows and columns of the padded plane: all that the windows reach. */
 static int64_t dw_padded_rows(const conv_geom *g) {
     return (g->out[0] - 1) * g->s[0] + (g->k[0] - 1) * g->d[0] + 1;
@@ -140,8 +144,6 @@ DEFINE_DW_PLANE(double, f64)
  * applies the activation (dw3_act): the clamp [lo, hi] (Relu, Clip, or none), or Swish
  * (SiLU) or HardSwish with the epilogue's own steps, so the plane is not walked again. */
 #ifdef DW3_AVX512
-/* Stride 1 with OW == W runs flat up to this width (where rows waste lanes). */
-#define DW3_FLAT_MAX_W 16
 
 /* What the store applies: min(hi, max(lo, v)), or kind 1 v * sigmoid(alpha v) (the steps of
  * src/epilogue.c's Swish), kind 2 v * min(1, max(0, alpha v + beta)) (its HardSwish). */
@@ -295,15 +297,23 @@ void mlrt_conv_depthwise_tasks(void *arg, int64_t begin, int64_t end) {
     flat = dw3 && g->s[0] == 1 && g->s[1] == 1 && g->out[1] == W && W <= DW3_FLAT_MAX_W;
 #elif defined(__aarch64__)
     dw3 = k33 && mlrt_cpu_isa() == MLRT_ISA_NEON; /* (kernels/conv_depthwise_neon.c) */
+    flat = dw3 && g->s[0] == 1 && g->s[1] == 1 && g->out[1] == W && W <= DW3_FLAT_MAX_W;
 #endif
-    int64_t PH = dw_padded_rows(g), PW = dw_padded_cols(g), n_masks = 10 * ceil_div(g->out_size, 16);
-    size_t bytes = flat  ? (size_t)n_masks * sizeof(uint16_t)
+    int64_t PH = dw_padded_rows(g), PW = dw_padded_cols(g);
+#ifdef DW3_AVX512
+    size_t mask_bytes = (size_t)(10 * ceil_div(g->out_size, 16)) * sizeof(uint16_t); /* 10 masks per 16 outputs */
+#else
+    size_t mask_bytes = (size_t)ceil_div(g->out_size, 4) * sizeof(uint64_t); /* a word per 4 outputs */
+#endif
+    size_t bytes = flat  ? mask_bytes
                    : dw3 ? (size_t)W * es
                          : (size_t)(PH * PW + PW + g->out[0] * PW) * es;
     void *P = mlrt_scratch(bytes);
     if (!P) { atomic_store(&j->failed, 1); return; }
 #ifdef DW3_AVX512
     if (flat) dw3_flat_masks(g, P);
+#elif defined(__aarch64__)
+    if (flat) mlrt_dw3_flat_masks_neon(g, P);
 #endif
     if (dw3 && !flat) memset(P, 0, (size_t)W * es); /* the zero row */
     bool clamp = !j->z && (act == MLRT_CONV_ACT_RELU || (act == MLRT_CONV_ACT_CLIP && j->alpha <= j->beta));
@@ -326,7 +336,8 @@ void mlrt_conv_depthwise_tasks(void *arg, int64_t begin, int64_t end) {
             if (flat) dw3_flat_avx512(x, w, y, g, b ? b[m] : 0, &da, P);
             else if (dw3) dw3_plane_avx512(x, w, y, g, b ? b[m] : 0, &da, P);
 #elif defined(__aarch64__)
-            if (dw3) mlrt_dw3_plane_neon(x, w, y, g, b ? b[m] : 0, lo, hi, P);
+            if (flat) mlrt_dw3_flat_neon(x, w, y, g, b ? b[m] : 0, lo, hi, P);
+            else if (dw3) mlrt_dw3_plane_neon(x, w, y, g, b ? b[m] : 0, lo, hi, P);
 #endif
             if (!dw3) {
                 dw_pad_plane(x, P, g, es);

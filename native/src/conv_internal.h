@@ -107,6 +107,11 @@ void mlrt_conv_depthwise_tasks(void *arg, int64_t begin, int64_t end); /* tasks:
  * of W zeros. */
 void mlrt_dw3_plane_neon(const float *xp, const float *w, float *yp, const conv_geom *g, float bias, float lo,
                          float hi, const float *zero);
+/* The same, stride 1 with OW == W, as one flat run (narrow planes); mk: the shape's lane
+ * masks from mlrt_dw3_flat_masks_neon, ceil(OH * W / 4) words. */
+void mlrt_dw3_flat_masks_neon(const conv_geom *g, uint64_t *mk);
+void mlrt_dw3_flat_neon(const float *xp, const float *w, float *yp, const conv_geom *g, float bias, float lo,
+                        float hi, const uint64_t *mk);
 #endif
 void mlrt_conv_gemm_tasks(void *arg, int64_t begin, int64_t end);      /* im2col + BLAS */
 void mlrt_conv_strip_tasks(void *arg, int64_t begin, int64_t end);     /* im2col into packed strips */

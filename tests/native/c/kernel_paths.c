@@ -454,6 +454,12 @@ int main(void) {
     check_conv("FusedConv", 1, 16, 21, 30, 16, 16, 3, 3, 1, 1, 1, true, false, MLRT_CONV_ACT_SWISH, PLAIN);
     check_conv("FusedConv", 1, 16, 19, 29, 16, 16, 3, 3, 2, 1, 1, true, false, MLRT_CONV_ACT_HARD_SWISH, PLAIN);
     check_conv("FusedConv", 1, 24, 7, 7, 24, 24, 3, 3, 1, 1, 1, true, false, MLRT_CONV_ACT_SWISH, PLAIN);
+    /* narrow planes at stride 1 run flat: 14 x 14 under a clamp, 16 wide over 5 rows with a
+     * residual, a plane of one column, and 2 x 2 (a tail of output lanes) */
+    check_conv("FusedConv", 1, 8, 14, 14, 8, 8, 3, 3, 1, 1, 1, true, false, MLRT_CONV_ACT_CLIP, PLAIN);
+    check_conv("FusedConv", 2, 4, 5, 16, 4, 4, 3, 3, 1, 1, 1, true, true, MLRT_CONV_ACT_RELU, PLAIN);
+    check_conv("Conv", 1, 4, 9, 1, 4, 4, 3, 3, 1, 1, 1, false, false, 0, PLAIN);
+    check_conv("Conv", 1, 4, 2, 2, 8, 4, 3, 3, 1, 1, 1, true, false, 0, PLAIN);
     check_conv("Conv", 1, 16, 1, 200, 32, 1, 1, 5, 1, 2, 1, true, false, 0, PACKED);
     /* FusedConv: bias, Z and each activation the strip kernels finish in their store */
     static const int64_t acts[] = {MLRT_CONV_ACT_RELU, MLRT_CONV_ACT_CLIP, MLRT_CONV_ACT_SIGMOID,
