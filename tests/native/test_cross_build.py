@@ -23,6 +23,7 @@ wheel's scipy_openblas32 folder; .ci/run downloads both)."""
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 from concurrent.futures import ThreadPoolExecutor
@@ -81,6 +82,45 @@ def test_core_compiles_for_aarch64_without_warnings(aarch64_objects):
     for _, obj, _ in results:
         header = obj.read_bytes()[:20]
         assert header[:4] == b"\x7fELF" and int.from_bytes(header[18:20], "little") == EM_AARCH64, obj.name
+
+
+# The loops each architecture-neutral kernel file leaves to the compiler, which must come
+# out as NEON vector code on aarch64 (pooling, softmax, the norms' lines: no hand-written
+# NEON of their own, except GlobalMaxPool's select loop, which gcc leaves scalar there):
+# (object, function, a vector instruction the function must hold).  A function inlined away
+# by another compiler fails here by name, to be looked at, rather than silently going scalar.
+NEON_LOOPS = [
+    ("kernels.softmax.o", fn, r"\bv\d+\.4s") for fn in
+    ("max_row_f32", "exp_row_f32", "sum_row_f32", "scale_row_f32", "log_row_f32", "max_lanes_f32",
+     "exp_sum_lanes_f32", "sum_exp_lanes_f32", "mul_lanes_f32")
+] + [
+    ("kernels.normalize.o", fn, r"\bv\d+\.4s") for fn in
+    ("line_sum", "line_dev2", "line_affine", "line_scaled", "line_uniform", "skip_row_f32")
+] + [
+    ("kernels.pool.o", "pool_planes", r"\bf(max|add|mul)\s+v\d+\.4s"),  # the pooling planes' sweeps
+    ("kernels.pool.o", "global_planes", r"\bfcmgt\s+v\d+\.4s"),          # GlobalMaxPool (hand NEON, inlined)
+    ("kernels.pool.o", "sum_f32", r"\bfadd\s+v\d+\.2d"),                 # GlobalAveragePool
+]
+
+
+def test_hot_loops_are_neon_vector_code(aarch64_objects):
+    plan, out, results = aarch64_objects
+    if _compiler_output(results):
+        pytest.fail("the core does not compile for aarch64 (test_core_compiles_for_aarch64_without_warnings)")
+    objdump = shutil.which("aarch64-linux-gnu-objdump")
+    if objdump is None:
+        pytest.skip("aarch64-linux-gnu-objdump is not installed (Debian/Ubuntu: apt-get install binutils-aarch64-linux-gnu)")
+    bodies: dict[str, dict[str, str]] = {}
+    scalar = []
+    for obj, fn, pattern in NEON_LOOPS:
+        if obj not in bodies:
+            text = subprocess.run([objdump, "-d", str(out / obj)], capture_output=True, text=True, check=True).stdout
+            bodies[obj] = {m.group(1): m.group(2) for m in
+                           re.finditer(r"^[0-9a-f]+ <([\w.]+)>:\n(.*?)(?=\n\n|\Z)", text, re.S | re.M)}
+        body = bodies[obj].get(fn)
+        if body is None or not re.search(pattern, body):
+            scalar.append(f"{obj} {fn}: " + ("not a function of its own" if body is None else f"no {pattern}"))
+    assert not scalar, "\n".join(scalar)
 
 
 def _aarch64_openblas() -> Path:

@@ -360,6 +360,29 @@ static void check_pool(const char *op, int64_t C, int64_t H, int64_t k, int64_t 
     free(x), free(y), free(ref);
 }
 
+/* GlobalMaxPool / GlobalAveragePool over C planes of n values (a NaN in plane 1 past x[0]:
+ * skipped by the max, as numpy's fmax would) */
+static void check_global_pool(const char *op, int64_t C, int64_t n) {
+    float *x = random_floats(C * n), *y = calloc((size_t)C, sizeof(float));
+    double *ref = calloc((size_t)C, sizeof(double));
+    bool max = strcmp(op, "GlobalMaxPool") == 0;
+    if (max && C > 1 && n > 2) x[n + n / 2] = NAN;
+    for (int64_t c = 0; c < C; ++c) {
+        double best = -INFINITY, sum = 0;
+        for (int64_t i = 0; i < n; ++i) {
+            double v = x[c * n + i];
+            best = v > best ? v : best, sum += v;
+        }
+        ref[c] = max ? best : sum / (double)n;
+    }
+    int64_t sx[4] = {1, C, n, 1}, sy[4] = {1, C, 1, 1};
+    mlrt_tensor in = tensor(4, sx, x), out = tensor(4, sy, y);
+    char name[96];
+    snprintf(name, sizeof name, "%s 1x%lldx%lldx1", op, (long long)C, (long long)n);
+    run_and_check(name, op, &in, 1, &out, NULL, 0, ref, C, 1e-6);
+    free(x), free(y), free(ref);
+}
+
 static void check_softmax(int64_t rows, int64_t n) {
     float *x = random_floats(rows * n), *y = calloc((size_t)(rows * n), sizeof(float));
     double *ref = calloc((size_t)(rows * n), sizeof(double));
@@ -469,6 +492,9 @@ int main(void) {
     check_conv("FusedConv", 1, 32, 9, 9, 40, 1, 1, 1, 1, 0, 1, true, true, MLRT_CONV_ACT_RELU, PACKED);
     check_pool("MaxPool", 8, 19, 3, 2, 1);
     check_pool("AveragePool", 8, 16, 2, 2, 0);
+    check_global_pool("GlobalMaxPool", 6, 49);
+    check_global_pool("GlobalMaxPool", 3, 1031);
+    check_global_pool("GlobalAveragePool", 5, 300);
     check_softmax(5, 1000);
     check_layer_norm(7, 256, 0.0f);
     check_layer_norm(3, 3001, -1000.0f);
