@@ -4,16 +4,20 @@ One place answers, per platform, the questions the loader (_runtime.py), the
 installer (_install.py) and the build (native/_build.py: the link line, the cache's
 library names, the manifest's file list) ask:
 
-| platform | core library | BLAS beside it | "beside me" in the rpath | binary format |
-|---|---|---|---|---|
-| linux | `libmlrt_core.so` | `libscipy_openblas*.so` | `$ORIGIN` | ELF |
-| darwin | `libmlrt_core.dylib` | `libscipy_openblas*.dylib` | `@loader_path` | Mach-O |
-| win32 | `mlrt_core.dll` | `libscipy_openblas*.dll` | none | PE |
+| platform | core library | BLAS beside it | "beside me" in the rpath | binary format | compiler | threads at the link |
+|---|---|---|---|---|---|---|
+| linux | `libmlrt_core.so` | `libscipy_openblas*.so` | `$ORIGIN` | ELF | `cc` | `-pthread` |
+| darwin | `libmlrt_core.dylib` | `libscipy_openblas*.dylib` | `@loader_path` | Mach-O | `cc` (clang) | `-pthread` |
+| win32 | `mlrt_core.dll` | `libscipy_openblas*.dll` | none | PE | `gcc` (MinGW-w64) | winpthreads and libgcc linked in statically |
 
 Windows has no rpath: the loader adds the runtime folder to the DLL search path
 (`os.add_dll_directory`) for the dlopen, so the BLAS beside the library is found.
 The core library on Windows drops the `lib` prefix, as Windows DLLs are named
 (`mlrt_core.dll`); the BLAS keeps the name its wheel (scipy-openblas32) gives it.
+On Windows the core is built by MinGW-w64's gcc (there is no `cc`; the C core is
+C11 with gcc's vector extensions and attributes, which MSVC does not take), and its
+threads and gcc runtime are linked into the DLL, so that it needs only OpenBLAS beside
+it and the system's own DLLs.
 
 Platforms are named as `sys.platform` names them ("linux", "darwin", "win32") or as
 `platform.system()` does ("Linux", "Darwin", "Windows"); any other is refused with
@@ -47,6 +51,8 @@ class PlatformNames:
     rpath: str | None   # the link's rpath token for "the library's own folder"; None: no rpath (Windows)
     format: str         # "ELF", "Mach-O", "PE"
     magics: tuple       # the first bytes a file of that format starts with
+    compiler: str = "cc"                 # the C compiler a build uses when CC names none
+    threads: tuple = ("-pthread",)       # the link's threads (and compiler runtime) flags
 
     @property
     def blas_glob(self) -> str:
@@ -125,7 +131,8 @@ _MACHO = (b"\xcf\xfa\xed\xfe", b"\xce\xfa\xed\xfe", b"\xfe\xed\xfa\xcf", b"\xfe\
 _PLATFORMS = {
     "linux": PlatformNames("linux", ".so", "libmlrt_core.so", "$ORIGIN", "ELF", (b"\x7fELF",)),
     "darwin": PlatformNames("darwin", ".dylib", "libmlrt_core.dylib", "@loader_path", "Mach-O", _MACHO),
-    "windows": PlatformNames("windows", ".dll", "mlrt_core.dll", None, "PE", (b"MZ",)),
+    "windows": PlatformNames("windows", ".dll", "mlrt_core.dll", None, "PE", (b"MZ",), compiler="gcc",
+                             threads=("-static-libgcc", "-Wl,-Bstatic", "-lwinpthread", "-Wl,-Bdynamic")),
 }
 _ALIASES = {"win32": "windows"}
 

@@ -154,13 +154,15 @@ class BuildError(Exception):
 
 
 MISSING_COMPILER_HELP = ("install one (Debian/Ubuntu: apt-get install gcc; Fedora: dnf install gcc; "
-                         "macOS: xcode-select --install) or install a prebuilt mlrt wheel")
+                         "macOS: xcode-select --install; Windows: MinGW-w64's gcc on PATH) "
+                         "or install a prebuilt mlrt wheel")
 
 
 def compiler(cc: str | None = None) -> list[str]:
-    """The C compiler command: `cc`, else $CC, else "cc", split as a shell would, so
-    that CC may carry arguments (CC="python -m ziglang cc -target x86_64-linux-gnu.2.28")."""
-    return shlex.split(cc or os.environ.get("CC") or "") or ["cc"]
+    """The C compiler command: `cc`, else $CC, else the platform's ("cc"; MinGW-w64's
+    "gcc" on Windows), split as a shell would, so that CC may carry arguments
+    (CC="python -m ziglang cc -target x86_64-linux-gnu.2.28")."""
+    return shlex.split(cc or os.environ.get("CC") or "") or [NAMES.compiler]
 
 
 def require_compiler(cmd: list[str]) -> str:
@@ -530,6 +532,18 @@ def cached_library(version: str, link_cc: str | None = None, cc: str | None = No
     return path if path.is_file() else None
 
 
+def link_command(link: list[str], names, output: Path, objects, blas_dir: Path, blas_name: str,
+                 extra=()) -> list[str]:
+    """The command linking `objects` into the core library `output` for the platform of
+    `names` (distribution/platforms.py): against the BLAS `blas_name` in `blas_dir`, with
+    the platform's rpath to its own folder and its threads flags; `extra`: sanitizer flags,
+    the compiler's runtime library.  The CI's Windows cross-build links the DLL it tests
+    under wine with this same command."""
+    rpath = [f"-Wl,-rpath,{names.rpath}"] if names.rpath else []
+    return [*link, "-shared", "-o", str(output), *map(str, objects), f"-L{blas_dir}", f"-l{blas_name}", *rpath,
+            "-lm", *extra, *names.threads]
+
+
 def _build_locked(out_dir: Path, plan: _Plan, jobs: int) -> Path:
     start = time.monotonic()
     tmp_blas = out_dir / f".{plan.blas_file}.{os.getpid()}.tmp"
@@ -547,12 +561,11 @@ def _build_locked(out_dir: Path, plan: _Plan, jobs: int) -> Path:
         return target
     objs, stats = compile_objects(plan.cmd, plan.sources, out_dir / ".obj", plan.flags, header_files=headers(),
                                   cache=cache.folder, jobs=jobs)
-    runtime, rpath = [], [f"-Wl,-rpath,{NAMES.rpath}"] if NAMES.rpath else []
+    runtime = []
     if plan.link != plan.cmd:
         runtime = [subprocess.run([*plan.cmd, "-print-libgcc-file-name"], capture_output=True, text=True,
                                   check=True).stdout.strip()]
-    run = subprocess.run([*plan.link, "-shared", "-pthread", *plan.extra, "-o", str(tmp), *map(str, objs),
-                          f"-L{out_dir}", f"-l{plan.blas_name}", *rpath, "-lm", *runtime])
+    run = subprocess.run(link_command(plan.link, NAMES, tmp, objs, out_dir, plan.blas_name, [*plan.extra, *runtime]))
     if run.returncode != 0:
         tmp.unlink(missing_ok=True)
         raise BuildError(f"mlrt: linking {LIBRARY} failed (exit status {run.returncode}); "

@@ -132,3 +132,27 @@ def test_build_lock_with_fcntl_excludes_another_holder(tmp_path):
         _build.lock_exclusively(mine)
         with open(path, "w") as other, pytest.raises(BlockingIOError):
             fcntl.flock(other, fcntl.LOCK_EX | fcntl.LOCK_NB)
+
+
+@pytest.mark.parametrize("system, compiler, rpath, threads", [
+    ("linux", "cc", ["-Wl,-rpath,$ORIGIN"], ["-pthread"]),
+    ("darwin", "cc", ["-Wl,-rpath,@loader_path"], ["-pthread"]),
+    # Windows: no rpath (the loader adds the folder to the DLL search path); MinGW's
+    # runtime and threads inside the DLL, so it needs no MinGW DLL beside it
+    ("win32", "gcc", [], ["-static-libgcc", "-Wl,-Bstatic", "-lwinpthread", "-Wl,-Bdynamic"]),
+])
+def test_link_command_per_platform(tmp_path, system, compiler, rpath, threads):
+    names = platforms.platform_names(system)
+    assert names.compiler == compiler
+    out = tmp_path / names.library
+    cmd = _build.link_command([compiler], names, out, [tmp_path / "a.o", tmp_path / "b.o"], tmp_path,
+                              "scipy_openblas", ["-fsanitize=address"])
+    assert cmd == [compiler, "-shared", "-o", str(out), str(tmp_path / "a.o"), str(tmp_path / "b.o"),
+                   f"-L{tmp_path}", "-lscipy_openblas", *rpath, "-lm", "-fsanitize=address", *threads]
+
+
+def test_compiler_default_is_the_platforms(monkeypatch):
+    monkeypatch.delenv("CC", raising=False)
+    assert _build.compiler() == [_build.NAMES.compiler]
+    monkeypatch.setenv("CC", "clang -O2")
+    assert _build.compiler() == ["clang", "-O2"]

@@ -32,6 +32,7 @@ from pathlib import Path
 import pytest
 
 import mlrt
+from mlrt.distribution.platforms import platform_names
 from mlrt.native import _build
 
 CROSS_CC = "aarch64-linux-gnu-gcc"
@@ -188,8 +189,9 @@ def _win64_openblas() -> Path:
 @pytest.fixture(scope="module")
 def windows_build(tmp_path_factory):
     """The core compiled by mingw-w64 against the Windows OpenBLAS, linked into
-    mlrt_core.dll (libgcc and winpthreads inside it: it needs only OpenBLAS and the
-    system's DLLs), and the C kernel test linked against it, all in one folder."""
+    mlrt_core.dll by the build's own Windows link command (libgcc and winpthreads inside
+    it: it needs only OpenBLAS and the system's DLLs), and the C kernel test linked
+    against it, all in one folder."""
     if shutil.which(MINGW_CC) is None:
         pytest.skip(f"{MINGW_CC} is not installed (Debian/Ubuntu: apt-get install gcc-mingw-w64-x86-64)")
     blas = _win64_openblas()
@@ -198,9 +200,8 @@ def windows_build(tmp_path_factory):
     failed = _compiler_output(results)
     if not failed:
         dll = out / "mlrt_core.dll"
-        subprocess.run([*plan.cmd, "-shared", "-static-libgcc", "-o", str(dll), *(str(o) for _, o, _ in results),
-                        f"-L{blas / 'lib'}", "-lscipy_openblas", "-Wl,-Bstatic", "-lwinpthread", "-Wl,-Bdynamic",
-                        "-lm", f"-Wl,--out-implib,{out / 'libmlrt_core.dll.a'}"], check=True)
+        subprocess.run(_build.link_command(plan.cmd, platform_names("win32"), dll, [o for _, o, _ in results],
+                                           blas / "lib", "scipy_openblas"), check=True)
         subprocess.run([*plan.cmd, "-std=c11", "-O1", "-Wall", "-Wextra", "-Werror", f"-I{NATIVE / 'include'}",
                         f"-I{NATIVE / 'kernels'}", str(TESTS / "c" / "kernel_paths.c"), f"-L{out}", "-lmlrt_core",
                         "-lm", "-o", str(out / "kernel_paths.exe")], check=True)
@@ -215,6 +216,14 @@ def test_core_builds_a_windows_dll_without_warnings(windows_build):
     pe = int.from_bytes(data[0x3C:0x40], "little")
     assert data[:2] == b"MZ" and data[pe:pe + 4] == b"PE\0\0"
     assert int.from_bytes(data[pe + 4:pe + 6], "little") == 0x8664  # IMAGE_FILE_MACHINE_AMD64
+    # the DLLs it imports: OpenBLAS beside it and Windows' own, no MinGW runtime DLL
+    objdump = shutil.which("x86_64-w64-mingw32-objdump")
+    if objdump:
+        imports = re.findall(r"DLL Name: (\S+)", subprocess.run([objdump, "-p", str(out / "mlrt_core.dll")],
+                                                                capture_output=True, text=True, check=True).stdout)
+        assert "libscipy_openblas.dll" in imports, imports
+        mingw = [d for d in imports if re.match(r"(?i)lib(gcc|winpthread|stdc)", d)]
+        assert not mingw, f"mlrt_core.dll needs MinGW's {mingw}"
 
 
 def _host_paths() -> list[str]:
