@@ -28,6 +28,7 @@
 #define WG_XI 36          /* products per tile */
 #define WG_TB 64          /* tiles per block: one strip of the AVX-512 kernels */
 #define WG_MB 48          /* filters per block (a multiple of the panel, 6): 36 x 48 x 64 floats, 432 KB */
+#define WG_MB_MAX 72      /* ... up to this many where that shares the blocks out evenly (wg_block_filters) */
 #define WG_V_FLOATS (INT64_C(1) << 18) /* V of one chunk: at most 8 MB (or one row of tiles) */
 /* Where the path pays (measured on AVX-512, 2 threads, against the other paths): enough
  * channels that the products outweigh the transforms, and enough tiles that each U[xi],
@@ -133,7 +134,7 @@ typedef struct wg_chunk {
     const int64_t *off;  /* row c of V[xi] at off[c] = c * nt */
     int64_t tw;          /* tiles per row of tiles */
     int64_t r0, nt;      /* the chunk: rows of tiles from r0, nt tiles */
-    int64_t n_mb;        /* blocks of filters */
+    int64_t mb, n_mb;    /* filters per block, blocks of filters */
     atomic_int *failed;
 } wg_chunk;
 
@@ -247,6 +248,15 @@ MLRT_HOT_FN(, void, wg_interleave, (const float *o0, const float *o1, const floa
     }
 }
 
+/* Columns [from, ld) of `rows` rows at stride ld (ld - from < WG_VL) zeroed before the
+ * product writes columns [0, from): one WG_VL-wide store a row (a memset of constant size,
+ * inlined) whose spill into the next row's first columns the product then overwrites; the
+ * last row's spills into the slack after mbuf's products.  (A memset call per row, of
+ * 4608 rows of 60 bytes in a 27 x 27 conv to 128 filters, was 7% of its time.) */
+static inline void wg_zero_tails(float *m, int64_t rows, int64_t ld, int64_t from) {
+    for (int64_t r = 0; r < rows; ++r) memset(m + r * ld + from, 0, WG_VL * sizeof(float));
+}
+
 /* Phase 2, tasks (block of tiles, block of filters): the 36 products, then back to Y. */
 static void wg_product_tasks(void *arg, int64_t begin, int64_t end) {
     const wg_chunk *k = arg;
@@ -254,46 +264,71 @@ static void wg_product_tasks(void *arg, int64_t begin, int64_t end) {
     const conv_geom *g = &j->g;
     int64_t Cg = g->Cg, Mg = g->Mg, OH = g->out[0], OW = g->out[1], tw = k->tw, nt = k->nt;
     int64_t each = mlrt_sgemm_packed_size(Mg, Cg), NR = j->strip;
-    float *mbuf = mlrt_scratch((size_t)(WG_XI * WG_MB * WG_TB + 16 * WG_TB + WG_VL) * sizeof(float));
+    float *mbuf = mlrt_scratch((size_t)(WG_XI * WG_MB_MAX * WG_TB + 16 * WG_TB + WG_VL) * sizeof(float));
     if (!mbuf) { atomic_store(k->failed, 1); return; }
-    float *o = mbuf + WG_XI * WG_MB * WG_TB;
+    float *o = mbuf + WG_XI * WG_MB_MAX * WG_TB;
     for (int64_t task = begin; task < end; ++task) {
-        int64_t t0 = task / k->n_mb * WG_TB, m0 = task % k->n_mb * WG_MB;
-        int64_t nb = nt - t0 < WG_TB ? nt - t0 : WG_TB, mw = Mg - m0 < WG_MB ? Mg - m0 : WG_MB;
+        int64_t t0 = task / k->n_mb * WG_TB, m0 = task % k->n_mb * k->mb;
+        int64_t nb = nt - t0 < WG_TB ? nt - t0 : WG_TB, mw = Mg - m0 < k->mb ? Mg - m0 : k->mb;
         int64_t nbp = (nb + WG_VL - 1) / WG_VL * WG_VL; /* rows of mbuf and o: whole steps of the transform */
         int64_t xs = mw * nbp; /* products of one xi in mbuf: mw rows of nbp (nb computed) */
         for (int xi = 0; xi < WG_XI; ++xi) {
             mlrt_sgemm_a A = {k->u + xi * each, Cg, true};
+            if (nbp > nb) /* columns the transform reads and drops: zeros, never NaN or denormal */
+                wg_zero_tails(mbuf + xi * xs, mw, nbp, nb);
             for (int64_t c0 = 0; c0 < Cg; c0 += CONV_KC) {
                 int64_t kc = Cg - c0 < CONV_KC ? Cg - c0 : CONV_KC;
                 mlrt_sgemm_strips(mw, kc, &A, m0, c0, k->V + xi * Cg * nt + t0, k->off + c0, NR, mbuf + xi * xs, nbp,
                                   nb, c0 > 0, NULL);
             }
-            if (nbp > nb) /* columns the transform reads and drops: zeros, never NaN or denormal */
-                for (int64_t m = 0; m < mw; ++m) memset(mbuf + xi * xs + m * nbp + nb, 0, (size_t)(nbp - nb) * sizeof(float));
         }
         for (int64_t m = 0; m < mw; ++m) {
             int64_t f = m0 + m;
             wg_output(mbuf + m * nbp, xs, nbp, k->bias ? k->bias[f] : 0.0f, o);
             float *yf = k->y + f * g->out_size;
             const float *zf = k->z ? k->z + f * g->out_size : NULL;
-            /* tiles t0 .. t0 + nb, row of tiles by row of tiles */
+            /* tiles t0 .. t0 + nb, row of tiles by row of tiles; the epilogue runs once over
+             * each stretch of whole rows of tiles (contiguous in Y), else row by row (a
+             * call per output row of 27 cost a 27 x 27 conv over 32 channels 10% of its time) */
+            int64_t span = -1, span_end = -1; /* whole rows written, not yet finished: Y offsets */
             for (int64_t t = t0; t < t0 + nb;) {
                 int64_t R = k->r0 + t / tw, c0 = t % tw, run = tw - c0 < t0 + nb - t ? tw - c0 : t0 + nb - t;
                 int64_t ow0 = 4 * c0, ow1 = 4 * (c0 + run) < OW ? 4 * (c0 + run) : OW;
-                int64_t whole = (ow1 - ow0) / 4; /* tiles wholly inside Y's width */
-                for (int64_t i = 0; i < 4 && 4 * R + i < OH; ++i) {
+                int64_t whole = (ow1 - ow0) / 4, rows = OH - 4 * R < 4 ? OH - 4 * R : 4; /* tiles inside Y's width */
+                for (int64_t i = 0; i < rows; ++i) {
                     float *yr = yf + (4 * R + i) * OW;
                     const float *oi = o + i * 4 * nbp + (t - t0);
                     wg_interleave(oi, oi + nbp, oi + 2 * nbp, oi + 3 * nbp, whole, yr + ow0);
                     for (int64_t ow = ow0 + 4 * whole; ow < ow1; ++ow) yr[ow] = oi[(ow & 3) * nbp + whole];
-                    mlrt_epilogue_f32(yr + ow0, zf ? zf + (4 * R + i) * OW + ow0 : NULL, 1, ow1 - ow0, OW, NULL,
-                                      j->activation, j->alpha, j->beta);
+                    if (run < tw)
+                        mlrt_epilogue_f32(yr + ow0, zf ? zf + (4 * R + i) * OW + ow0 : NULL, 1, ow1 - ow0, OW, NULL,
+                                          j->activation, j->alpha, j->beta);
+                }
+                if (run == tw) { /* whole rows 4R .. 4R + rows: joined to the stretch before */
+                    if (span < 0) span = 4 * R * OW;
+                    span_end = (4 * R + rows) * OW;
                 }
                 t += run;
             }
+            if (span >= 0)
+                mlrt_epilogue_f32(yf + span, zf ? zf + span : NULL, 1, span_end - span, span_end - span, NULL,
+                                  j->activation, j->alpha, j->beta);
         }
     }
+}
+
+/* Filters per product block: WG_MB, unless the chunk's blocks would not share out evenly
+ * among the threads -- then the fewest blocks of up to WG_MB_MAX filters (whole panels of 6)
+ * that do.  (27 x 27 outputs, one block of tiles, 128 filters: three blocks of 48 on two
+ * threads kept one waiting a third of the node; two of 66 and 62 instead.) */
+static int64_t wg_block_filters(int64_t Mg, int64_t tile_blocks, int64_t threads) {
+    int64_t n = ceil_div(Mg, WG_MB);
+    if (threads <= 1 || tile_blocks * n % threads == 0) return WG_MB;
+    for (int64_t b = ceil_div(Mg, WG_MB_MAX); b <= 2 * n; ++b) {
+        int64_t mb = ceil_div(ceil_div(Mg, b), 6) * 6;
+        if (mb <= WG_MB_MAX && ceil_div(Mg, mb) == b && tile_blocks * b % threads == 0) return mb;
+    }
+    return WG_MB;
 }
 
 int mlrt_conv_winograd(conv_job *j, const mlrt_context *ctx, const float *u) {
@@ -321,8 +356,10 @@ int mlrt_conv_winograd(conv_job *j, const mlrt_context *ctx, const float *u) {
                     .bias = j->b ? (const float *)j->b + grp * Mg : NULL,
                     .u = u + grp * WG_XI * each,
                     .V = V, .off = off, .tw = tw, .r0 = r0, .nt = nt,
-                    .n_mb = ceil_div(Mg, WG_MB), .failed = &j->failed,
+                    .failed = &j->failed,
                 };
+                k.mb = wg_block_filters(Mg, ceil_div(nt, WG_TB), mlrt_ctx_threads(ctx));
+                k.n_mb = ceil_div(Mg, k.mb);
                 bool alone = per_tile * (double)nt < (double)(INT64_C(1) << 21);
                 int64_t tasks = ceil_div(nt, WG_TB) * k.n_mb;
                 if (alone) {
