@@ -5,7 +5,9 @@ the common errors, metadata, profiling, saving the optimized model with its weig
 an external file, ModelCompiler, the providers argument, feeds given as lists, session
 and run config entries, sparse tensors and the package facts.
 
-Usage: ort_api_tour.py FOLDER OUT.npz (FOLDER: where the models are written)."""
+Usage: ort_api_tour.py FOLDER OUT.npz (FOLDER: where the models are written, in a folder of
+the runtime's own: the two runtimes run the tour at the same time, and one must not read a
+model file the other is writing, or the other's optimized model)."""
 
 import json
 import os
@@ -21,7 +23,8 @@ import onnxruntime as ort
 from onnxruntime.capi.onnxruntime_inference_collection import check_and_normalize_provider_args
 from onnxruntime.capi.onnxruntime_pybind11_state import Fail, InvalidArgument
 
-folder, out = sys.argv[1], sys.argv[2]
+folder, out = os.path.join(sys.argv[1], ort.__name__), sys.argv[2]
+os.makedirs(folder, exist_ok=True)
 saved = {}
 
 
