@@ -479,6 +479,7 @@ DEFINE_DWL_256(avxvnni, "avx2,avxvnni", DWL_MAC_AVXVNNI)
 typedef struct dwq_group {
     int32_t bias[DWL];
     float scale[DWL];
+    float fbias[DWL]; /* float output: the bias added after the scale */
     int32_t w[]; /* per window row kh, per channel: its 4 weights of the row as int8 */
 } dwq_group;
 
@@ -498,7 +499,31 @@ __attribute__((target("avx512f,avx512bw,avx512vl"), always_inline)) static inlin
     }
 }
 
-/* The quad plane of the group from its padded plane, then its outputs (int8 / uint8). */
+/* Float outputs of a block of 4 columns (4 u ..) from the sums acc[j] (lane L, dword i:
+ * column 4 u + L, channel 4 j + i), finished as mlrt_qgemm_float1 (the same operations in the
+ * same order: the bits of the other paths), each channel's 4 columns stored as they lie. */
+__attribute__((target("avx512f,avx512vl"), always_inline)) static inline void dwq_store_float(
+    const mlrt_qgemm_out *o, const __m512i acc[4], const __m512i bias[4], const __m512 scale[4], const __m512 fb[4],
+    float *y, int64_t out_size, int64_t nch, int64_t cnt) {
+    /* dword 4 L + i -> 4 i + L: 128-bit lane i then holds channel 4 j + i's 4 columns */
+    __m512i turn = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+    __m512 lo = _mm512_set1_ps(o->flo), hi = _mm512_set1_ps(o->fhi);
+    bool clamp = mlrt_qgemm_clamps(o);
+    __mmask8 k = (__mmask8)((1u << cnt) - 1);
+    for (int j = 0; j < 4; ++j) {
+        __m512 f = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(acc[j], bias[j])), scale[j]);
+        if (o->fbias) f = _mm512_add_ps(f, fb[j]);
+        if (clamp) f = _mm512_min_ps(_mm512_max_ps(f, lo), hi); /* (as y > lo ? y : lo, then y < hi ? y : hi) */
+        f = _mm512_permutexvar_ps(turn, f);
+        __m128 lane[4] = {_mm512_castps512_ps128(f), _mm512_extractf32x4_ps(f, 1), _mm512_extractf32x4_ps(f, 2),
+                          _mm512_extractf32x4_ps(f, 3)};
+        for (int i = 0; i < 4; ++i)
+            if (4 * j + i < nch) _mm_mask_storeu_ps(y + (4 * j + i) * out_size, k, lane[i]);
+    }
+}
+
+/* The quad plane of the group from its padded plane, then its outputs (int8 / uint8, or
+ * float). */
 __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni"))) static void dwq_compute(
     const dwl_job *d, const uint8_t *buf, __m512i *qp, const dwq_group *gr, char *y, int64_t nch, const dwl_band *b) {
     const qconv_geom *g = &d->j->g;
@@ -506,10 +531,12 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni"))) static void dwq_
     int64_t KH = g->k[0], sh = g->s[0], dh = g->d[0], dw = g->d[1], OW = g->out[1];
     int64_t OW4 = d->OW4, PW = d->PW, out_size = g->out_size;
     __m512i zp = _mm512_set1_epi32(o->zp), bias[4];
-    __m512 flo = _mm512_set1_ps((float)(o->lo - o->zp)), fhi = _mm512_set1_ps((float)(o->hi - o->zp)), scale[4];
+    __m512 flo = _mm512_set1_ps((float)(o->lo - o->zp)), fhi = _mm512_set1_ps((float)(o->hi - o->zp)), scale[4], fb[4];
     for (int j = 0; j < 4; ++j) /* lane (L, i) of vector j: channel 4 j + i */
         bias[j] = _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)(gr->bias + 4 * j))),
-        scale[j] = _mm512_broadcast_f32x4(_mm_loadu_ps(gr->scale + 4 * j));
+        scale[j] = _mm512_broadcast_f32x4(_mm_loadu_ps(gr->scale + 4 * j)),
+        fb[j] = _mm512_broadcast_f32x4(_mm_loadu_ps(gr->fbias + 4 * j));
+    bool fl = o->out_type == MLRT_FLOAT;
     /* lane L, dword m: channels 4m .. 4m + 3 of column L -> lane m, dword L; then lane m's
      * bytes (column L, channel 4m + i) at 4L + i -> 4i + L: dword c, channel c's 4 columns */
     __m512i gather = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
@@ -534,6 +561,11 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni"))) static void dwq_
                         acc[j] = _mm512_dpbusd_epi32(acc[j], _mm512_loadu_si512((const void *)(q + j)),
                                                      _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)(w + 4 * j))));
                 }
+                if (fl) { /* (no byte packing: each block's floats stored here) */
+                    int64_t cols = OW - 4 * u < 4 ? OW - 4 * u : 4;
+                    dwq_store_float(o, acc, bias, scale, fb, (float *)y + oh * OW + 4 * u, out_size, nch, cols);
+                    continue;
+                }
                 for (int j = 0; j < 4; ++j) {
                     __m512 f = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(acc[j], bias[j])), scale[j]);
                     f = _mm512_min_ps(_mm512_max_ps(f, flo), fhi); /* (NaN: the low end) */
@@ -545,6 +577,7 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni"))) static void dwq_
                 __m512i bytes = u8 ? _mm512_packus_epi16(w01, w23) : _mm512_packs_epi16(w01, w23);
                 v[u - u0] = _mm512_shuffle_epi8(_mm512_permutexvar_epi32(gather, bytes), turn);
             }
+            if (fl) continue;
             /* dword c of v[k]: channel c's columns 4 (u0 + k) ..; two rounds of unpacks give, in
              * lane L of t[i], channel 4L + i's 16 columns */
             __m512i lo01 = _mm512_unpacklo_epi32(v[0], v[1]), hi01 = _mm512_unpackhi_epi32(v[0], v[1]);
@@ -593,6 +626,7 @@ static void dwq_prepare(const dwl_job *d, int64_t m0, int64_t nch, dwq_group *gr
         }
         gr->bias[c] = (int32_t)((j->bias ? (uint32_t)j->bias[m] : 0u) - (uint32_t)j->xz * sum);
         gr->scale[c] = o->scale[o->scale_mode == MLRT_QSCALE_ROW ? m : 0];
+        gr->fbias[c] = o->fbias ? o->fbias[m] : 0.0f; /* (a conv's float bias is by channel) */
     }
 }
 
@@ -634,7 +668,7 @@ static void dwl_tasks(void *arg, int64_t begin, int64_t end) {
             dwq_prepare(d, m0, nch, (dwq_group *)gr);
             dwl_fill512(d, src, buf + quads, &b); /* (the quads: AVX-512 VNNI) */
             dwq_compute(d, buf + quads, (__m512i *)buf, (const dwq_group *)gr,
-                        (char *)o->c + (size_t)((n * g->M + m0) * g->out_size), nch, &b);
+                        (char *)o->c + (size_t)((n * g->M + m0) * g->out_size) * esz, nch, &b);
             continue;
         }
         memset(gr->w, 0, (size_t)(T * DWL) * sizeof(int32_t));
@@ -694,7 +728,8 @@ static bool dwl_run(const mlrt_context *ctx, const qconv_job *j, int *status) {
     if (isa == DWL_NONE) return false;
     qconv_job ji;
     const mlrt_qgemm_out *fout = NULL;
-    if (j->out.out_type == MLRT_FLOAT) { /* int32 sums by the lanes, then floats */
+    bool quads = dwq_fits(j, isa); /* (the quads finish float outputs themselves) */
+    if (j->out.out_type == MLRT_FLOAT && !quads) { /* int32 sums by the lanes, then floats */
         ji = *j, fout = &j->out;
         ji.out.scale = NULL, ji.out.out_type = MLRT_INT32, ji.out.fbias = NULL;
         j = &ji;
@@ -702,7 +737,7 @@ static bool dwl_run(const mlrt_context *ctx, const qconv_job *j, int *status) {
     dwl_job d = {.j = j, .T = KH * KW, .P = OH * OW, .isa = isa, .fout = fout};
     atomic_init(&d.failed, 0);
     d.PH = (OH - 1) * sh + (KH - 1) * dh + 1, d.PW = (OW - 1) * sw + (KW - 1) * dw + 1;
-    d.quads = dwq_fits(j, d.isa);
+    d.quads = quads;
     if (d.quads) d.OW4 = (OW + 3) / 4, d.PW = 4 * d.OW4 + 3 * dw, d.RS = (KH - 1) * dh + 1;
     d.P16 = (d.P + DWL - 1) / DWL * DWL, d.groups = (g->M + DWL - 1) / DWL;
     if ((d.PH * d.PW + 1) * DWL > INT32_MAX) return false;

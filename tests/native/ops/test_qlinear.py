@@ -176,6 +176,9 @@ CONV_CASES = [
     ((1, 3, 13), (4, 3, 3), {"auto_pad": "SAME_UPPER"}),
     ((1, 2, 5, 4, 3), (3, 2, 2, 2, 2), {"pads": [1, 0, 1, 0, 1, 0]}),
     ((1, 6, 8, 8), (6, 1, 3, 3), {"group": 6, "pads": [1, 1, 1, 1]}),  # depthwise
+    # depthwise over more than one group of 16 channels, widths not a multiple of 4, a row stride
+    ((1, 20, 7, 11), (20, 1, 3, 3), {"group": 20, "pads": [1, 1, 1, 1]}),
+    ((2, 17, 9, 6), (17, 1, 3, 3), {"group": 17, "strides": [2, 1], "pads": [0, 1, 2, 1]}),
     ((2, 8, 5, 5), (4, 8, 1, 1), {}),  # pointwise
     ((0, 2, 4, 4), (3, 2, 3, 3), {}),
     ((1, 64, 6, 6), (5, 64, 3, 3), {"pads": [1, 1, 1, 1]}),  # 576 taps: chunks of input channels
