@@ -238,6 +238,25 @@ def test_dynamic_quantize_matches_onnxruntime(x):
         assert g.dtype == w.dtype and np.asarray(g).tobytes() == np.asarray(w).tobytes(), (g, w)
 
 
+def test_dynamic_quantize_quotients_on_halves():
+    """x / scale on the AVX-512 path is a product corrected by fused multiply-adds, which must
+    be the division's float exactly: values placed on and one float either side of every
+    half-way quotient, over ranges of many magnitudes (0.5 flips the rounding)."""
+    for k, (lo, hi) in enumerate([(-1.0, 1.0), (-3e-3, 7e-2), (-250.0, 5.0), (0.0, 1e6), (-1e-20, 3e-20),
+                                  (-7.1, 0.0), (-1e30, 1e31)] + [tuple(sorted(rng.standard_normal(2) * 10.0 ** e))
+                                                                 for e in range(-8, 9)]):
+        lo, hi = np.float32(min(lo, 0.0)), np.float32(max(hi, 0.0))
+        scale = np.float32((hi - lo) / np.float32(255))
+        halves = ((np.arange(-256, 256) + 0.5) * np.float64(scale)).astype(np.float32)
+        x = np.concatenate([[lo, hi], halves, np.nextafter(halves, np.float32(np.inf)),
+                            np.nextafter(halves, np.float32(-np.inf))]).astype(np.float32)
+        x = np.clip(x, lo, hi)  # (the range stays [lo, hi]: the same scale)
+        y, got_scale, zp = run_mlrt(make_model("DynamicQuantizeLinear", [x], n_outputs=3), [x])
+        wy, ws, wz = dynamic_quantize(x)
+        assert got_scale.tobytes() == ws.tobytes() and zp == wz, k
+        np.testing.assert_array_equal(y, wy, err_msg=f"range {k}: [{lo}, {hi}]")
+
+
 def test_dynamic_quantize_bad_input():
     x = np.ones(3, np.float64)
     with pytest.raises(mlrt.MlrtError, match="float32"):
