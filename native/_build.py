@@ -66,8 +66,10 @@ def _platform_names():
 
 NAMES = _platform_names()
 LIBRARY = NAMES.library
+# (-Wno-unknown-warning-option: clang's name for silence about gcc's -Wno-format-truncation,
+# which gcc in turn accepts unknown, as every -Wno- option it does not know)
 CFLAGS = ["-std=c11", "-O3", "-fPIC", "-D_GNU_SOURCE", "-Wall", "-Wextra", "-Wno-unused-parameter", "-Wno-format-truncation",
-          "-Werror=implicit-function-declaration", "-fno-math-errno", "-pthread"]
+          "-Wno-unknown-warning-option", "-Werror=implicit-function-declaration", "-fno-math-errno", "-pthread"]
 
 
 SANITIZERS = ("address", "undefined")
@@ -441,10 +443,10 @@ def _compile(cmd: list[str], src: Path, obj: Path, flags: list[str]) -> None:
 def build(out_dir: Path, version: str = "0.0.0", cc: str | None = None, jobs: int = 2,
           sanitize: str | None = None, link_cc: str | None = None) -> Path:
     """Compile and link the runtime into out_dir; return the library path.  `cc` (default
-    $CC, else cc): the compiler command, arguments allowed.  `link_cc` (default
+    $CC, else the platform's: cc, or gcc on Windows): the compiler command, arguments allowed.  `link_cc` (default
     $MLRT_LINK_CC, else the compiler): the command that links, e.g. setup.py's `zig cc`
     against an older glibc's symbols for a manylinux wheel; the compiler's own runtime
-    library (libgcc: the CPU detection behind __builtin_cpu_supports) is then linked in statically.
+    library (libgcc: the helpers gcc calls for what the CPU lacks) is then linked in statically.
     `sanitize` (default $MLRT_SANITIZE): sanitizers to build with, e.g.
     "address,undefined".  Objects come from out_dir/.obj or the shared build cache
     (`build_cache()`) when their key matches, and so does the library linked from them:

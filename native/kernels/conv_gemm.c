@@ -87,7 +87,11 @@ IM2COL void im2col_row_nd(const char *x, size_t es, const conv_geom *g, int64_t 
  * none: their patch matrix is X itself).  Loops 32-byte aligned: the gather loop is so
  * short that an unlucky alignment (across two fetch windows) was seen to cost a 7x7
  * stride-2 conv 15% of its time. */
+#if defined(__GNUC__) && !defined(__clang__)
 #define ALIGNED_LOOPS __attribute__((optimize("align-loops=32")))
+#else
+#define ALIGNED_LOOPS /* (clang has no per-function optimize attribute) */
+#endif
 
 ALIGNED_LOOPS static void im2col_row_f32(const float *x, const conv_geom *g, int64_t kk, int64_t p0, int64_t tw,
                                          float *dst) {

@@ -152,7 +152,7 @@ static bool max8_into(void *dst, const void *src, int64_t n, bool s8) {
 
 static bool max8_stride2(const void *R, void *y, int64_t OW, int64_t KW, bool s8) {
 #if defined(__x86_64__) && defined(__GNUC__)
-    if (MLRT_X86_HAS(MLRT_ISA_AVX512, "avx512bw") && __builtin_cpu_supports("avx512vl")) {
+    if (MLRT_X86_HAS(MLRT_ISA_AVX512, "avx512bw") && mlrt_x86_has("avx512vl")) {
         max8_stride2_avx512(R, y, OW, KW, s8);
         return true;
     }

@@ -51,12 +51,11 @@ static void rms_groups(void *arg, int64_t begin, int64_t end) {
         /* pass 1: mean of squares */
         double acc = 0.0;
         for (int64_t r = 0; r < lines; ++r) {
-            int64_t ox = gx, os = gs, rem2 = r;
+            int64_t ox = gx, rem2 = r;
             for (int32_t d = last - 1; d >= j->n_kept; --d) {
                 int64_t i = rem2 % x->shape[d];
                 rem2 /= x->shape[d];
                 ox += i * x->strides[d];
-                os += i * s->strides[d];
             }
             for (int64_t i = 0; i < len; ++i) {
                 double v = load(x->data, ox + i * x->strides[last], x->dtype);

@@ -2,8 +2,11 @@
  * the float32 kernels run on (mlrt_cpu_isa), the x86-64 level the cloned loops run at
  * (mlrt_isa_level, internal.h's MLRT_ISA_FN) and the features behind them.
  *
- * x86-64: cpuid through the compiler's __builtin_cpu_supports (AVX2 with FMA, AVX-512F,
- * the VNNI dot products).  AArch64: NEON (Advanced SIMD) is part of the architecture;
+ * x86-64: cpuid and xgetbv read once (mlrt_x86_has: the instruction set bits, and the
+ * register state the operating system saves: YMM for AVX, the opmask and ZMM for AVX-512,
+ * the tiles for AMX), by mlrt's own table rather than the compiler's
+ * __builtin_cpu_supports, whose feature names vary with the compiler's version (clang 14
+ * knows neither "avxvnni" nor "f16c").  AArch64: NEON (Advanced SIMD) is part of the architecture;
  * the dot-product (SDOT/UDOT) and half-precision extensions are read from the kernel's
  * hardware capabilities on Linux (getauxval(AT_HWCAP)), from sysctlbyname on macOS and
  * from IsProcessorFeaturePresent on Windows.
@@ -21,6 +24,9 @@
 
 #include "internal.h"
 
+#if defined(MLRT_X86) && defined(__GNUC__)
+#include <cpuid.h>
+#endif
 #if defined(__aarch64__) && defined(__linux__)
 #include <sys/auxv.h>
 #ifndef HWCAP_ASIMDHP
@@ -46,6 +52,82 @@ static void add_feature(const char *name) {
     snprintf(cpu_features + used, sizeof cpu_features - used, "%s%s", used ? " " : "", name);
 }
 
+#if defined(MLRT_X86) && defined(__GNUC__)
+/* The x86 features by name: cpuid leaf (and subleaf), register, bit; and the XCR0 state
+ * bits the operating system must save for it (0: none). */
+typedef struct x86_feature {
+    const char *name;
+    unsigned leaf, sub, reg, bit; /* reg: 0 eax, 1 ebx, 2 ecx, 3 edx */
+    unsigned xcr0;
+} x86_feature;
+
+#define XCR0_AVX 0x6u            /* SSE and YMM state */
+#define XCR0_AVX512 0xE6u        /* and the opmask, ZMM_Hi256 and Hi16_ZMM state */
+#define XCR0_AMX 0x60000u        /* XTILECFG and XTILEDATA */
+static const x86_feature x86_features[] = {
+    {"cx16", 1, 0, 2, 13, 0},          {"ssse3", 1, 0, 2, 9, 0},
+    {"sse4.2", 1, 0, 2, 20, 0},        {"popcnt", 1, 0, 2, 23, 0},
+    {"movbe", 1, 0, 2, 22, 0},         {"fma", 1, 0, 2, 12, XCR0_AVX},
+    {"avx", 1, 0, 2, 28, XCR0_AVX},    {"f16c", 1, 0, 2, 29, XCR0_AVX},
+    {"bmi", 7, 0, 1, 3, 0},            {"bmi2", 7, 0, 1, 8, 0},
+    {"avx2", 7, 0, 1, 5, XCR0_AVX},    {"avx512f", 7, 0, 1, 16, XCR0_AVX512},
+    {"avx512dq", 7, 0, 1, 17, XCR0_AVX512}, {"avx512cd", 7, 0, 1, 28, XCR0_AVX512},
+    {"avx512bw", 7, 0, 1, 30, XCR0_AVX512}, {"avx512vl", 7, 0, 1, 31, XCR0_AVX512},
+    {"avx512vnni", 7, 0, 2, 11, XCR0_AVX512}, {"avxvnni", 7, 1, 0, 4, XCR0_AVX},
+    {"amx-tile", 7, 0, 3, 24, XCR0_AMX}, {"amx-int8", 7, 0, 3, 25, XCR0_AMX},
+    {"lzcnt", 0x80000001u, 0, 2, 5, 0}, {"lahf", 0x80000001u, 0, 2, 0, 0},
+};
+#define X86_N (sizeof x86_features / sizeof *x86_features)
+static bool x86_have[X86_N];
+
+static void x86_read(void) {
+    unsigned a, b, c, d, regs[4], max = __get_cpuid_max(0, NULL), ext = __get_cpuid_max(0x80000000u, NULL);
+    unsigned long long xcr0 = 0;
+    if (__get_cpuid(1, &a, &b, &c, &d) && (c >> 27 & 1)) { /* OSXSAVE: xgetbv may be asked */
+        unsigned lo, hi;
+        __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+        xcr0 = (unsigned long long)hi << 32 | lo;
+    }
+    for (size_t i = 0; i < X86_N; ++i) {
+        const x86_feature *f = &x86_features[i];
+        if (f->leaf >= 0x80000000u ? f->leaf > ext : f->leaf > max) continue;
+        if (!__get_cpuid_count(f->leaf, f->sub, &regs[0], &regs[1], &regs[2], &regs[3])) continue;
+        x86_have[i] = (regs[f->reg] >> f->bit & 1) && (xcr0 & f->xcr0) == f->xcr0;
+    }
+}
+
+/* Whether this CPU (and its operating system) has the feature named by the n characters at
+ * name; false for a name not in the table. */
+static bool x86_named(const char *name, size_t n) {
+    for (size_t i = 0; i < X86_N; ++i)
+        if (strlen(x86_features[i].name) == n && strncmp(x86_features[i].name, name, n) == 0) return x86_have[i];
+    return false;
+}
+
+bool mlrt_x86_has(const char *feature) {
+    mlrt_cpu_isa(); /* (read with the rest, once) */
+    return x86_named(feature, strlen(feature));
+}
+
+/* Every feature of a space-separated list (the x86-64 levels' definitions below). */
+static bool x86_has_all(const char *list) {
+    for (const char *p = list; *p;) {
+        size_t n = strcspn(p, " ");
+        if (!x86_named(p, n)) return false;
+        p += n;
+        p += strspn(p, " ");
+    }
+    return true;
+}
+#define X86_V3 "cx16 lahf popcnt ssse3 sse4.2 avx avx2 bmi bmi2 f16c fma lzcnt movbe"
+#define X86_V4 X86_V3 " avx512f avx512bw avx512cd avx512dq avx512vl"
+#else
+bool mlrt_x86_has(const char *feature) {
+    (void)feature;
+    return false;
+}
+#endif
+
 #if defined(__aarch64__) && defined(__APPLE__)
 static bool sysctl_flag(const char *name) {
     int value = 0;
@@ -58,14 +140,14 @@ static bool sysctl_flag(const char *name) {
 static enum mlrt_isa detect(void) {
     enum mlrt_isa best = MLRT_ISA_PORTABLE;
 #if defined(MLRT_X86) && defined(__GNUC__)
-    __builtin_cpu_init();
-    bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-    bool avx512 = __builtin_cpu_supports("avx512f");
+    x86_read();
+    bool avx2 = x86_has_all("avx2 fma");
+    bool avx512 = x86_has_all("avx512f");
     if (avx2) add_feature("avx2"), add_feature("fma"), best = MLRT_ISA_AVX2;
     if (avx512) add_feature("avx512f"), best = MLRT_ISA_AVX512;
-    if (__builtin_cpu_supports("avx512bw")) add_feature("avx512bw");
-    if (__builtin_cpu_supports("avx512vnni")) add_feature("avx512vnni");
-    if (__builtin_cpu_supports("avxvnni")) add_feature("avxvnni");
+    if (x86_has_all("avx512bw")) add_feature("avx512bw");
+    if (x86_has_all("avx512vnni")) add_feature("avx512vnni");
+    if (x86_has_all("avxvnni")) add_feature("avxvnni");
 #elif defined(__aarch64__)
     bool dot = false, half = false;
 #if defined(__linux__)
@@ -97,8 +179,8 @@ int mlrt_isa_level;
  * CPU has in full, no higher than the instruction set in use. */
 static int isa_level(void) {
 #if defined(MLRT_X86) && defined(__GNUC__) && !defined(__clang__)
-    if (cpu_isa == MLRT_ISA_AVX512 && __builtin_cpu_supports("x86-64-v4")) return 4;
-    if (cpu_isa >= MLRT_ISA_AVX2 && __builtin_cpu_supports("x86-64-v3")) return 3;
+    if (cpu_isa == MLRT_ISA_AVX512 && x86_has_all(X86_V4)) return 4;
+    if (cpu_isa >= MLRT_ISA_AVX2 && x86_has_all(X86_V3)) return 3;
 #endif
     return 0;
 }

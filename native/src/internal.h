@@ -147,7 +147,12 @@ enum mlrt_isa mlrt_cpu_isa(void);
 /* An x86 kernel's own feature test (x86 code only): the CPU has `feature` and the
  * instruction set in use is at least `level` (so MLRT_ISA=avx2 or =portable also keeps
  * the AVX-512 byte kernels, say, from running). */
-#define MLRT_X86_HAS(level, feature) (mlrt_cpu_isa() >= (level) && __builtin_cpu_supports(feature))
+#define MLRT_X86_HAS(level, feature) (mlrt_cpu_isa() >= (level) && mlrt_x86_has(feature))
+/* Whether this x86 CPU has `feature` (cpuid's bit and the operating system's register
+ * state), by the names gcc gives them: "avx2", "fma", "f16c", "avx512f", "avx512bw",
+ * "avx512vl", "avx512vnni", "avxvnni", "amx-tile", "amx-int8", ... (src/cpu.c's table;
+ * false elsewhere and for a name not in it). */
+bool mlrt_x86_has(const char *feature);
 
 /* e[i] = v[2i], o[i] = v[2i + 1] for i < n (SIMD permutes), in src/deinterleave.c */
 void mlrt_split_even_odd(const float *v, float *e, float *o, int64_t n);
