@@ -213,7 +213,7 @@ def test_providers_build_info_and_the_rest():
     rt = mlrt.distribution.current_runtime()
     info = ml.get_build_info()
     assert f"version={mlrt.__version__}" in info and f"runtime={rt.kind}" in info and str(rt.path) in info
-    assert "build=" in info and "unknown" not in info
+    assert "build=" in info and "build=unknown" not in info  # (the flags may say -Wno-unknown-...)
     assert ml.has_collective_ops() is False
     assert ml.disable_telemetry_events() is None and ml.enable_telemetry_events() is None
     assert ml.get_device() == "CPU"
