@@ -105,7 +105,7 @@ __attribute__((target("avx512f,avx512bw,avx512vl,fma"))) static void binary_row_
 
 #ifdef MSQ_X86
 static bool msq_avx512(void) {
-    return MLRT_X86_HAS(MLRT_ISA_AVX512, "avx512bw") && mlrt_x86_has("avx512vl") && mlrt_x86_has("fma");
+    return MLRT_X86_HAS(MLRT_ISA_AVX512, AVX512BW) && MLRT_X86_FEATURE(AVX512VL) && MLRT_X86_FEATURE(FMA);
 }
 #endif
 

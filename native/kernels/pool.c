@@ -141,7 +141,7 @@ __attribute__((target("avx512f,avx512bw"))) static void max8_into_avx512(void *d
 
 static bool max8_into(void *dst, const void *src, int64_t n, bool s8) {
 #if defined(__x86_64__) && defined(__GNUC__)
-    if (MLRT_X86_HAS(MLRT_ISA_AVX512, "avx512bw")) {
+    if (MLRT_X86_HAS(MLRT_ISA_AVX512, AVX512BW)) {
         max8_into_avx512(dst, src, n, s8);
         return true;
     }
@@ -152,7 +152,7 @@ static bool max8_into(void *dst, const void *src, int64_t n, bool s8) {
 
 static bool max8_stride2(const void *R, void *y, int64_t OW, int64_t KW, bool s8) {
 #if defined(__x86_64__) && defined(__GNUC__)
-    if (MLRT_X86_HAS(MLRT_ISA_AVX512, "avx512bw") && mlrt_x86_has("avx512vl")) {
+    if (MLRT_X86_HAS(MLRT_ISA_AVX512, AVX512BW) && MLRT_X86_FEATURE(AVX512VL)) {
         max8_stride2_avx512(R, y, OW, KW, s8);
         return true;
     }

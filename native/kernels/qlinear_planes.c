@@ -107,7 +107,7 @@ void mlrt_qconv_build_phases(void *arg, int64_t begin, int64_t end) {
     split_fn split = split_portable;
 #if defined(__x86_64__) && defined(__GNUC__)
     const char *isa = mlrt_qgemm_kernel_name(); /* (the product's kernels, so MLRT_QGEMM_KERNEL caps these too) */
-    if ((strcmp(isa, "avx512vnni") == 0 || strcmp(isa, "avx512bw") == 0) && mlrt_x86_has("avx512vl"))
+    if ((strcmp(isa, "avx512vnni") == 0 || strcmp(isa, "avx512bw") == 0) && MLRT_X86_FEATURE(AVX512VL))
         bytes = phase_bytes_avx512, quads = quads_avx512, split = split_avx512;
 #endif
     uint32_t *tmp = NULL;

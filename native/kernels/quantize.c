@@ -144,7 +144,7 @@ static bool quantize_row_fast(int32_t yt, const float *x, void *y, int64_t at, i
                               int32_t lo, int32_t hi) {
     float z = (float)zp, l = (float)(lo - zp), h = (float)(hi - zp);
 #ifdef Q_X86
-    if ((yt == MLRT_UINT8 || yt == MLRT_INT8) && MLRT_X86_HAS(MLRT_ISA_AVX512, "avx512f")) {
+    if ((yt == MLRT_UINT8 || yt == MLRT_INT8) && MLRT_X86_HAS(MLRT_ISA_AVX512, AVX512F)) {
         quantize_f32_8bit_avx512(x + at, (char *)y + at, n, s, z, l, h, yt == MLRT_INT8);
         return true;
     }
@@ -389,7 +389,7 @@ static void dql_minmax(void *arg, int64_t begin, int64_t end) {
     dql_job *j = arg;
     void (*range)(const float *, int64_t, int64_t, float *, float *) = dql_range_portable;
 #if defined(__x86_64__) && defined(__GNUC__)
-    if (MLRT_X86_HAS(MLRT_ISA_AVX512, "avx512f")) range = dql_range_avx512;
+    if (MLRT_X86_HAS(MLRT_ISA_AVX512, AVX512F)) range = dql_range_avx512;
 #endif
     for (int64_t c = begin; c < end; ++c) {
         int64_t a = c * DQL_CHUNK, b = a + DQL_CHUNK < j->n ? a + DQL_CHUNK : j->n;
@@ -445,7 +445,7 @@ __attribute__((target("avx512f"))) static void dql_quantize_avx512(const float *
 static void dql_quantize(void *arg, int64_t begin, int64_t end) {
     const dql_job *j = arg;
 #if defined(__x86_64__) && defined(__GNUC__)
-    if (MLRT_X86_HAS(MLRT_ISA_AVX512, "avx512f")) {
+    if (MLRT_X86_HAS(MLRT_ISA_AVX512, AVX512F)) {
         dql_quantize_avx512(j->x + begin, j->y + begin, end - begin, j->scale, j->zp);
         return;
     }

@@ -115,7 +115,7 @@ __attribute__((target("avx2"))) static int64_t extreme_f32_avx2(const float *p, 
 static int64_t extreme_f32(const float *p, int64_t n, float *m, bool up) {
 #if defined(__x86_64__) && defined(__GNUC__)
     if (mlrt_cpu_isa() == MLRT_ISA_AVX512) return extreme_f32_avx512(p, n, m, up);
-    if (MLRT_X86_HAS(MLRT_ISA_AVX2, "avx2")) return extreme_f32_avx2(p, n, m, up);
+    if (MLRT_X86_HAS(MLRT_ISA_AVX2, AVX2)) return extreme_f32_avx2(p, n, m, up);
 #endif
     return 0;
 }

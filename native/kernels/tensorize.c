@@ -144,7 +144,7 @@ __attribute__((target("avx2"))) static void tz_interp_avx2(float *buf, const uin
 }
 
 static tz_interp_fn tz_pick_interp(void) {
-    return MLRT_X86_HAS(MLRT_ISA_AVX2, "avx2") ? tz_interp_avx2 : tz_interp_vec;
+    return MLRT_X86_HAS(MLRT_ISA_AVX2, AVX2) ? tz_interp_avx2 : tz_interp_vec;
 }
 #else
 static tz_interp_fn tz_pick_interp(void) { return tz_interp_vec; }

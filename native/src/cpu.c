@@ -2,7 +2,7 @@
  * the float32 kernels run on (mlrt_cpu_isa), the x86-64 level the cloned loops run at
  * (mlrt_isa_level, internal.h's MLRT_ISA_FN) and the features behind them.
  *
- * x86-64: cpuid and xgetbv read once (mlrt_x86_has: the instruction set bits, and the
+ * x86-64: cpuid and xgetbv read once (mlrt_x86_bits: the instruction set bits, and the
  * register state the operating system saves: YMM for AVX, the opmask and ZMM for AVX-512,
  * the tiles for AMX), by mlrt's own table rather than the compiler's
  * __builtin_cpu_supports, whose feature names vary with the compiler's version (clang 14
@@ -42,6 +42,7 @@
 #endif
 
 static enum mlrt_isa cpu_isa;
+uint32_t mlrt_x86_bits;
 static char cpu_features[128];
 static pthread_once_t cpu_once = PTHREAD_ONCE_INIT;
 
@@ -64,21 +65,31 @@ typedef struct x86_feature {
 #define XCR0_AVX 0x6u            /* SSE and YMM state */
 #define XCR0_AVX512 0xE6u        /* and the opmask, ZMM_Hi256 and Hi16_ZMM state */
 #define XCR0_AMX 0x60000u        /* XTILECFG and XTILEDATA */
-static const x86_feature x86_features[] = {
-    {"cx16", 1, 0, 2, 13, 0},          {"ssse3", 1, 0, 2, 9, 0},
-    {"sse4.2", 1, 0, 2, 20, 0},        {"popcnt", 1, 0, 2, 23, 0},
-    {"movbe", 1, 0, 2, 22, 0},         {"fma", 1, 0, 2, 12, XCR0_AVX},
-    {"avx", 1, 0, 2, 28, XCR0_AVX},    {"f16c", 1, 0, 2, 29, XCR0_AVX},
-    {"bmi", 7, 0, 1, 3, 0},            {"bmi2", 7, 0, 1, 8, 0},
-    {"avx2", 7, 0, 1, 5, XCR0_AVX},    {"avx512f", 7, 0, 1, 16, XCR0_AVX512},
-    {"avx512dq", 7, 0, 1, 17, XCR0_AVX512}, {"avx512cd", 7, 0, 1, 28, XCR0_AVX512},
-    {"avx512bw", 7, 0, 1, 30, XCR0_AVX512}, {"avx512vl", 7, 0, 1, 31, XCR0_AVX512},
-    {"avx512vnni", 7, 0, 2, 11, XCR0_AVX512}, {"avxvnni", 7, 1, 0, 4, XCR0_AVX},
-    {"amx-tile", 7, 0, 3, 24, XCR0_AMX}, {"amx-int8", 7, 0, 3, 25, XCR0_AMX},
-    {"lzcnt", 0x80000001u, 0, 2, 5, 0}, {"lahf", 0x80000001u, 0, 2, 0, 0},
+static const x86_feature x86_features[MLRT_X86_COUNT] = {
+    [MLRT_X86_CX16] = {"cx16", 1, 0, 2, 13, 0},
+    [MLRT_X86_SSSE3] = {"ssse3", 1, 0, 2, 9, 0},
+    [MLRT_X86_SSE42] = {"sse4.2", 1, 0, 2, 20, 0},
+    [MLRT_X86_POPCNT] = {"popcnt", 1, 0, 2, 23, 0},
+    [MLRT_X86_MOVBE] = {"movbe", 1, 0, 2, 22, 0},
+    [MLRT_X86_FMA] = {"fma", 1, 0, 2, 12, XCR0_AVX},
+    [MLRT_X86_AVX] = {"avx", 1, 0, 2, 28, XCR0_AVX},
+    [MLRT_X86_F16C] = {"f16c", 1, 0, 2, 29, XCR0_AVX},
+    [MLRT_X86_BMI] = {"bmi", 7, 0, 1, 3, 0},
+    [MLRT_X86_BMI2] = {"bmi2", 7, 0, 1, 8, 0},
+    [MLRT_X86_AVX2] = {"avx2", 7, 0, 1, 5, XCR0_AVX},
+    [MLRT_X86_AVX512F] = {"avx512f", 7, 0, 1, 16, XCR0_AVX512},
+    [MLRT_X86_AVX512DQ] = {"avx512dq", 7, 0, 1, 17, XCR0_AVX512},
+    [MLRT_X86_AVX512CD] = {"avx512cd", 7, 0, 1, 28, XCR0_AVX512},
+    [MLRT_X86_AVX512BW] = {"avx512bw", 7, 0, 1, 30, XCR0_AVX512},
+    [MLRT_X86_AVX512VL] = {"avx512vl", 7, 0, 1, 31, XCR0_AVX512},
+    [MLRT_X86_AVX512VNNI] = {"avx512vnni", 7, 0, 2, 11, XCR0_AVX512},
+    [MLRT_X86_AVXVNNI] = {"avxvnni", 7, 1, 0, 4, XCR0_AVX},
+    [MLRT_X86_AMX_TILE] = {"amx-tile", 7, 0, 3, 24, XCR0_AMX},
+    [MLRT_X86_AMX_INT8] = {"amx-int8", 7, 0, 3, 25, XCR0_AMX},
+    [MLRT_X86_LZCNT] = {"lzcnt", 0x80000001u, 0, 2, 5, 0},
+    [MLRT_X86_LAHF] = {"lahf", 0x80000001u, 0, 2, 0, 0},
 };
-#define X86_N (sizeof x86_features / sizeof *x86_features)
-static bool x86_have[X86_N];
+#define X86_N ((size_t)MLRT_X86_COUNT)
 
 static void x86_read(void) {
     unsigned a, b, c, d, regs[4], max = __get_cpuid_max(0, NULL), ext = __get_cpuid_max(0x80000000u, NULL);
@@ -92,7 +103,7 @@ static void x86_read(void) {
         const x86_feature *f = &x86_features[i];
         if (f->leaf >= 0x80000000u ? f->leaf > ext : f->leaf > max) continue;
         if (!__get_cpuid_count(f->leaf, f->sub, &regs[0], &regs[1], &regs[2], &regs[3])) continue;
-        x86_have[i] = (regs[f->reg] >> f->bit & 1) && (xcr0 & f->xcr0) == f->xcr0;
+        if ((regs[f->reg] >> f->bit & 1) && (xcr0 & f->xcr0) == f->xcr0) mlrt_x86_bits |= UINT32_C(1) << i;
     }
 }
 
@@ -100,13 +111,9 @@ static void x86_read(void) {
  * name; false for a name not in the table. */
 static bool x86_named(const char *name, size_t n) {
     for (size_t i = 0; i < X86_N; ++i)
-        if (strlen(x86_features[i].name) == n && strncmp(x86_features[i].name, name, n) == 0) return x86_have[i];
+        if (strlen(x86_features[i].name) == n && strncmp(x86_features[i].name, name, n) == 0)
+            return (mlrt_x86_bits >> i & 1u) != 0;
     return false;
-}
-
-bool mlrt_x86_has(const char *feature) {
-    mlrt_cpu_isa(); /* (read with the rest, once) */
-    return x86_named(feature, strlen(feature));
 }
 
 /* Every feature of a space-separated list (the x86-64 levels' definitions below). */
@@ -121,11 +128,6 @@ static bool x86_has_all(const char *list) {
 }
 #define X86_V3 "cx16 lahf popcnt ssse3 sse4.2 avx avx2 bmi bmi2 f16c fma lzcnt movbe"
 #define X86_V4 X86_V3 " avx512f avx512bw avx512cd avx512dq avx512vl"
-#else
-bool mlrt_x86_has(const char *feature) {
-    (void)feature;
-    return false;
-}
 #endif
 
 #if defined(__aarch64__) && defined(__APPLE__)

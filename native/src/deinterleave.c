@@ -56,7 +56,7 @@ __attribute__((target("avx2"))) static void split_avx2(const float *v, float *e,
 void mlrt_split_even_odd(const float *v, float *e, float *o, int64_t n) {
 #if defined(__x86_64__) && defined(__GNUC__)
     if (mlrt_cpu_isa() == MLRT_ISA_AVX512) { split_avx512(v, e, o, n); return; }
-    if (MLRT_X86_HAS(MLRT_ISA_AVX2, "avx2")) { split_avx2(v, e, o, n); return; }
+    if (MLRT_X86_HAS(MLRT_ISA_AVX2, AVX2)) { split_avx2(v, e, o, n); return; }
 #endif
     for (int64_t i = 0; i < n; ++i) e[i] = v[2 * i], o[i] = v[2 * i + 1];
 }

@@ -265,7 +265,7 @@ static void f32_to_f16_neon(const float *x, uint16_t *y, int64_t n) {
 
 const char *mlrt_half_rows_path(void) {
 #ifdef MLRT_X86
-    if (MLRT_X86_HAS(MLRT_ISA_AVX2, "f16c")) return "cast/avx2";
+    if (MLRT_X86_HAS(MLRT_ISA_AVX2, F16C)) return "cast/avx2";
 #elif defined(__aarch64__)
     if (mlrt_cpu_isa() == MLRT_ISA_NEON) return "cast/neon";
 #endif
@@ -274,7 +274,7 @@ const char *mlrt_half_rows_path(void) {
 
 void mlrt_f16_to_f32_row(const uint16_t *x, float *y, int64_t n) {
 #ifdef MLRT_X86
-    if (MLRT_X86_HAS(MLRT_ISA_AVX2, "f16c")) { f16_to_f32_f16c(x, y, n); return; }
+    if (MLRT_X86_HAS(MLRT_ISA_AVX2, F16C)) { f16_to_f32_f16c(x, y, n); return; }
 #elif defined(__aarch64__)
     if (mlrt_cpu_isa() == MLRT_ISA_NEON) { f16_to_f32_neon(x, y, n); return; }
 #endif
@@ -283,7 +283,7 @@ void mlrt_f16_to_f32_row(const uint16_t *x, float *y, int64_t n) {
 
 void mlrt_f32_to_f16_row(const float *x, uint16_t *y, int64_t n) {
 #ifdef MLRT_X86
-    if (MLRT_X86_HAS(MLRT_ISA_AVX2, "f16c")) { f32_to_f16_f16c(x, y, n); return; }
+    if (MLRT_X86_HAS(MLRT_ISA_AVX2, F16C)) { f32_to_f16_f16c(x, y, n); return; }
 #elif defined(__aarch64__)
     if (mlrt_cpu_isa() == MLRT_ISA_NEON) { f32_to_f16_neon(x, y, n); return; }
 #endif

@@ -147,12 +147,37 @@ enum mlrt_isa mlrt_cpu_isa(void);
 /* An x86 kernel's own feature test (x86 code only): the CPU has `feature` and the
  * instruction set in use is at least `level` (so MLRT_ISA=avx2 or =portable also keeps
  * the AVX-512 byte kernels, say, from running). */
-#define MLRT_X86_HAS(level, feature) (mlrt_cpu_isa() >= (level) && mlrt_x86_has(feature))
-/* Whether this x86 CPU has `feature` (cpuid's bit and the operating system's register
- * state), by the names gcc gives them: "avx2", "fma", "f16c", "avx512f", "avx512bw",
- * "avx512vl", "avx512vnni", "avxvnni", "amx-tile", "amx-int8", ... (src/cpu.c's table;
- * false elsewhere and for a name not in it). */
-bool mlrt_x86_has(const char *feature);
+#define MLRT_X86_HAS(level, feature) (mlrt_cpu_isa() >= (level) && MLRT_X86_FEATURE(feature))
+/* The x86 features src/cpu.c reads once with cpuid and xgetbv (the instruction set's bit and
+ * the register state the operating system saves), as bits of mlrt_x86_bits (0 elsewhere):
+ * MLRT_X86_FEATURE(AVX512VL) is whether this CPU has AVX512VL, a load and a shift. */
+enum mlrt_x86_feature {
+    MLRT_X86_CX16,
+    MLRT_X86_SSSE3,
+    MLRT_X86_SSE42,
+    MLRT_X86_POPCNT,
+    MLRT_X86_MOVBE,
+    MLRT_X86_FMA,
+    MLRT_X86_AVX,
+    MLRT_X86_F16C,
+    MLRT_X86_BMI,
+    MLRT_X86_BMI2,
+    MLRT_X86_AVX2,
+    MLRT_X86_AVX512F,
+    MLRT_X86_AVX512DQ,
+    MLRT_X86_AVX512CD,
+    MLRT_X86_AVX512BW,
+    MLRT_X86_AVX512VL,
+    MLRT_X86_AVX512VNNI,
+    MLRT_X86_AVXVNNI,
+    MLRT_X86_AMX_TILE,
+    MLRT_X86_AMX_INT8,
+    MLRT_X86_LZCNT,
+    MLRT_X86_LAHF,
+    MLRT_X86_COUNT
+};
+extern uint32_t mlrt_x86_bits;
+#define MLRT_X86_FEATURE(feature) (mlrt_cpu_isa(), (mlrt_x86_bits >> MLRT_X86_##feature & 1u) != 0)
 
 /* e[i] = v[2i], o[i] = v[2i + 1] for i < n (SIMD permutes), in src/deinterleave.c */
 void mlrt_split_even_odd(const float *v, float *e, float *o, int64_t n);

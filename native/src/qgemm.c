@@ -595,9 +595,9 @@ static void qg_init(void) {
     qg.pack_r = pack_r_portable;
     qg.name = "portable";
 #ifdef QG_X86
-    bool avx512 = mlrt_x86_has("avx512f") && mlrt_x86_has("avx512bw");
-    bool has[4] = {avx512 && mlrt_x86_has("avx512vnni"), avx512,
-                   mlrt_x86_has("avx2") && mlrt_x86_has("avxvnni"), mlrt_x86_has("avx2")};
+    bool avx512 = MLRT_X86_FEATURE(AVX512F) && MLRT_X86_FEATURE(AVX512BW);
+    bool has[4] = {avx512 && MLRT_X86_FEATURE(AVX512VNNI), avx512,
+                   MLRT_X86_FEATURE(AVX2) && MLRT_X86_FEATURE(AVXVNNI), MLRT_X86_FEATURE(AVX2)};
     int pick = cap;
     while (pick < 4 && !has[pick]) ++pick;
     if (pick <= 1) {
@@ -615,7 +615,7 @@ static void qg_init(void) {
     qg.name = order[pick];
 #ifdef QG_AMX
     /* the tiles' state is granted per process (arch_prctl ARCH_REQ_XCOMP_PERM for XTILEDATA) */
-    if (amx_allowed && pick == 0 && mlrt_x86_has("amx-tile") && mlrt_x86_has("amx-int8") &&
+    if (amx_allowed && pick == 0 && MLRT_X86_FEATURE(AMX_TILE) && MLRT_X86_FEATURE(AMX_INT8) &&
         syscall(SYS_arch_prctl, 0x1023, 18) == 0)
         qg.amx = true;
 #endif
