@@ -16,7 +16,12 @@ A line whose reason starts with "undefined by the spec" marks a case whose expec
 values include results ONNX leaves undefined (a float cast to an integer out of its
 range), which the generator computed with whatever ml_dtypes was installed.  Such a
 case is not skipped: its expected values are replaced there by mlrt's own rule
-(tests/undefined.py, docs/undefined.md) and it must pass."""
+(tests/undefined.py, docs/undefined.md) and it must pass.
+
+A line whose reason starts with "random by the spec" marks a case whose outputs are
+drawn at random (Bernoulli): the generator's own draws cannot be matched, and a run
+may match them by chance.  Such a case is run and must pass a check of what the spec
+does define: the expected dtype and shape, and values that are 0 or 1."""
 
 from __future__ import annotations
 
@@ -81,6 +86,7 @@ def prepare(model, providers):
 
 
 UNDEFINED = "undefined by the spec"
+RANDOM = "random by the spec"
 
 
 def _mlrt_defined(case, inputs, outputs):
@@ -93,10 +99,20 @@ def _mlrt_defined(case, inputs, outputs):
     return outputs
 
 
-def run_case(case, providers=None, placed=None, undefined=False) -> str | None:
+def _check_draws(expected, got):
+    """A random case's output: the expected dtype and shape, every value 0 or 1."""
+    expected, got = np.asarray(expected), np.asarray(got)
+    if (got.dtype, got.shape) != (expected.dtype, expected.shape):
+        raise AssertionError(f"{got.dtype}{list(got.shape)}, expected {expected.dtype}{list(expected.shape)}")
+    if not np.isin(got, (0, 1)).all():
+        raise AssertionError(f"values other than 0 and 1: {np.unique(got)[:8]}")
+
+
+def run_case(case, providers=None, placed=None, undefined=False, random=False) -> str | None:
     """None if the case passes, else a one-line reason.  `placed` (a Counter) tallies
     which provider ran each node; `undefined`: the expected values' undefined
-    elements are replaced by mlrt's rule first."""
+    elements are replaced by mlrt's rule first; `random`: the outputs are draws,
+    checked by _check_draws instead of compared."""
     try:
         rep = prepare(case.model, providers)
         if placed is not None:
@@ -110,7 +126,7 @@ def run_case(case, providers=None, placed=None, undefined=False) -> str | None:
             if len(got) != len(outputs):
                 return f"{len(got)} outputs, expected {len(outputs)}"
             for e, g in zip(outputs, got):
-                _compare(e, g, case.rtol, case.atol)
+                _check_draws(e, g) if random else _compare(e, g, case.rtol, case.atol)
     except AssertionError as exc:
         return "mismatch: " + str(exc).strip().splitlines()[0][:200]
     except Exception as exc:  # every failure is counted, none stops the tally
@@ -118,15 +134,16 @@ def run_case(case, providers=None, placed=None, undefined=False) -> str | None:
     return None
 
 
-def run_all(select: str = "", providers=None, placed=None, undefined=()) -> tuple[int, int, dict[str, str]]:
+def run_all(select: str = "", providers=None, placed=None, undefined=(), random=()) -> tuple[int, int, dict[str, str]]:
     """Run the cases whose name contains `select`; those named in `undefined` are
-    compared with mlrt's rule where the spec leaves their values undefined."""
+    compared with mlrt's rule where the spec leaves their values undefined, those
+    named in `random` checked as draws."""
     cases = [c for c in collect() if select in c.name]
     failures = {}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for case in cases:
-            reason = run_case(case, providers, placed, undefined=case.name in undefined)
+            reason = run_case(case, providers, placed, undefined=case.name in undefined, random=case.name in random)
             if reason is not None:
                 failures[case.name] = reason
     return len(cases) - len(failures), len(cases), failures
@@ -147,13 +164,18 @@ def _skip_lines(provider: str) -> dict[str, str]:
 
 def read_skips(provider: str) -> dict[str, str]:
     """The provider's skip file: case name -> reason, for the cases expected to fail."""
-    return {n: r for n, r in _skip_lines(provider).items() if not r.startswith(UNDEFINED)}
+    return {n: r for n, r in _skip_lines(provider).items() if not r.startswith((UNDEFINED, RANDOM))}
 
 
 def read_undefined(provider: str) -> dict[str, str]:
     """The cases the skip file marks "undefined by the spec": run, and compared with
     mlrt's rule where the spec leaves their values undefined."""
     return {n: r for n, r in _skip_lines(provider).items() if r.startswith(UNDEFINED)}
+
+
+def read_random(provider: str) -> dict[str, str]:
+    """The cases the skip file marks "random by the spec": run, their draws checked."""
+    return {n: r for n, r in _skip_lines(provider).items() if r.startswith(RANDOM)}
 
 
 def _short(reason: str) -> str:
@@ -164,14 +186,16 @@ def _short(reason: str) -> str:
 
 
 def write_skips(provider: str, failures: dict[str, str]) -> None:
-    undefined = read_undefined(provider)
-    width = max((len(n) for n in [*failures, *undefined]), default=0)
+    undefined, random = read_undefined(provider), read_random(provider)
+    width = max((len(n) for n in [*failures, *undefined, *random]), default=0)
     lines = [f"# Node conformance cases that fail with providers {PROVIDERS[provider]}, one per line with why.",
              "# tests/conformance/test_node_conformance*.py fail when this list and a run disagree;",
              f"# rewrite with: python tests/conformance/node_cases.py --provider {provider} --write-skip"]
     lines += [f"{name:<{width}}  # {_short(failures[name])}" for name in sorted(failures)]
     lines += ["# Run, with mlrt's rule where the spec leaves the expected values undefined:"]
     lines += [f"{name:<{width}}  # {undefined[name]}" for name in sorted(undefined)]
+    lines += ["# Run, their outputs checked as random draws (dtype, shape, values 0 or 1):"]
+    lines += [f"{name:<{width}}  # {random[name]}" for name in sorted(random)]
     skip_file(provider).write_text("\n".join(lines) + "\n")
 
 
@@ -193,7 +217,8 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     providers = PROVIDERS[args.provider]
     placed = collections.Counter()
-    passed, total, failures = run_all(args.k, providers, placed, undefined=read_undefined(args.provider))
+    passed, total, failures = run_all(args.k, providers, placed, undefined=read_undefined(args.provider),
+                                      random=read_random(args.provider))
     if args.write_skip:
         if args.k:
             ap.error("--write-skip needs the whole suite (no -k)")
