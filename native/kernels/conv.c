@@ -195,10 +195,12 @@ static int conv_run(const mlrt_context *ctx, const mlrt_tensor *in, int32_t n_in
     }
     if (j.g.depthwise) {
         *path = MLRT_LOOP_PATH("conv/depthwise");
-        int64_t planes = j.g.N * j.g.M;
-        int64_t work = j.g.out_size * j.g.k_size + CONV_PLANE_COST; /* (a small plane costs more than its taps) */
-        int64_t grain = planes * work < CONV_DEPTHWISE_MIN ? planes : CONV_CHUNK_MIN / (work + 1) + 1;
-        mlrt_parallel_for(ctx, planes, grain, mlrt_conv_depthwise_tasks, &j);
+        j.n_tiles = mlrt_conv_depthwise_bands(&j, mlrt_ctx_threads(ctx));
+        int64_t tasks = j.g.N * j.g.M * j.n_tiles;
+        /* (a small plane costs more than its taps) */
+        int64_t work = j.g.out_size * j.g.k_size / j.n_tiles + CONV_PLANE_COST;
+        int64_t grain = tasks * work < CONV_DEPTHWISE_MIN ? tasks : CONV_CHUNK_MIN / (work + 1) + 1;
+        mlrt_parallel_for(ctx, tasks, grain, mlrt_conv_depthwise_tasks, &j);
         if (atomic_load(&j.failed)) return mlrt_fail(MLRT_ERR_OUT_OF_MEMORY, "Conv: cannot allocate a padded plane");
         return MLRT_OK;
     }

@@ -221,16 +221,16 @@ DEFINE_DW3_ROWS(1, 1, 2)
 typedef void (*dw3_rows_fn)(const float *const *, float *, int64_t, int64_t, int64_t, const float *, float,
                             const dw3_act *);
 
-/* Plane xp (H x W) into yp (OH x OW); zero: a row of W zeros. */
+/* Output rows [r0, r1) of plane xp (H x W) into yp (OH x OW); zero: a row of W zeros. */
 __attribute__((target("avx512f"))) static void dw3_plane_avx512(const float *xp, const float *w, float *yp,
                                                                const conv_geom *g, float bias, const dw3_act *act,
-                                                               const float *zero) {
-    int64_t H = g->in[0], W = g->in[1], OH = g->out[0], OW = g->out[1], sh = g->s[0], ph = g->pb[0], pw = g->pb[1];
+                                                               const float *zero, int64_t r0, int64_t r1) {
+    int64_t H = g->in[0], W = g->in[1], OW = g->out[1], sh = g->s[0], ph = g->pb[0], pw = g->pb[1];
     bool s2 = g->s[1] == 2;
-    for (int64_t oh = 0, R; oh < OH; oh += R) {
+    for (int64_t oh = r0, R; oh < r1; oh += R) {
         /* 8 rows (stride 1), else 4 (the last block overlapping the one before), else 1 */
-        R = sh == 1 && OH - oh >= 8 ? 8 : sh <= 2 && OH >= 4 ? 4 : 1;
-        if (oh + R > OH) oh = OH - R;
+        R = sh == 1 && r1 - oh >= 8 ? 8 : sh <= 2 && r1 - r0 >= 4 ? 4 : 1;
+        if (oh + R > r1) oh = r1 - R;
         const float *in[10];
         for (int64_t i = 0; i < (R - 1) * sh + 3; ++i) {
             int64_t ih = oh * sh - ph + i;
@@ -280,25 +280,44 @@ __attribute__((target("avx512f"))) static void dw3_flat_avx512(const float *xp, 
 }
 #endif
 
-/* Tasks t = n * M + m: output channel m of image n, from input channel m / Mg.  The
- * 3 x 3 path takes Relu, Clip (min <= max), and on AVX-512 Swish and HardSwish in its
- * store, the portable path Relu; other activations, and Z, finish the plane after (its
- * bias already in). */
+/* Which 3 x 3 path runs the conv: the rows (*dw3) or, narrow planes, the flat run (also
+ * *flat); neither: the portable planes. */
+static void dw3_paths(const conv_job *j, bool *dw3, bool *flat) {
+    const conv_geom *g = &j->g;
+    bool k33 = j->dtype == MLRT_FLOAT && g->k[0] == 3 && g->k[1] == 3 && g->d[0] == 1 && g->d[1] == 1 && g->s[1] <= 2;
+    *dw3 = *flat = false;
+    (void)k33; /* (where no 3 x 3 path is compiled) */
+#ifdef DW3_AVX512
+    *dw3 = k33 && mlrt_cpu_isa() == MLRT_ISA_AVX512;
+#elif defined(__aarch64__)
+    *dw3 = k33 && mlrt_cpu_isa() == MLRT_ISA_NEON; /* (kernels/conv_depthwise_neon.c) */
+#endif
+    *flat = *dw3 && g->s[0] == 1 && g->s[1] == 1 && g->out[1] == g->in[1] && g->in[1] <= DW3_FLAT_MAX_W;
+}
+
+int64_t mlrt_conv_depthwise_bands(const conv_job *j, int64_t threads) {
+    bool dw3, flat;
+    dw3_paths(j, &dw3, &flat);
+#ifdef DW3_AVX512
+    bool rows = dw3 && !flat;
+#else
+    bool rows = false; /* (the NEON rows take whole planes) */
+#endif
+    return threads >= 2 && rows && j->g.out[0] >= 16 * threads ? threads : 1;
+}
+
+/* Tasks t = band * N * M + n * M + m: rows band of j->n_tiles equal bands of output
+ * channel m of image n, from input channel m / Mg.  The 3 x 3 path takes Relu, Clip
+ * (min <= max), and on AVX-512 Swish and HardSwish in its store, the portable path Relu;
+ * other activations, and Z, finish the rows after (their bias already in). */
 void mlrt_conv_depthwise_tasks(void *arg, int64_t begin, int64_t end) {
     conv_job *j = arg;
     const conv_geom *g = &j->g;
     bool f32 = j->dtype == MLRT_FLOAT;
     size_t es = f32 ? sizeof(float) : sizeof(double);
     int64_t act = j->activation, W = g->in[1];
-    bool k33 = f32 && g->k[0] == 3 && g->k[1] == 3 && g->d[0] == 1 && g->d[1] == 1 && g->s[1] <= 2;
-    bool dw3 = false, flat = false;
-#ifdef DW3_AVX512
-    dw3 = k33 && mlrt_cpu_isa() == MLRT_ISA_AVX512;
-    flat = dw3 && g->s[0] == 1 && g->s[1] == 1 && g->out[1] == W && W <= DW3_FLAT_MAX_W;
-#elif defined(__aarch64__)
-    dw3 = k33 && mlrt_cpu_isa() == MLRT_ISA_NEON; /* (kernels/conv_depthwise_neon.c) */
-    flat = dw3 && g->s[0] == 1 && g->s[1] == 1 && g->out[1] == W && W <= DW3_FLAT_MAX_W;
-#endif
+    bool dw3, flat;
+    dw3_paths(j, &dw3, &flat);
     int64_t PH = dw_padded_rows(g), PW = dw_padded_cols(g);
 #ifdef DW3_AVX512
     size_t mask_bytes = (size_t)(10 * ceil_div(g->out_size, 16)) * sizeof(uint16_t); /* 10 masks per 16 outputs */
@@ -320,21 +339,25 @@ void mlrt_conv_depthwise_tasks(void *arg, int64_t begin, int64_t end) {
     /* the clamp the 3 x 3 kernels store through */
     float lo = !clamp ? -INFINITY : act == MLRT_CONV_ACT_RELU ? 0.0f : (float)j->alpha;
     float hi = !clamp || act == MLRT_CONV_ACT_RELU ? INFINITY : (float)j->beta;
-    (void)k33, (void)lo, (void)hi; /* (where no 3 x 3 path is compiled) */
+    (void)lo, (void)hi; /* (where no 3 x 3 path is compiled) */
     bool fast = dw3 ? clamp : act == MLRT_CONV_ACT_RELU && !j->z; /* the activation is done in the plane */
 #ifdef DW3_AVX512
     dw3_act da = {0, lo, hi, (float)j->alpha, (float)j->beta};
     if (dw3 && !j->z && (act == MLRT_CONV_ACT_SWISH || act == MLRT_CONV_ACT_HARD_SWISH))
         da.kind = act == MLRT_CONV_ACT_SWISH ? 1 : 2, fast = true;
 #endif
+    int64_t planes = g->N * g->M, bands = j->n_tiles, OH = g->out[0], OW = g->out[1];
     for (int64_t t = begin; t < end; ++t) {
-        int64_t n = t / g->M, m = t % g->M, xo = (n * g->C + m / g->Mg) * g->in_size, yo = t * g->out_size;
+        int64_t pl = t % planes, band = t / planes, n = pl / g->M, m = pl % g->M;
+        int64_t xo = (n * g->C + m / g->Mg) * g->in_size, yo = pl * g->out_size;
+        int64_t r0 = band * OH / bands, r1 = (band + 1) * OH / bands; /* (bands > 1: the AVX-512 rows only) */
+        int64_t ro = r0 * OW, rn = (r1 - r0) * OW;
         if (f32) {
             const float *b = j->b, *x = (const float *)j->x + xo, *w = (const float *)j->w + m * g->k_size;
             float *y = (float *)j->y + yo;
 #ifdef DW3_AVX512
             if (flat) dw3_flat_avx512(x, w, y, g, b ? b[m] : 0, &da, P);
-            else if (dw3) dw3_plane_avx512(x, w, y, g, b ? b[m] : 0, &da, P);
+            else if (dw3) dw3_plane_avx512(x, w, y, g, b ? b[m] : 0, &da, P, r0, r1);
 #elif defined(__aarch64__)
             if (flat) mlrt_dw3_flat_neon(x, w, y, g, b ? b[m] : 0, lo, hi, P);
             else if (dw3) mlrt_dw3_plane_neon(x, w, y, g, b ? b[m] : 0, lo, hi, P);
@@ -344,8 +367,8 @@ void mlrt_conv_depthwise_tasks(void *arg, int64_t begin, int64_t end) {
                 dw_plane_f32(P, w, y, g, b ? b[m] : 0, fast ? 1 : 0);
             }
             if (!fast)
-                mlrt_epilogue_f32(y, j->z ? (const float *)j->z + yo : NULL, 1, g->out_size, g->out_size, NULL,
-                                  act, j->alpha, j->beta);
+                mlrt_epilogue_f32(y + ro, j->z ? (const float *)j->z + yo + ro : NULL, 1, rn, rn, NULL, act,
+                                  j->alpha, j->beta);
         } else {
             const double *b = j->b;
             double *y = (double *)j->y + yo;

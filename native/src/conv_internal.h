@@ -100,7 +100,12 @@ static inline bool conv_task_at(const conv_job *j, int64_t t, int64_t cols, conv
 }
 
 /* The paths: each an mlrt_range_fn over the tasks of a conv_job (arg). */
-void mlrt_conv_depthwise_tasks(void *arg, int64_t begin, int64_t end); /* tasks: n * M + m */
+void mlrt_conv_depthwise_tasks(void *arg, int64_t begin, int64_t end); /* tasks: (band * N + n) * M + m */
+/* Bands of output rows a depthwise conv's planes are cut into on `threads` threads (kept
+ * as j->n_tiles): one per thread where the path runs row ranges and the planes are tall,
+ * so that each thread computes the same rows of every channel as the convs before and
+ * after it (cut by output position), in its own core's cache; else 1. */
+int64_t mlrt_conv_depthwise_bands(const conv_job *j, int64_t threads);
 #ifdef __aarch64__
 /* One plane of a 3 x 3 depthwise conv (unit dilations, column stride 1 or 2) on NEON
  * (kernels/conv_depthwise_neon.c): bias, the taps, then the clamp [lo, hi]; zero: a row

@@ -256,6 +256,26 @@ def _fused_case(name, params, fn, xs, ws, attrs, with_z):
     return x, w, b, z, fattrs, fn(conv_out + (z if with_z else 0), params).astype(np.float32)
 
 
+@pytest.mark.parametrize("name,params,fn", [FUSED[0], FUSED[2], FUSED[3], FUSED[8], FUSED[-1]])
+@pytest.mark.parametrize("xs,attrs", [((2, 5, 37, 29), {"pads": [1, 1, 1, 1]}),
+                                      ((1, 3, 67, 40), {"pads": [1, 0, 1, 2], "strides": [2, 2]}),
+                                      ((1, 4, 101, 19), {"pads": [0, 1, 2, 1], "strides": [2, 1]})])
+@pytest.mark.parametrize("with_z", [False, True])
+def test_fusedconv_depthwise_row_bands(name, params, fn, xs, attrs, with_z):
+    """Tall depthwise planes are cut into bands of rows, one per thread (the rows the convs
+    around them compute on that thread): 2 and 3 threads give one thread's bits, with Z
+    and with the activations the 3 x 3 path stores and those finished after it."""
+    ws = (xs[1], 1, 3, 3)
+    attrs = {**attrs, "group": xs[1]}
+    x, w, b, z, fattrs, expected = _fused_case(name, params, fn, xs, ws, attrs, with_z)
+    inputs = [x, w, b] + ([z] if with_z else [])
+    model = make_model("FusedConv", inputs, fattrs, opset=1, domain="com.microsoft")
+    one = run_mlrt(model, inputs, sess_options=_options(1))[0]
+    assert_same(one, expected, 1e-4, 1e-4, where=f"FusedConv {name}")
+    for threads in (2, 3):
+        np.testing.assert_array_equal(run_mlrt(model, inputs, sess_options=_options(threads))[0], one)
+
+
 def test_fusedconv_bad_input():
     x, w = np.ones((1, 3, 5, 5), np.float32), np.ones((2, 3, 3, 3), np.float32)
     z = np.ones((1, 2, 4, 4), np.float32)  # Y is (1, 2, 3, 3)
