@@ -92,8 +92,11 @@ static void direct_pad_rows(void *arg, int64_t begin, int64_t end) {
     for (int64_t t = begin; t < end; ++t) pad_row(j, t / (sh * PH), t / PH % sh, t % PH);
 }
 
-/* Filters from which a 1 x 1 conv takes the packed-strip path instead. */
+/* Filters from which a 1 x 1 conv takes the packed-strip path instead; and with fewer,
+ * the input channels and output positions from which it does too. */
 #define POINTWISE_PACKED_MIN_FILTERS 48
+#define POINTWISE_PACKED_MIN_CHANNELS 64
+#define POINTWISE_PACKED_MIN_POSITIONS 2048
 
 /* Decide on (and set up) the direct path: float, 2-D, strides up to 4, and a grid not so
  * much wider than the output that the dropped columns cost more than packing saves. */
@@ -107,8 +110,15 @@ int mlrt_conv_direct_setup(conv_job *j, const mlrt_context *ctx) {
      * into strips (kernels/conv_gemm.c) is a plain copy, after which the micro-kernels
      * read whole aligned vectors in sequence instead of a row of each input channel
      * across X.  Measured on AVX-512 (Sapphire Rapids): 10-30% faster per conv from 48
-     * filters on, at 16 to 24 filters the copy costs more than it saves. */
-    if (g->k_size == 1 && g->Mg >= POINTWISE_PACKED_MIN_FILTERS) return MLRT_OK;
+     * filters on, at 16 to 24 filters the copy costs more than it saves -- but over many
+     * channels and a large plane, where the tile's rows here are that many streams
+     * across X: SqueezeNet's squeeze convs at 55 x 55 (64 and 128 -> 16 channels) took
+     * 93 -> 77 and 191 -> 162 us on two threads (the whole model 1-2%
+     * faster on two threads, within 1% on one; MobileNetV2's 32-filter and
+     * 32-channel-by-112 x 112 ones stay here, 30% slower packed). */
+    if (g->k_size == 1 && (g->Mg >= POINTWISE_PACKED_MIN_FILTERS ||
+                           (g->kdim >= POINTWISE_PACKED_MIN_CHANNELS && g->out_size >= POINTWISE_PACKED_MIN_POSITIONS)))
+        return MLRT_OK;
     /* One row of outputs (1-D convs, [N, C, 1, L]) from a kernel of 2 taps or more: its
      * patch rows are runs of one input row, and packing a tile of them into strips costs
      * less than reading them here saves (shifted runs of each channel's plane, across
