@@ -24,6 +24,7 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "gemm.h" /* mlrt_ctx_threads */
 #include "internal.h"
 #include "quantize.h"
 #define q_load mlrt_load_as_double
@@ -338,12 +339,16 @@ MLRT_KERNEL(dequantizelinear, "DequantizeLinear", "", 10, MLRT_OPSET_MAX, DQ_IN_
 
 /* -- DynamicQuantizeLinear ------------------------------------------------------------------ */
 
+/* The range pass's chunks: at most DQL_CHUNK floats, and one per thread or more where
+ * that leaves at least DQL_CHUNK_MIN each (a 14 x 14 x 384 activation is one chunk of
+ * 65536 floats or less: it ran on one thread). */
 #define DQL_CHUNK 65536
+#define DQL_CHUNK_MIN 4096
 
 typedef struct dql_job {
     const float *x;
     uint8_t *y;
-    int64_t n;
+    int64_t n, chunk;
     float *lo, *hi;   /* per chunk minimum / maximum */
     float scale, zp;
 } dql_job;
@@ -392,7 +397,7 @@ static void dql_minmax(void *arg, int64_t begin, int64_t end) {
     if (MLRT_X86_HAS(MLRT_ISA_AVX512, AVX512F)) range = dql_range_avx512;
 #endif
     for (int64_t c = begin; c < end; ++c) {
-        int64_t a = c * DQL_CHUNK, b = a + DQL_CHUNK < j->n ? a + DQL_CHUNK : j->n;
+        int64_t a = c * j->chunk, b = a + j->chunk < j->n ? a + j->chunk : j->n;
         float lo = 0.0f, hi = 0.0f; /* the range always holds 0 */
         range(j->x, a, b, &lo, &hi);
         j->lo[c] = lo, j->hi[c] = hi;
@@ -470,8 +475,10 @@ static int k_dynamic_quantize(const mlrt_context *ctx, const mlrt_tensor *in, in
                "DynamicQuantizeLinear: y_scale must be a float scalar");
     MLRT_CHECK(!yz || (yz->dtype == MLRT_UINT8 && mlrt_numel(yz) == 1),
                "DynamicQuantizeLinear: y_zero_point must be a uint8 scalar");
-    dql_job j = {x->data, y ? y->data : NULL, mlrt_numel(x), NULL, NULL, 0, 0};
-    int64_t chunks = (j.n + DQL_CHUNK - 1) / DQL_CHUNK;
+    dql_job j = {x->data, y ? y->data : NULL, mlrt_numel(x), DQL_CHUNK, NULL, NULL, 0, 0};
+    int64_t threads = mlrt_ctx_threads(ctx), each = (j.n + threads - 1) / threads;
+    if (each < j.chunk) j.chunk = each > DQL_CHUNK_MIN ? (each + 63) / 64 * 64 : DQL_CHUNK_MIN;
+    int64_t chunks = (j.n + j.chunk - 1) / j.chunk;
     float lo = 0.0f, hi = 0.0f;
     if (chunks > 0) {
         j.lo = malloc((size_t)chunks * 2 * sizeof(float));

@@ -238,6 +238,25 @@ def test_dynamic_quantize_matches_onnxruntime(x):
         assert g.dtype == w.dtype and np.asarray(g).tobytes() == np.asarray(w).tobytes(), (g, w)
 
 
+@pytest.mark.parametrize("n", [4095, 8193, 12_500, 70_001, 140_000])
+def test_dynamic_quantize_range_chunks(n):
+    """The range pass cuts x into chunks, one per thread or more (from 4096 floats), each
+    its own minimum and maximum: the extremes found wherever they lie (the first and last
+    element, either side of a chunk's edge), on 1, 2 and 3 threads."""
+    import mlrt.lowlevel as ml
+    for spot in (0, n - 1, 4095, 4096, n // 2, n // 3 + 1):
+        x = (rng.standard_normal(n) * 2).astype(np.float32)
+        x[spot % n], x[(spot * 7 + 1) % n] = -50.0, 80.0
+        model = make_model("DynamicQuantizeLinear", [x], n_outputs=3)
+        wy, ws, wz = dynamic_quantize(x)
+        for threads in (1, 2, 3):
+            options = ml.SessionOptions()
+            options.intra_op_num_threads = threads
+            y, scale, zp = run_mlrt(model, [x], sess_options=options)
+            assert scale.tobytes() == ws.tobytes() and zp == wz, (spot, threads)
+            np.testing.assert_array_equal(y, wy)
+
+
 def test_dynamic_quantize_quotients_on_halves():
     """x / scale on the AVX-512 path is a product corrected by fused multiply-adds, which must
     be the division's float exactly: values placed on and one float either side of every
