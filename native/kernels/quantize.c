@@ -339,9 +339,9 @@ MLRT_KERNEL(dequantizelinear, "DequantizeLinear", "", 10, MLRT_OPSET_MAX, DQ_IN_
 
 /* -- DynamicQuantizeLinear ------------------------------------------------------------------ */
 
-/* The range pass's chunks: at most DQL_CHUNK floats, and one per thread or more where
- * that leaves at least DQL_CHUNK_MIN each (a 14 x 14 x 384 activation is one chunk of
- * 65536 floats or less: it ran on one thread). */
+/* The range pass's chunks: about equal, as many per thread, at most DQL_CHUNK floats
+ * and at least DQL_CHUNK_MIN (in chunks of 65536, an activation of 14 x 14 x 334 or less
+ * ran on one thread). */
 #define DQL_CHUNK 65536
 #define DQL_CHUNK_MIN 4096
 
@@ -476,8 +476,10 @@ static int k_dynamic_quantize(const mlrt_context *ctx, const mlrt_tensor *in, in
     MLRT_CHECK(!yz || (yz->dtype == MLRT_UINT8 && mlrt_numel(yz) == 1),
                "DynamicQuantizeLinear: y_zero_point must be a uint8 scalar");
     dql_job j = {x->data, y ? y->data : NULL, mlrt_numel(x), DQL_CHUNK, NULL, NULL, 0, 0};
-    int64_t threads = mlrt_ctx_threads(ctx), each = (j.n + threads - 1) / threads;
-    if (each < j.chunk) j.chunk = each > DQL_CHUNK_MIN ? (each + 63) / 64 * 64 : DQL_CHUNK_MIN;
+    /* a multiple of the threads' count of equal chunks (3 chunks on 2 threads: 2 + 1) */
+    int64_t threads = mlrt_ctx_threads(ctx), rounds = j.n / (threads * DQL_CHUNK) + 1;
+    int64_t each = (j.n + threads * rounds - 1) / (threads * rounds);
+    j.chunk = each > DQL_CHUNK_MIN ? (each + 63) / 64 * 64 : DQL_CHUNK_MIN;
     int64_t chunks = (j.n + j.chunk - 1) / j.chunk;
     float lo = 0.0f, hi = 0.0f;
     if (chunks > 0) {
