@@ -113,9 +113,9 @@ int mlrt_conv_direct_setup(conv_job *j, const mlrt_context *ctx) {
      * filters on, at 16 to 24 filters the copy costs more than it saves -- but over many
      * channels and a large plane, where the tile's rows here are that many streams
      * across X: SqueezeNet's squeeze convs at 55 x 55 (64 and 128 -> 16 channels) took
-     * 93 -> 77 and 191 -> 162 us on two threads (the whole model 1-2%
-     * faster on two threads, within 1% on one; MobileNetV2's 32-filter and
-     * 32-channel-by-112 x 112 ones stay here, 30% slower packed). */
+     * 93 -> 77 and 191 -> 162 us on two threads (the whole model 1-2% faster on two
+     * threads, within 1% on one); MobileNetV2's 1 x 1 convs to 16 and 32 filters (from 32
+     * channels at 112 x 112, from 192 at 28 x 28) stay here, 30-40% slower packed. */
     if (g->k_size == 1 && (g->Mg >= POINTWISE_PACKED_MIN_FILTERS ||
                            (g->kdim >= POINTWISE_PACKED_MIN_CHANNELS && g->out_size >= POINTWISE_PACKED_MIN_POSITIONS)))
         return MLRT_OK;
