@@ -149,31 +149,14 @@ int mlrt_conv_pack_weights(int64_t group, int64_t filters, int64_t kdim, const f
     return MLRT_OK;
 }
 
-/* The conv itself; *path is set to the path it takes (for the profiler). */
-static int conv_run(const mlrt_context *ctx, const mlrt_tensor *in, int32_t n_in, mlrt_tensor *out, int32_t n_out,
-                    const void *params, size_t params_size, const char **path) {
-    MLRT_PARAMS(mlrt_conv_params, p, params, params_size);
-    int64_t pk = p->packed_weights; /* the node's inputs come before it */
-    MLRT_CHECK(pk == 0 || (pk >= 2 && pk == n_in - 1), "Conv: packed weights at input %lld of %d", (long long)pk,
-               n_in);
-    int32_t n_node = pk ? (int32_t)pk : n_in;
-    MLRT_CHECK(n_node >= 2 && n_node <= 4 && n_out == 1, "Conv: expects 2 to 4 inputs and 1 output");
-    const mlrt_tensor *B = n_node >= 3 && mlrt_present(&in[2]) ? &in[2] : NULL;
-    const mlrt_tensor *Z = n_node >= 4 && mlrt_present(&in[3]) ? &in[3] : NULL;
-    MLRT_CHECK(p->activation >= MLRT_CONV_ACT_NONE && p->activation <= MLRT_CONV_ACT_SWISH,
-               "Conv: unknown activation code %lld", (long long)p->activation);
-    conv_job j = {.x = in[0].data, .w = in[1].data, .b = B ? B->data : NULL, .y = out[0].data,
-                  .activation = p->activation, .alpha = p->alpha, .beta = p->beta, .z = Z ? Z->data : NULL};
-    int status = conv_setup(p, &in[0], &in[1], B, &out[0], &j.g);
-    if (status) return status;
-    MLRT_CHECK(!Z || (Z->dtype == out[0].dtype && mlrt_same_shape(Z, &out[0]) && mlrt_is_contiguous(Z)),
-               "Conv: Z must be a contiguous tensor of Y's shape and type");
-    int32_t dtype = out[0].dtype;
-    if (dtype != MLRT_FLOAT && dtype != MLRT_DOUBLE)
-        return mlrt_fail(MLRT_ERR_NOT_IMPLEMENTED, "Conv: element type %d not supported", dtype);
-    if (mlrt_numel(&out[0]) == 0) return MLRT_OK;
-    j.dtype = dtype;
-    atomic_init(&j.failed, 0);
+/* The conv's paths, after conv_setup: *path is set to the one taken (for the profiler). */
+static int conv_paths(const mlrt_context *ctx, conv_job *j_, const mlrt_tensor *in, int64_t pk,
+                      const mlrt_conv_params *p, const char **path) {
+    conv_job j = *j_; /* (tasks read it through &j) */
+    int32_t dtype = j.dtype;
+    const mlrt_tensor *Z = j.z ? &in[3] : NULL;
+    bool B = j.b != NULL;
+    int status;
     if (j.g.kdim == 0) { /* no input channels or an empty kernel: bias only */
         *path = "conv/bias-only";
         int64_t planes = j.g.N * j.g.M, S = j.g.out_size;
@@ -241,9 +224,23 @@ static int conv_run(const mlrt_context *ctx, const mlrt_tensor *in, int32_t n_in
         j.wp = P->data;
     }
     if ((status = mlrt_conv_direct_setup(&j, ctx))) return status;
+    double flops = (double)j.g.N * (double)j.g.M * (double)j.g.out_size * (double)j.g.kdim;
+    if (j.pool && mlrt_conv_direct_rowwise(&j)) { /* FusedConvMaxPool, fused */
+        int64_t tasks = j.g.N * j.pool->bands;
+        *path = MLRT_PATH("conv/direct+maxpool");
+        if (flops < (double)CONV_PARALLEL_MIN)
+            mlrt_conv_direct_pool_tasks(&j, 0, tasks);
+        else
+            mlrt_parallel_for(ctx, tasks, 1, mlrt_conv_direct_pool_tasks, &j);
+        if (atomic_load(&j.failed)) return mlrt_fail(MLRT_ERR_OUT_OF_MEMORY, "Conv: cannot allocate a row buffer");
+        return MLRT_OK;
+    }
+    if (j.pool) { /* (not the direct rows: FusedConvMaxPool takes the conv and the pool apart) */
+        j_->pool = NULL;
+        return MLRT_OK;
+    }
     conv_plan(&j, mlrt_ctx_threads(ctx));
     int64_t tasks = j.g.N * j.g.G * j.n_tiles * j.n_mblocks;
-    double flops = (double)j.g.N * (double)j.g.M * (double)j.g.out_size * (double)j.g.kdim;
     mlrt_range_fn fn = j.direct.off ? mlrt_conv_direct_tasks : j.strip ? mlrt_conv_strip_tasks : mlrt_conv_gemm_tasks;
     *path = j.direct.off ? MLRT_PATH("conv/direct") : j.strip ? MLRT_PATH("conv/strips") : "conv/im2col/blas";
     if (flops < (double)CONV_PARALLEL_MIN)
@@ -256,14 +253,104 @@ static int conv_run(const mlrt_context *ctx, const mlrt_tensor *in, int32_t n_in
     return MLRT_OK;
 }
 
+/* FusedConvMaxPool: the pool's geometry, and the conv's output (Yc: Y's image and
+ * channels, the conv's rows and columns) from X, W and p. */
+static int pool_setup(const mlrt_conv_params *p, const mlrt_tensor *X, const mlrt_tensor *W, const mlrt_tensor *Y,
+                      mlrt_tensor *Yc, conv_pool *q) {
+    MLRT_CHECK(p->n_spatial == 2 && X->rank == 4 && W->rank == 4 && Y->rank == 4,
+               "FusedConvMaxPool: 2-D only (X, W and Y of rank 4)");
+    MLRT_CHECK(mlrt_is_contiguous(Y), "FusedConvMaxPool: needs a contiguous Y");
+    memset(q, 0, sizeof *q);
+    *Yc = *Y;
+    Yc->data = NULL;
+    for (int i = 0; i < 2; ++i) {
+        int64_t k = p->pool_kernel[i], s = p->pool_strides[i], pb = p->pool_pads_begin[i];
+        MLRT_CHECK(k >= 1 && s >= 1 && pb >= 0 && pb < k, "FusedConvMaxPool: bad pool window %lld, stride %lld or pad %lld",
+                   (long long)k, (long long)s, (long long)pb);
+        int64_t in = X->shape[2 + i], kc = W->shape[2 + i], dl = p->dilations[i];
+        int64_t span = in + p->pads_begin[i] + p->pads_end[i] - dl * (kc - 1) - 1;
+        Yc->shape[2 + i] = span >= 0 && p->strides[i] >= 1 ? span / p->strides[i] + 1 : 0; /* (conv_setup checks) */
+        q->k[i] = k, q->s[i] = s, q->pb[i] = pb, q->out[i] = Y->shape[2 + i];
+    }
+    int64_t stride = 1;
+    for (int d = 3; d >= 0; --d) Yc->strides[d] = stride, stride *= Yc->shape[d];
+    return MLRT_OK;
+}
+
+/* The conv itself (FusedConvMaxPool's pool too); *path is set to the path it takes (for
+ * the profiler). */
+static int conv_run(const mlrt_context *ctx, const mlrt_tensor *in, int32_t n_in, mlrt_tensor *out, int32_t n_out,
+                    const void *params, size_t params_size, bool pooled, const char **path) {
+    MLRT_PARAMS(mlrt_conv_params, p, params, params_size);
+    MLRT_CHECK((p->pool != 0) == pooled, pooled ? "FusedConvMaxPool: params without the pool"
+                                                : "Conv: params with a pool (FusedConvMaxPool's)");
+    int64_t pk = p->packed_weights; /* the node's inputs come before it */
+    MLRT_CHECK(pk == 0 || (pk >= 2 && pk == n_in - 1), "Conv: packed weights at input %lld of %d", (long long)pk,
+               n_in);
+    int32_t n_node = pk ? (int32_t)pk : n_in;
+    MLRT_CHECK(n_node >= 2 && n_node <= 4 && n_out == 1, "Conv: expects 2 to 4 inputs and 1 output");
+    const mlrt_tensor *B = n_node >= 3 && mlrt_present(&in[2]) ? &in[2] : NULL;
+    const mlrt_tensor *Z = n_node >= 4 && mlrt_present(&in[3]) ? &in[3] : NULL;
+    MLRT_CHECK(p->activation >= MLRT_CONV_ACT_NONE && p->activation <= MLRT_CONV_ACT_SWISH,
+               "Conv: unknown activation code %lld", (long long)p->activation);
+    mlrt_tensor Yc = out[0]; /* the conv's output: Y, or what FusedConvMaxPool's pool reads */
+    conv_pool pool;
+    int status = p->pool ? pool_setup(p, &in[0], &in[1], &out[0], &Yc, &pool) : MLRT_OK;
+    if (status) return status;
+    MLRT_CHECK(!p->pool || !Z, "FusedConvMaxPool: no Z");
+    conv_job j = {.x = in[0].data, .w = in[1].data, .b = B ? B->data : NULL, .y = out[0].data,
+                  .activation = p->activation, .alpha = p->alpha, .beta = p->beta, .z = Z ? Z->data : NULL};
+    if ((status = conv_setup(p, &in[0], &in[1], B, &Yc, &j.g))) return status;
+    MLRT_CHECK(!Z || (Z->dtype == out[0].dtype && mlrt_same_shape(Z, &out[0]) && mlrt_is_contiguous(Z)),
+               "Conv: Z must be a contiguous tensor of Y's shape and type");
+    int32_t dtype = out[0].dtype;
+    if (dtype != MLRT_FLOAT && dtype != MLRT_DOUBLE)
+        return mlrt_fail(MLRT_ERR_NOT_IMPLEMENTED, "Conv: element type %d not supported", dtype);
+    if (mlrt_numel(&out[0]) == 0) return MLRT_OK;
+    j.dtype = dtype;
+    atomic_init(&j.failed, 0);
+    if (!p->pool) return conv_paths(ctx, &j, in, pk, p, path);
+    if (mlrt_numel(&Yc) == 0) { /* every window empty: 0, as MaxPool's */
+        memset(out[0].data, 0, (size_t)mlrt_numel(&out[0]) * mlrt_dtype_size(dtype));
+        return MLRT_OK;
+    }
+    /* FusedConvMaxPool: on the direct rows the pool takes each band's conv rows from a
+     * buffer of a few rows (conv_direct.c); elsewhere the conv's whole output is made, then pooled */
+    if (dtype == MLRT_FLOAT && p->winograd == 0 && mlrt_sgemm_strip_width() > 0 && !j.g.depthwise &&
+        j.g.kdim > 0 && j.g.G == 1 && pool.k[0] <= MLRT_POOL_ROWS_MAX) {
+        int64_t threads = mlrt_ctx_threads(ctx), bands = j.g.N >= threads ? 1 : ceil_div(threads, j.g.N);
+        pool.bands = bands < pool.out[0] ? bands : pool.out[0];
+        j.pool = &pool;
+        if ((status = conv_paths(ctx, &j, in, pk, p, path)) || j.pool) return status;
+    }
+    size_t bytes = (size_t)mlrt_numel(&Yc) * mlrt_dtype_size(dtype);
+    Yc.data = mlrt_aligned_alloc(64, bytes + 64);
+    if (!Yc.data) return mlrt_fail(MLRT_ERR_OUT_OF_MEMORY, "FusedConvMaxPool: cannot allocate the conv's output");
+    j.y = Yc.data;
+    status = conv_paths(ctx, &j, in, pk, p, path);
+    if (!status) status = mlrt_maxpool_2d(ctx, &Yc, &out[0], pool.k, pool.s, pool.pb);
+    mlrt_aligned_free(Yc.data);
+    return status;
+}
+
 static int k_conv(const mlrt_context *ctx, const mlrt_tensor *in, int32_t n_in, mlrt_tensor *out, int32_t n_out,
                   const void *params, size_t params_size) {
     const char *path = NULL;
-    int status = conv_run(ctx, in, n_in, out, n_out, params, params_size, &path);
+    int status = conv_run(ctx, in, n_in, out, n_out, params, params_size, false, &path);
     mlrt_note_path(path); /* (last: the products inside note their own) */
+    return status;
+}
+
+static int k_conv_maxpool(const mlrt_context *ctx, const mlrt_tensor *in, int32_t n_in, mlrt_tensor *out,
+                          int32_t n_out, const void *params, size_t params_size) {
+    const char *path = NULL;
+    int status = conv_run(ctx, in, n_in, out, n_out, params, params_size, true, &path);
+    mlrt_note_path(path);
     return status;
 }
 
 MLRT_KERNEL(conv, "Conv", "", 1, MLRT_OPSET_MAX, MLRT_MASK_FLOATS, k_conv);
 /* com.microsoft FusedConv (as onnxruntime): activation(Conv(X, W, B) + Z), for fusion passes */
 MLRT_KERNEL(fusedconv, "FusedConv", "com.microsoft", 1, MLRT_OPSET_MAX, MLRT_MASK_FLOATS, k_conv);
+/* com.microsoft FusedConvMaxPool (mlrt's own): MaxPool(FusedConv(...)), for the fusion pass */
+MLRT_KERNEL(fusedconvmaxpool, "FusedConvMaxPool", "com.microsoft", 1, MLRT_OPSET_MAX, MLRT_MASK_FLOATS, k_conv_maxpool);

@@ -20,6 +20,10 @@ typedef struct mlrt_conv_params {
     int64_t packed_weights;   /* Conv, float32: the input holding W packed by mlrt_conv_pack_weights (0: none) */
     int64_t winograd;         /* 1: that input holds W as Winograd filters (mlrt_conv_winograd_pack) instead;
                                  2: as filter vectors (mlrt_conv_fvec_pack) */
+    int64_t pool;             /* FusedConvMaxPool (1): Y is a MaxPool's output over the conv's (2-D only) */
+    int64_t pool_kernel[2];   /* the MaxPool's window, strides and leading pads (unit dilations; Y's */
+    int64_t pool_strides[2];  /* shape gives its output, any window clipped to the conv's output) */
+    int64_t pool_pads_begin[2];
 } mlrt_conv_params;
 
 /* W (M, C/G, k...) of a float32 Conv packed as the micro-kernels read it (per group, rows in

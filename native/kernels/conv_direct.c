@@ -187,19 +187,24 @@ static int64_t pointwise_kc(int64_t kdim, int64_t tw) {
 #define CONV_ROWWISE_MIN_OW 24
 
 /* One output row of filters [m0, m0 + mw): OW columns of the grid from `src` into `yr`
- * (rows out_size apart), bias, Z and the activation in the store or after it. */
+ * (rows ldy apart), bias, Z and the activation in the store or after it. */
 static void direct_row(const conv_job *j, const mlrt_sgemm_a *A, const float *src, const float *bias, float *yr,
-                       const float *zr, int64_t m0, int64_t mw) {
+                       int64_t ldy, const float *zr, int64_t m0, int64_t mw) {
     const conv_geom *g = &j->g;
     int64_t OW = g->out[1];
     mlrt_strip_epilogue fin;
     bool later = conv_strip_epilogue(j, bias, zr, &fin);
     for (int64_t k0 = 0; k0 < g->kdim; k0 += CONV_KC) {
         int64_t kc = g->kdim - k0 < CONV_KC ? g->kdim - k0 : CONV_KC;
-        mlrt_sgemm_strips(mw, kc, A, m0, k0, src, j->direct.off + k0, j->strip, yr, g->out_size, OW, k0 > 0,
+        mlrt_sgemm_strips(mw, kc, A, m0, k0, src, j->direct.off + k0, j->strip, yr, ldy, OW, k0 > 0,
                           k0 + kc >= g->kdim ? &fin : NULL);
     }
-    if (later) mlrt_epilogue_f32(yr, NULL, mw, OW, g->out_size, NULL, j->activation, j->alpha, j->beta);
+    if (later) mlrt_epilogue_f32(yr, NULL, mw, OW, ldy, NULL, j->activation, j->alpha, j->beta);
+}
+
+bool mlrt_conv_direct_rowwise(const conv_job *j) {
+    int64_t OW = j->g.out[1];
+    return j->direct.off && j->direct.P && j->direct.PW != OW && OW >= CONV_ROWWISE_MIN_OW;
 }
 
 /* Tasks over tiles of the computed grid: the micro-kernels write a tile into V (Y
@@ -213,7 +218,7 @@ void mlrt_conv_direct_tasks(void *arg, int64_t begin, int64_t end) {
     float *y = j->y;
     int64_t NR = j->strip, OH = g->out[0], OW = g->out[1], PW = d->PW;
     bool pointwise = d->P == NULL, straight = PW == OW; /* the grid is Y's: written in place */
-    bool rowwise = !straight && OW >= CONV_ROWWISE_MIN_OW;
+    bool rowwise = mlrt_conv_direct_rowwise(j);
     float *V = straight || rowwise ? NULL : mlrt_scratch((size_t)(j->mblock * j->tile + 16) * sizeof(float));
     if (!straight && !rowwise && !V) { atomic_store(&j->failed, 1); return; }
     for (int64_t t = begin; t < end; ++t) {
@@ -228,7 +233,7 @@ void mlrt_conv_direct_tasks(void *arg, int64_t begin, int64_t end) {
         const float *zg = j->z ? (const float *)j->z + (yg - y) : NULL;
         if (rowwise) { /* the output rows that start in this tile, each straight into Y */
             for (int64_t oh = (v0 + PW - 1) / PW; oh * PW < v0 + tw && oh < OH; ++oh)
-                direct_row(j, &A, base + oh * PW, bg, yg + oh * OW, zg ? zg + oh * OW : NULL, m0, mw);
+                direct_row(j, &A, base + oh * PW, bg, yg + oh * OW, g->out_size, zg ? zg + oh * OW : NULL, m0, mw);
             continue;
         }
         float *dst = straight ? yg + v0 : V;
@@ -259,6 +264,46 @@ void mlrt_conv_direct_tasks(void *arg, int64_t begin, int64_t end) {
                                       j->activation, j->alpha, j->beta);
             }
             v += run;
+        }
+    }
+}
+
+/* FusedConvMaxPool: a task is a band of Y's rows of one image.  The conv rows its windows
+ * read are computed, every filter, into a ring of as many rows as the window is tall (this
+ * thread's scratch, in cache), each once (a band's first window also takes the rows it
+ * shares with the band before), and the window maxima taken from there: the conv's output
+ * is never written out whole, nor read back. */
+void mlrt_conv_direct_pool_tasks(void *arg, int64_t begin, int64_t end) {
+    conv_job *j = arg;
+    const conv_geom *g = &j->g;
+    const conv_pool *q = j->pool;
+    int64_t OH = g->out[0], OW = g->out[1], M = g->M, PW = j->direct.PW, KH = q->k[0];
+    int64_t POH = q->out[0], POW = q->out[1], ring_row = M * OW; /* floats of one conv row, all filters */
+    float *ring = mlrt_scratch((size_t)(KH * ring_row + (POW - 1) * q->s[1] + q->k[1] + 16) * sizeof(float));
+    if (!ring) { atomic_store(&j->failed, 1); return; }
+    float *buf = ring + KH * ring_row; /* mlrt_maxpool_row_f32's */
+    const float *rows[MLRT_POOL_ROWS_MAX];
+    mlrt_sgemm_a A = conv_filters(j, 0);
+    for (int64_t t = begin; t < end; ++t) {
+        int64_t n = t / q->bands, band = t % q->bands;
+        int64_t p0 = band * POH / q->bands, p1 = (band + 1) * POH / q->bands, next = 0; /* next: first row not made */
+        const float *base = j->direct.P + n * g->C * j->direct.plane;
+        float *yn = (float *)j->y + n * M * POH * POW;
+        for (int64_t p = p0; p < p1; ++p) {
+            int64_t lo = p * q->s[0] - q->pb[0], hi = lo + KH;
+            lo = lo > 0 ? lo : 0, hi = hi < OH ? hi : OH;
+            if (lo >= hi) { /* a window wholly in the padding: 0, as MaxPool's */
+                for (int64_t m = 0; m < M; ++m) memset(yn + (m * POH + p) * POW, 0, (size_t)POW * sizeof(float));
+                continue;
+            }
+            for (int64_t r = next > lo ? next : lo; r < hi; ++r)
+                direct_row(j, &A, base + r * PW, j->b, ring + r % KH * ring_row, OW, NULL, 0, M);
+            next = hi;
+            for (int64_t m = 0; m < M; ++m) {
+                for (int64_t r = lo; r < hi; ++r) rows[r - lo] = ring + r % KH * ring_row + m * OW;
+                mlrt_maxpool_row_f32(rows, hi - lo, OW, q->k[1], q->s[1], q->pb[1], POW, yn + (m * POH + p) * POW,
+                                     buf);
+            }
         }
     }
 }

@@ -378,28 +378,15 @@ MLRT_ISA_FN(, void, max_stride2_f32, (const pool_job *j, const float *x, float *
     bool all_valid = true;
     for (int64_t ow = 0; ow < OW; ++ow) all_valid = all_valid && j->valid_w[ow];
 #if defined(__x86_64__) && defined(__GNUC__)
-    /* outputs [o0, o1) have every tap inside the row: with AVX-512 they are read straight
-     * from the input rows, the few others (at the padding) tap by tap */
-    int64_t o0 = (pw + 1) / 2, o1 = Wd + pw - KW >= 0 ? (Wd + pw - KW) / 2 + 1 : 0;
-    o1 = o1 < OW ? o1 : OW;
-    if ((KW == 2 || KW == 3) && KH <= 8 && o1 > o0 && mlrt_cpu_isa() == MLRT_ISA_AVX512) {
+    /* with AVX-512 the outputs are read straight from the input rows (mlrt_maxpool_row_f32) */
+    if ((KW == 2 || KW == 3) && KH <= MLRT_POOL_ROWS_MAX && mlrt_cpu_isa() == MLRT_ISA_AVX512) {
         for (int64_t oh = 0; oh < OH; ++oh) {
             float *yr = y + oh * OW;
             int64_t ih0 = oh * sh - ph, k0 = ih0 < 0 ? -ih0 : 0, k1 = H - ih0 < KH ? H - ih0 : KH;
             if (k0 >= k1 || j->valid_h[oh] == 0) { for (int64_t ow = 0; ow < OW; ++ow) yr[ow] = 0; continue; }
-            const float *rows[8];
+            const float *rows[MLRT_POOL_ROWS_MAX];
             for (int64_t kh = k0; kh < k1; ++kh) rows[kh - k0] = x + (ih0 + kh) * Wd;
-            max_row_s2_avx512(rows, k1 - k0, -pw, KW, o0, o1, yr);
-            for (int64_t ow = 0; ow < OW; ow = ow + 1 == o0 ? o1 : ow + 1) { /* [0, o0), then [o1, OW) */
-                if (ow == o0) { ow = o1; if (ow >= OW) break; }
-                float m = -INFINITY;
-                for (int64_t kh = 0; kh < k1 - k0; ++kh)
-                    for (int64_t kw = 0; kw < KW; ++kw) {
-                        int64_t col = 2 * ow - pw + kw;
-                        if (col >= 0 && col < Wd) m = PMAX(m, rows[kh][col]);
-                    }
-                yr[ow] = j->valid_w[ow] ? m : 0.0f;
-            }
+            mlrt_maxpool_row_f32(rows, k1 - k0, Wd, KW, 2, pw, OW, yr, buf);
         }
         return;
     }
@@ -433,6 +420,59 @@ MLRT_ISA_FN(, void, max_stride2_f32, (const pool_job *j, const float *x, float *
         if (!all_valid)
             for (int64_t ow = 0; ow < OW; ++ow) yr[ow] = j->valid_w[ow] ? yr[ow] : 0.0f;
     }
+}
+
+/* ---- one output row from given input rows (kernels/conv.c's FusedConvMaxPool too) --------------- */
+
+MLRT_ISA_FN(, void, max_row_f32, (const float *const *rows, int64_t nr, int64_t Wd, int64_t KW, int64_t sw,
+                                   int64_t pw, int64_t OW, float *y, float *V),
+            (rows, nr, Wd, KW, sw, pw, OW, y, V)) {
+    int64_t PW = (OW - 1) * sw + KW, a = pw < PW ? pw : PW, b = Wd + pw < PW ? Wd + pw : PW;
+    /* V[c]: the rows' maximum at input column c - pw (-inf outside the row) */
+    for (int64_t c = 0; c < a; ++c) V[c] = -INFINITY;
+    for (int64_t c = b > a ? b : a; c < PW; ++c) V[c] = -INFINITY;
+    if (b > a) {
+        const float *r = rows[0] - pw;
+        for (int64_t c = a; c < b; ++c) V[c] = PMAX(-INFINITY, r[c]);
+        for (int64_t i = 1; i < nr; ++i) {
+            r = rows[i] - pw;
+            for (int64_t c = a; c < b; ++c) V[c] = PMAX(V[c], r[c]);
+        }
+    }
+    for (int64_t ow = 0; ow < OW; ++ow) y[ow] = PMAX(-INFINITY, V[ow * sw]);
+    for (int64_t kw = 1; kw < KW; ++kw)
+        for (int64_t ow = 0; ow < OW; ++ow) y[ow] = PMAX(y[ow], V[ow * sw + kw]);
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+/* The maximum of rows[0 .. nr) at columns c .. c + KW - 1 inside the row (-inf: none). */
+static float edge_max(const float *const *rows, int64_t nr, int64_t Wd, int64_t KW, int64_t c) {
+    float m = -INFINITY;
+    for (int64_t i = 0; i < nr; ++i)
+        for (int64_t col = c > 0 ? c : 0; col < c + KW && col < Wd; ++col) m = PMAX(m, rows[i][col]);
+    return m;
+}
+#endif
+
+void mlrt_maxpool_row_f32(const float *const *rows, int64_t nr, int64_t Wd, int64_t KW, int64_t sw, int64_t pw,
+                          int64_t OW, float *y, float *buf) {
+    /* outputs [o0, o1) have every tap inside the row; those outside [e0, e1) none (0) */
+    int64_t o0 = (pw + sw - 1) / sw, o1 = Wd + pw - KW >= 0 ? (Wd + pw - KW) / sw + 1 : 0;
+    int64_t e0 = pw - KW + 1 > 0 ? (pw - KW + 1 + sw - 1) / sw : 0, e1 = (Wd + pw + sw - 1) / sw;
+    o1 = o1 < OW ? o1 : OW, e1 = e1 < OW ? e1 : OW, e0 = e0 < e1 ? e0 : e1;
+#if defined(__x86_64__) && defined(__GNUC__)
+    if (sw == 2 && (KW == 2 || KW == 3) && o1 > o0 && mlrt_cpu_isa() == MLRT_ISA_AVX512) {
+        max_row_s2_avx512(rows, nr, -pw, KW, o0, o1, y);
+        for (int64_t ow = e0; ow < o0; ++ow) y[ow] = edge_max(rows, nr, Wd, KW, ow * sw - pw); /* the edges */
+        for (int64_t ow = o1; ow < e1; ++ow) y[ow] = edge_max(rows, nr, Wd, KW, ow * sw - pw);
+    } else
+#endif
+    {
+        (void)o0, (void)o1;
+        max_row_f32(rows, nr, Wd, KW, sw, pw, OW, y, buf);
+    }
+    for (int64_t ow = 0; ow < e0; ++ow) y[ow] = 0.0f;
+    for (int64_t ow = e1; ow < OW; ++ow) y[ow] = 0.0f;
 }
 
 /* ---- any rank, window by window (also MaxPool's Indices) ---------------------------------------- */
@@ -638,6 +678,13 @@ static int run_pool(const mlrt_context *ctx, const mlrt_tensor *in, int32_t n_in
 POOL_KERNEL(maxpool, POOL_MAX)
 POOL_KERNEL(averagepool, POOL_AVG)
 POOL_KERNEL(lppool, POOL_LP)
+
+int mlrt_maxpool_2d(const mlrt_context *ctx, const mlrt_tensor *X, mlrt_tensor *Y, const int64_t k[2],
+                    const int64_t s[2], const int64_t pb[2]) {
+    mlrt_pool_params p = {.n_spatial = 2, .kernel = {k[0], k[1]}, .strides = {s[0], s[1]}, .dilations = {1, 1},
+                          .pads_begin = {pb[0], pb[1]}};
+    return run_pool(ctx, X, 1, Y, 1, &p, sizeof p, POOL_MAX);
+}
 
 MLRT_KERNEL(maxpool, "MaxPool", "", 1, MLRT_OPSET_MAX, MLRT_MASK_FLOATS | MLRT_BIT(MLRT_INT8) | MLRT_BIT(MLRT_UINT8),
             k_maxpool);

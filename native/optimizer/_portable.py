@@ -8,7 +8,9 @@ The fusion passes make two kinds of node that only mlrt runs as they are:
   Erf form it was fused from;
 - ConvIntegerToFloat (com.microsoft, mlrt's own): written as the chain it was fused
   from, ConvInteger, Cast, Mul by x_scale * w_scale, Add of the bias, Relu or Clip (its
-  per-channel vectors reshaped to (channels, 1, ...)).
+  per-channel vectors reshaped to (channels, 1, ...));
+- FusedConvMaxPool (com.microsoft, mlrt's own): written as FusedConv (itself written
+  out as above where onnxruntime's has not its activation), then MaxPool.
 FusedConv with any other activation (onnxruntime's own, or one mlrt does not know) is
 kept as it is.  The nodes that come out read
 and write the same names as the node they replace, plus new intermediate names made
@@ -39,6 +41,7 @@ def portable(nodes, opset: int, dtype_of=None) -> tuple[list, dict[str, np.ndarr
         constants[name] = np.array(value, dtype if dtype is not None else np.float32)
         return name
 
+    nodes = [n for node in nodes for n in _conv_then_pool(node)]
     for node in nodes:
         if node.domain == "com.microsoft" and node.op_type == "FusedConv":
             attrs = {a.name: helper.get_attribute_value(a) for a in node.attribute}
@@ -96,6 +99,21 @@ def portable(nodes, opset: int, dtype_of=None) -> tuple[list, dict[str, np.ndarr
         else:
             out.append(node)
     return out, constants
+
+
+def _conv_then_pool(node) -> list:
+    """FusedConvMaxPool as FusedConv -> MaxPool (other nodes as they are)."""
+    if node.domain != "com.microsoft" or node.op_type != "FusedConvMaxPool":
+        return [node]
+    attrs = {a.name: helper.get_attribute_value(a) for a in node.attribute}
+    pool = {k.removeprefix("pool_"): attrs.pop(k) for k in list(attrs) if k.startswith("pool_")}
+    if not pool.get("ceil_mode"):  # (an attribute of opset 10 on: the model's own may be older)
+        pool.pop("ceil_mode", None)
+    y = node.output[0]
+    conv_out = f"{y}__mlrt_conv"
+    return [helper.make_node("FusedConv", list(node.input), [conv_out], name=node.name, domain="com.microsoft",
+                             **attrs),
+            helper.make_node("MaxPool", [conv_out], [y], name=f"{node.name}_maxpool", **pool)]
 
 
 def _conv_integer_chain(node, constants: dict) -> list:

@@ -42,6 +42,13 @@ typedef struct conv_direct {
     int64_t *off;           /* kdim row offsets */
 } conv_direct;
 
+/* FusedConvMaxPool's MaxPool (kernels/conv.c): 2-D, unit dilations, over the conv's output. */
+typedef struct conv_pool {
+    int64_t k[2], s[2], pb[2];  /* window, strides, leading pads */
+    int64_t out[2];             /* Y's rows and columns */
+    int64_t bands;              /* bands of Y's rows per image on the direct path (tasks: n * bands + band) */
+} conv_pool;
+
 /* One Conv call.  Tasks are (image, group, column tile, filter block):
  * t = ((n * G + grp) * n_tiles + tile) * n_mblocks + mblock. */
 typedef struct conv_job {
@@ -55,6 +62,7 @@ typedef struct conv_job {
     const void *z;          /* FusedConv's Z, added before the activation (or NULL) */
     int64_t strip;          /* micro-kernel strip width (packed and direct paths), else 0 */
     conv_direct direct;     /* set up for the direct path (off != NULL) */
+    const conv_pool *pool;  /* FusedConvMaxPool on the direct path: y is the pool's output (else NULL) */
     atomic_int failed;      /* set by a task that could not get its scratch buffer */
 } conv_job;
 
@@ -121,6 +129,11 @@ void mlrt_dw3_flat_neon(const float *xp, const float *w, float *yp, const conv_g
 void mlrt_conv_gemm_tasks(void *arg, int64_t begin, int64_t end);      /* im2col + BLAS */
 void mlrt_conv_strip_tasks(void *arg, int64_t begin, int64_t end);     /* im2col into packed strips */
 void mlrt_conv_direct_tasks(void *arg, int64_t begin, int64_t end);    /* after mlrt_conv_direct_setup */
+/* FusedConvMaxPool on the direct path, where its grid is computed a row at a time (the
+ * rows' path of mlrt_conv_direct_tasks; mlrt_conv_direct_rowwise says when): tasks are
+ * (image, band of Y's rows), j->pool set, one group. */
+bool mlrt_conv_direct_rowwise(const conv_job *j);
+void mlrt_conv_direct_pool_tasks(void *arg, int64_t begin, int64_t end);
 
 /* The Winograd path over filters u made by mlrt_conv_winograd_pack (kernels/conv_winograd.c;
  * runs its own parallel loops). */

@@ -184,6 +184,18 @@ void mlrt_split_even_odd(const float *v, float *e, float *o, int64_t n);
 /* o[p][i] = v[4i + p] for p < 4, i < n, the same way */
 void mlrt_split_mod4(const float *v, float *const o[4], int64_t n);
 
+/* Pooling pieces other kernels run (kernels/pool.c).  One output row of a 2-D float
+ * MaxPool, unit dilations: y[ow] (ow < OW) is the largest value of rows[0 .. nr) (1 to
+ * MLRT_POOL_ROWS_MAX rows, Wd wide) at columns ow * sw - pw .. + KW - 1 inside the row
+ * (NaN skipped), 0 where none is; buf holds (OW - 1) * sw + KW floats.  And a whole 2-D
+ * MaxPool of X into Y (float or double, shapes as MaxPool's, unit dilations), as the
+ * MaxPool kernel runs it. */
+#define MLRT_POOL_ROWS_MAX 8
+void mlrt_maxpool_row_f32(const float *const *rows, int64_t nr, int64_t Wd, int64_t KW, int64_t sw, int64_t pw,
+                          int64_t OW, float *y, float *buf);
+int mlrt_maxpool_2d(const mlrt_context *ctx, const mlrt_tensor *X, mlrt_tensor *Y, const int64_t k[2],
+                    const int64_t s[2], const int64_t pb[2]);
+
 /* float16 / bfloat16 <-> float (round to nearest even), in src/half.c */
 float mlrt_f16_to_f32(uint16_t h);
 uint16_t mlrt_f32_to_f16(float f);

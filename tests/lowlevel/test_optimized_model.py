@@ -81,13 +81,33 @@ def _dynamic_conv_model(act: str):
             {"x": rng.standard_normal((1, 4, 10, 10)).astype(np.float32)})
 
 
+def _stem_model(act: str, opset: int = 17):
+    """A network's first conv (3 channels, 3 x 3 / 2), an activation, then a 3 x 3 / 2
+    MaxPool (ceil_mode from opset 10): one FusedConvMaxPool to mlrt."""
+    inits = [numpy_helper.from_array((rng.standard_normal((8, 3, 3, 3)) * 0.3).astype(np.float32), "w")]
+    nodes = [helper.make_node("Conv", ["x", "w"], ["c"], strides=[2, 2])]
+    if act == "silu":
+        nodes += [helper.make_node("Sigmoid", ["c"], ["g"]), helper.make_node("Mul", ["c", "g"], ["a"])]
+    else:
+        nodes.append(helper.make_node("Relu", ["c"], ["a"]))
+    nodes.append(helper.make_node("MaxPool", ["a"], ["y"], kernel_shape=[3, 3], strides=[2, 2], pads=[0, 0, 1, 1],
+                                  **({"ceil_mode": 1} if opset >= 10 else {})))
+    graph = helper.make_graph(nodes, "stem", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 64, 66])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 8, 16 if opset >= 10 else 15, 16])],
+                              inits)
+    return (helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)]),
+            {"x": rng.standard_normal((1, 3, 64, 66)).astype(np.float32)})
+
+
 CASES = [("silu", lambda: _conv_model("silu")), ("hardswish", lambda: _conv_model("hardswish")),
          ("hardsigmoid_mul", lambda: _conv_model("hardsigmoid_mul")),
          ("residual_silu", lambda: _conv_model("silu", residual=True)),
          ("residual_only", lambda: _conv_model("identity", residual=True)),
          ("relu", lambda: _conv_model("relu")), ("gelu_opset17", lambda: _gelu_model(17)),
          ("dynamic_conv_clip", lambda: _dynamic_conv_model("clip")),
-         ("dynamic_conv_relu", lambda: _dynamic_conv_model("relu"))]
+         ("dynamic_conv_relu", lambda: _dynamic_conv_model("relu")),
+         ("stem_maxpool", lambda: _stem_model("relu")), ("stem_silu_maxpool", lambda: _stem_model("silu")),
+         ("stem_maxpool_opset8", lambda: _stem_model("relu", 8))]
 
 
 @pytest.mark.parametrize("name,build", CASES)
@@ -103,6 +123,7 @@ def test_optimized_model_runs_elsewhere(name, build, tmp_path):
     kinds = {(n.domain, n.op_type) for n in saved.graph.node}
     assert ("", "Gelu") not in kinds  # below opset 20 ONNX has none
     assert ("com.microsoft", "ConvIntegerToFloat") not in kinds  # (mlrt's own)
+    assert ("com.microsoft", "FusedConvMaxPool") not in kinds
     for n in saved.graph.node:
         if n.op_type == "FusedConv":
             act = next((a.s.decode() for a in n.attribute if a.name == "activation"), "")

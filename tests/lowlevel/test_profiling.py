@@ -75,7 +75,7 @@ def test_light_model_has_one_event_per_node_per_run(tmp_path):
         inside = [e for e in nodes if run["ts"] <= e["ts"] and e["ts"] + e["dur"] <= run["ts"] + run["dur"] + 1]
         assert len(inside) == len(assignment)
         assert 0 < sum(e["dur"] for e in inside) <= run["dur"]
-    first = next(e for e in nodes if e["args"]["op_name"] in ("Conv", "FusedConv"))
+    first = next(e for e in nodes if e["args"]["op_name"] in ("Conv", "FusedConv", "FusedConvMaxPool"))
     assert first["args"]["input_type_shape"][0] == {"float": [1, 3, 224, 224]}
     # profiling ends with end_profiling: later runs record nothing, a second call has nothing to write
     sess.run(None, {"data_0": x})
@@ -199,7 +199,7 @@ def test_nodes_name_the_kernel_path_they_ran(tmp_path, isa):
                          capture_output=True, text=True, check=True).stdout
     squeeze, dense, alex, elementwise = (json.loads(line) for line in out.splitlines()[-4:])
     ran = isa or widest
-    convs = [path for op, path in squeeze if op in ("Conv", "FusedConv")]
+    convs = [path for op, path in squeeze if op in ("Conv", "FusedConv", "FusedConvMaxPool")]
     assert len(convs) == 26 and all(convs), squeeze
     if ran == "portable":
         assert set(convs) == {"conv/im2col/blas"}
