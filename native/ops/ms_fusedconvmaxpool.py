@@ -9,7 +9,6 @@ and the MaxPool's as pool_kernel_shape, pool_strides, pool_pads (begins then end
 pool_ceil_mode; the pool's auto_pad is resolved into pool_pads by the pass.  The same
 values as the two nodes (max is exact)."""
 
-from ._base import Info
 from ._conv import per_dim, window_geometry
 from .fusedconv import FusedConv
 
@@ -34,7 +33,3 @@ class FusedConvMaxPool(FusedConv):
             raise self.fail(f"pool_pads {list(begin)} must be smaller than the window {list(kernel)}")
         return (*shape[:2], *out), {**params, "pool": 1, "pool_kernel": kernel, "pool_strides": strides,
                                     "pool_pads_begin": begin}
-
-    def infer(self, inputs):
-        shape, _ = self.geometry(inputs)
-        return [Info(inputs[0].dtype, tuple(shape))]

@@ -11,8 +11,7 @@ found from the product node, and the rewrite that puts the fused nodes in its pl
 import numpy as np
 from onnx import TensorProto
 
-from ._qdq import attrs
-from ._util import constant, prune_initializers
+from ._util import attrs, constant, prune_initializers
 
 
 def only_reader(readers, outputs, name, op_types):

@@ -6,16 +6,11 @@ made where a QDQ pair left them out, the nodes replaced and dropped, and at the 
 DequantizeLinear nodes and initializers nothing reads any more taken out."""
 
 import numpy as np
-from onnx import helper
 
-from ._util import constant, drop_unread_dequantize, prune_initializers, variable_names
+from ._util import attrs, constant, drop_unread_dequantize, prune_initializers, variable_names
 
 EIGHT = (np.dtype(np.int8), np.dtype(np.uint8))
 TYPES = {2: np.dtype(np.uint8), 3: np.dtype(np.int8)}  # ONNX element type -> its 8-bit dtype
-
-
-def attrs(node) -> dict:
-    return {a.name: helper.get_attribute_value(a) for a in node.attribute}
 
 
 def plain(node, op_type) -> bool:

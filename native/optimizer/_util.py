@@ -1,6 +1,12 @@
 """Helpers the rewrite passes share."""
 
 import numpy as np
+from onnx import helper
+
+
+def attrs(node) -> dict:
+    """A node's attributes as Python values, by name."""
+    return {a.name: helper.get_attribute_value(a) for a in node.attribute}
 
 
 def variable_names(graph) -> set[str]:

@@ -17,7 +17,7 @@ MaxPool is 2-D with unit dilations, no Indices read, and pads given (NOTSET) or 
 
 from onnx import helper
 
-from ._util import constant, lookups
+from ._util import attrs, constant, lookups
 
 LEVEL = 2
 ORDER = 55
@@ -25,10 +25,6 @@ ORDER = 55
 MAX_CHANNELS = 4
 MAX_TAPS = 9
 MIN_OUTPUT_BYTES = 1 << 21  # the conv's output, one image's
-
-
-def _attrs(node) -> dict:
-    return {a.name: helper.get_attribute_value(a) for a in node.attribute}
 
 
 def apply(graph, context) -> int:
@@ -50,7 +46,7 @@ def apply(graph, context) -> int:
         if any(o and (o in outputs or readers.get(o)) for o in pool.output[1:]):
             continue
         w = constant(graph, conv.input[1], variable) if len(conv.input) > 1 else None
-        ca, pa = _attrs(conv), _attrs(pool)
+        ca, pa = attrs(conv), attrs(pool)
         if (w is None or w.ndim != 4 or ca.get("group", 1) != 1 or w.shape[1] > MAX_CHANNELS
                 or w.shape[2] * w.shape[3] > MAX_TAPS):
             continue
@@ -67,12 +63,12 @@ def apply(graph, context) -> int:
         pads = list(pa.get("pads", [0, 0, 0, 0])) if pad_mode == "NOTSET" else [0, 0, 0, 0]
         if len(pads) != 4 or any(p < 0 for p in pads) or pads[0] >= kernel[0] or pads[1] >= kernel[1]:
             continue
-        attrs = dict(pool_kernel_shape=kernel, pool_strides=list(pa.get("strides", [1, 1])), pool_pads=pads,
-                     pool_ceil_mode=int(pa.get("ceil_mode", 0)))
+        fields = dict(pool_kernel_shape=kernel, pool_strides=list(pa.get("strides", [1, 1])), pool_pads=pads,
+                      pool_ceil_mode=int(pa.get("ceil_mode", 0)))
         node = helper.make_node("FusedConvMaxPool", list(conv.input), [pool.output[0]],
                                 name=conv.name or f"FusedConvMaxPool_{pool.output[0]}", domain="com.microsoft",
-                                **attrs)
-        node.attribute.extend(a for a in conv.attribute if a.name not in attrs)
+                                **fields)
+        node.attribute.extend(a for a in conv.attribute if a.name not in fields)
         graph.nodes[:] = [node if n is conv else n for n in graph.nodes if n is not pool]
         fused += 1
     if fused:

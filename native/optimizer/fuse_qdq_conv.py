@@ -19,7 +19,8 @@ weights, and only when the session optimizes at the extended level or above."""
 import numpy as np
 from onnx import helper
 
-from ._qdq import EIGHT, Rewrite, attrs, quantizes
+from ._qdq import EIGHT, Rewrite, quantizes
+from ._util import attrs
 
 LEVEL = 1   # (runs before constant_folding's ORDER, but does nothing below level 2: see apply)
 ORDER = 15

@@ -16,7 +16,8 @@ b's DequantizeLinear into float weights)."""
 import numpy as np
 from onnx import helper
 
-from ._qdq import EIGHT, Rewrite, attrs, quantizes
+from ._qdq import EIGHT, Rewrite, quantizes
+from ._util import attrs
 
 LEVEL = 1   # (does nothing below level 2: see apply)
 ORDER = 16
