@@ -28,6 +28,11 @@ FVEC = [
     ((1, 40, 7, 7), (64, 40, 3, 3), {"pads": [1, 1, 1, 1]}),
     ((2, 20, 9, 10), (33, 20, 3, 3), {"pads": [1, 0, 1, 1], "strides": [2, 2]}),
     ((1, 48, 14, 14), (32, 48, 3, 3), {"pads": [1, 1, 1, 1]}),
+    # planes large enough that their padded rows are cut across the threads, and that
+    # outweigh the weights (the output rows cut in a part per thread, 47 rows: the last
+    # part short): two images, two blocks of channels (the second of 4) and of filters
+    # (the second of 8), uneven pads
+    ((2, 20, 94, 90), (40, 20, 3, 3), {"pads": [1, 2, 0, 1], "strides": [2, 2]}),
     # one row of outputs, up to 256 wide (1-D convs and [N, C, 1, L]): the encoder of a
     # voice-activity model (3 and 2 outputs), strides over 4, a Conv-made STFT over one
     # channel (258 filters, 256 taps, stride 128), dilation, 256 outputs in 19 tiles
