@@ -83,13 +83,21 @@ static void pad_row(const conv_job *j, int64_t plane, int64_t rp, int64_t r) {
     }
 }
 
-/* Rows [begin, end) of the padded phase planes, counted over (plane = n * C + c, row
- * phase, row). */
+/* Rows [begin, end) of the padded phase planes, counted over (image, row, plane = the
+ * image's channel, row phase): each thread pads the rows that the output rows it then
+ * computes read (the conv's tasks are cut by output position), of every channel.  (Cut
+ * by channel first, a thread read half of its rows from the other core's cache:
+ * MobileNetV2's stem alone, 3 -> 32 at 112 x 112, took 233-250 us on two threads, 300
+ * on one; now 158-173.  In the models, where the input comes from memory, 0-2% of the
+ * run: SqueezeNet 1.2%, a ResNet stem and pool 2.4%.) */
 static void direct_pad_rows(void *arg, int64_t begin, int64_t end) {
     const conv_job *j = arg;
     const conv_geom *g = &j->g;
-    int64_t sh = g->s[0], PH = g->out[0] + (g->k[0] - 1) * g->d[0] / sh;
-    for (int64_t t = begin; t < end; ++t) pad_row(j, t / (sh * PH), t / PH % sh, t % PH);
+    int64_t sh = g->s[0], PH = g->out[0] + (g->k[0] - 1) * g->d[0] / sh, C = g->C;
+    for (int64_t t = begin; t < end; ++t) {
+        int64_t n = t / (PH * C * sh), r = t / (C * sh) % PH, c = t / sh % C;
+        pad_row(j, n * C + c, t % sh, r);
+    }
 }
 
 /* Filters from which a 1 x 1 conv takes the packed-strip path instead; and with fewer,
