@@ -11,8 +11,11 @@
  * the padded rows a, a + sh, ... and columns b, b + sw, ...), over the grid of output
  * rows by the phase rows' width (the columns past the output's are computed and
  * dropped), where every tap of 64 consecutive grid positions is one contiguous run of
- * its phase plane; beyond two spatial dimensions element by element.  One input channel
- * per group (depthwise) runs kernels/qlinear_depthwise.c. */
+ * its phase plane; beyond two spatial dimensions element by element.  Channels per group a
+ * multiple of 64 run on Intel AMX where it is granted (qconv_amx_fit): each step multiplies
+ * 16 channel quads at one tap, read in place from the planes as the rows of a tile (the
+ * filters packed once more in that order), 16 filters by 64 positions a block.  One input
+ * channel per group (depthwise) runs kernels/qlinear_depthwise.c. */
 #include <stdatomic.h>
 #include <stdlib.h>
 
@@ -110,8 +113,41 @@ static int qconv_pack(int64_t group, int64_t filters, int64_t kdim, int64_t taps
 }
 
 /* The channel-quad order's mark, in the 64 bytes after the packed weights: the tag, then
- * the taps (the order depends on them). */
+ * the taps (the order depends on them), then 1 where the weights follow once more in
+ * AMX's rows (qconv_amx_fit). */
 #define QUADS_TAG 0x7364617571766e63LL
+
+/* Whether a group's filters run on AMX over the channel-quad planes: Intel AMX granted,
+ * channels a multiple of 64 (a step is 16 channel quads at one tap), 16 filters or more
+ * (fewer would leave most of a 16-row tile empty). */
+static bool qconv_amx_fit(int64_t Mg, int64_t kdim, int64_t taps) {
+    return taps > 1 && kdim % taps == 0 && kdim / taps % 64 == 0 && Mg >= 16 && mlrt_qgemm_amx();
+}
+
+/* Bytes of the AMX rows: each group's filters rounded up to 16 rows of kdim bytes. */
+static int64_t qconv_amx_size(int64_t group, int64_t filters, int64_t kdim) {
+    return group * ((filters / group + 15) / 16 * 16) * kdim;
+}
+
+/* Each group's filters as rows of kdim bytes in the AMX path's order: (64-channel block,
+ * tap, channel in the block), rows past the filters zero. */
+static void qconv_pack_amx(int64_t group, int64_t filters, int64_t kdim, int64_t taps, int32_t w_type, const void *w,
+                           int8_t *dst) {
+    int64_t Mg = filters / group, rows = (Mg + 15) / 16 * 16, Cg = kdim / taps;
+    uint8_t f = w_type == MLRT_UINT8 ? 0x80 : 0;
+    for (int64_t grp = 0; grp < group; ++grp)
+        for (int64_t m = 0; m < rows; ++m) {
+            uint8_t *row = (uint8_t *)dst + (grp * rows + m) * kdim;
+            const uint8_t *src = (const uint8_t *)w + (grp * Mg + m) * kdim;
+            if (m >= Mg) {
+                memset(row, 0, (size_t)kdim);
+                continue;
+            }
+            for (int64_t cb = 0; cb < Cg / 64; ++cb)
+                for (int64_t t = 0; t < taps; ++t)
+                    for (int64_t i = 0; i < 64; ++i) row[(cb * taps + t) * 64 + i] = src[(cb * 64 + i) * taps + t] ^ f;
+        }
+}
 
 int mlrt_qconv_pack_weights(int64_t group, int64_t filters, int64_t kdim, int32_t w_type, const void *w,
                             int64_t capacity, int64_t *size, void *packed) {
@@ -123,15 +159,16 @@ int mlrt_qconv_pack_weights_quads(int64_t group, int64_t filters, int64_t kdim, 
     MLRT_CHECK(size && group >= 1 && filters >= 0 && filters % group == 0 && kdim >= 0 && qc_is_8bit(w_type) &&
                    taps >= 1 && kdim % taps == 0,
                "mlrt_qconv_pack_weights: bad arguments");
-    bool quads = taps > 1 && kdim / taps % 4 == 0;
+    bool quads = taps > 1 && kdim / taps % 4 == 0, amx = quads && qconv_amx_fit(filters / group, kdim, taps);
     int64_t base = qconv_packed_size(group, filters, kdim);
-    *size = base + (quads ? 64 : 0);
+    *size = base + (quads ? 64 : 0) + (amx ? qconv_amx_size(group, filters, kdim) : 0);
     if (!packed || capacity < *size) return MLRT_OK;
     MLRT_CHECK(w || filters * kdim == 0, "mlrt_qconv_pack_weights: no weights");
     if (quads) {
-        int64_t mark[8] = {QUADS_TAG, taps};
+        int64_t mark[8] = {QUADS_TAG, taps, amx};
         memcpy((char *)packed + base, mark, sizeof mark);
     }
+    if (amx) qconv_pack_amx(group, filters, kdim, taps, w_type, w, (int8_t *)packed + base + 64);
     return qconv_pack(group, filters, kdim, quads ? taps : 1, w_type, w, packed);
 }
 
@@ -147,8 +184,11 @@ typedef struct qconv_gemm {
     const int64_t *koff;      /* row k's offset from its group's first plane (2-D), or from x's channel (1 x 1); */
                               /* quads: group q's bytes from the group's first plane */
     int64_t unit, n_units;    /* columns cut in units of `unit` columns (NR or 16), n_units of them */
-    int64_t n_slices, n_mc, mc_rows; /* slices of units per image-group; row chunks of mc_rows (a multiple of MR) */
+    int64_t n_slices, n_mc, mc_rows; /* slices of units per image-group; row chunks of mc_rows (of MR, AMX: of 16) */
     const int32_t *row_add, *row_mul;
+    const int8_t *La;         /* AMX (quads only): the filters in rows (qconv_pack_amx), or NULL */
+    int64_t la_each, steps, cstride; /* bytes per group; steps of 64 bytes a row; bytes between channel quads */
+    const int64_t *soff;      /* step (64-channel block, tap)'s first quad from the panel's first */
     atomic_int failed;
 } qconv_gemm;
 
@@ -232,7 +272,9 @@ static bool gemm_block(qconv_gemm *q, int64_t ng, int64_t mc, int64_t p0, int64_
     if (via_t) o.c = T, o.ldc = NR;
     else o.c = y + (size_t)p0 * esz;
     const int8_t *L = q->L + grp * q->l_each + (m0 / MR) * K4 * MR * 4;
-    if (at) mlrt_qgemm_panel_at(L, mrows, K4, at, q->koff, n, &o);
+    if (q->La) mlrt_qgemm_panel_amx_at(q->La + grp * q->la_each + m0 * K, mrows, K, q->steps, at, q->soff, q->cstride,
+                                       n, &o);
+    else if (at) mlrt_qgemm_panel_at(L, mrows, K4, at, q->koff, n, &o);
     else mlrt_qgemm_panel(L, mrows, K4, R, n, &o);
     if (!via_t) return true;
     for (int64_t v = p0; v < p0 + n;) {
@@ -273,8 +315,8 @@ static void gemm_tasks(void *arg, int64_t begin, int64_t end) {
  *    kernel's 4-vector tiles.  Measured on MobileNetV2's 7 x 7 shapes, 2 threads: cut
  *    into 32 + 17 columns instead, 15-50% slower; two chunks per thread (packing twice
  *    per thread), 5-50% slower. */
-static void qconv_split(const qconv_geom *g, int64_t cols, int64_t threads, qconv_gemm *q) {
-    int64_t ng = g->N * g->G, n_panels = (cols + NR - 1) / NR, mpanels = (g->Mg + MR - 1) / MR;
+static void qconv_split(const qconv_geom *g, int64_t cols, int64_t threads, int64_t mr, qconv_gemm *q) {
+    int64_t ng = g->N * g->G, n_panels = (cols + NR - 1) / NR, mpanels = (g->Mg + mr - 1) / mr;
     q->unit = NR, q->n_units = q->n_slices = n_panels, q->n_mc = 1;
     if (threads > 1 && ng * n_panels < 4 * threads) {
         int64_t a = ng, b = threads; /* tasks per image-group: threads / gcd(ng, threads) */
@@ -291,7 +333,7 @@ static void qconv_split(const qconv_geom *g, int64_t cols, int64_t threads, qcon
     }
     if (q->n_mc > mpanels) q->n_mc = mpanels;
     if (q->n_mc < 1) q->n_mc = 1;
-    q->mc_rows = (mpanels + q->n_mc - 1) / q->n_mc * MR;
+    q->mc_rows = (mpanels + q->n_mc - 1) / q->n_mc * mr;
     q->n_mc = (g->Mg + q->mc_rows - 1) / q->mc_rows;
     if (q->n_mc < 1) q->n_mc = 1;
 }
@@ -303,11 +345,12 @@ static bool qconv_quads_fit(const qconv_geom *g) {
 }
 
 static int qconv_gemm_run(const mlrt_context *ctx, const char *op, const qconv_job *j, const void *packed,
-                          bool quads) {
+                          bool quads, bool amx) {
     const qconv_geom *g = &j->g;
     qconv_gemm q = {.j = j, .K4 = (g->K + 3) / 4, .l_each = mlrt_qgemm_l_size(g->Mg, g->K), .quads = quads};
     atomic_init(&q.failed, 0);
-    size_t wbytes = packed ? 0 : (size_t)qconv_packed_size(g->G, g->M, g->K);
+    int64_t base = qconv_packed_size(g->G, g->M, g->K);
+    size_t wbytes = packed ? 0 : (size_t)(base + (amx ? 64 + qconv_amx_size(g->G, g->M, g->K) : 0));
     bool planes = !g->pointwise && g->nd == 2;
     int64_t e = quads ? 4 : 1; /* bytes per plane element */
     qconv_phases ph = {.j = j, .quads = quads, .failed = &q.failed};
@@ -326,7 +369,7 @@ static int qconv_gemm_run(const mlrt_context *ctx, const char *op, const qconv_j
     /* (+ what the last taps' runs reach past the end: a grid row and a panel) */
     size_t tail = (size_t)((ph.PWs + NR) * e);
     size_t pbytes = planes ? (size_t)(g->N * g->C * g->s[0] * g->s[1] * ph.phase) + tail : 0;
-    size_t kbytes = (size_t)g->K * sizeof(int64_t);
+    size_t kbytes = (size_t)(g->K + g->K / 64) * sizeof(int64_t); /* koff, then soff (AMX) */
     char *buf = malloc(kbytes + 2 * (size_t)g->M * sizeof(int32_t) + wbytes + pbytes + 64);
     if (!buf) return mlrt_fail(MLRT_ERR_OUT_OF_MEMORY, "%s: cannot allocate the work space", op);
     int64_t *koff = (int64_t *)buf;
@@ -348,16 +391,27 @@ static int qconv_gemm_run(const mlrt_context *ctx, const char *op, const qconv_j
                     koff[k] = (c * sh * sw + (kh * dh % sh) * sw + kw * dw % sw) * ph.phase + (kh * dh / sh) * ph.PWs +
                               kw * dw / sw;
     q.koff = koff;
+    if (amx) { /* step (64-channel block, tap): its 16 channel quads at one tap, cstride bytes apart */
+        int64_t *soff = koff + g->K;
+        q.cstride = sh * sw * ph.phase * 4, q.steps = g->K / 64, q.soff = soff;
+        for (int64_t cb = 0, s = 0; cb < g->Cg / 64; ++cb)
+            for (int64_t kh = 0; kh < KH; ++kh)
+                for (int64_t kw = 0; kw < KW; ++kw, ++s)
+                    soff[s] = cb * 16 * q.cstride + (((kh * dh % sh) * sw + kw * dw % sw) * ph.phase +
+                                                     (kh * dh / sh) * ph.PWs + kw * dw / sw) * 4;
+    }
     if (!packed) {
         int status = qconv_pack(g->G, g->M, g->K, quads ? g->k_size : 1, j->w_type, j->w, wp);
         if (status) {
             free(buf);
             return status;
         }
+        if (amx) qconv_pack_amx(g->G, g->M, g->K, g->k_size, j->w_type, j->w, (int8_t *)wp + base + 64);
         packed = wp;
     }
     const int32_t *rowsum = packed;
     q.L = (const int8_t *)packed + 4 * g->M;
+    if (amx) q.La = (const int8_t *)packed + base + 64, q.la_each = (g->Mg + 15) / 16 * 16 * g->K;
     /* row m: bias - xz * (rowsum - K wz) (canonical zero points), and -wz when any is not 0 */
     bool any_wz = false;
     for (int64_t m = 0; m < g->M; ++m) {
@@ -375,7 +429,7 @@ static int qconv_gemm_run(const mlrt_context *ctx, const char *op, const qconv_j
         memset(ph.planes + pbytes - tail, (int)j->xz, tail);
     }
     if (!atomic_load(&q.failed)) {
-        qconv_split(g, planes ? g->out[0] * ph.PWs : g->out_size, j->threads, &q);
+        qconv_split(g, planes ? g->out[0] * ph.PWs : g->out_size, j->threads, amx ? 16 : MR, &q);
         mlrt_parallel_for(ctx, g->N * g->G * q.n_slices * q.n_mc, 1, gemm_tasks, &q);
     }
     free(buf);
@@ -400,16 +454,20 @@ static int qconv_compute(const mlrt_context *ctx, const char *op, const mlrt_con
                "%s: w's zero point must be of w's type, one value or one per output channel", op);
     MLRT_CHECK(!B || (B->dtype == MLRT_INT32 && mlrt_numel(B) == g->M && mlrt_is_contiguous(B)),
                "%s: B must be int32 with %lld elements", op, (long long)g->M);
-    bool quads = qconv_quads_fit(g);
+    bool quads = qconv_quads_fit(g), amx = quads && qconv_amx_fit(g->Mg, g->K, g->k_size);
     if (packed) {
-        int64_t base = qconv_packed_size(g->G, g->M, g->K), mark[2] = {0, 0};
+        int64_t base = qconv_packed_size(g->G, g->M, g->K), mark[3] = {0, 0, 0};
+        int64_t with_amx = base + 64 + qconv_amx_size(g->G, g->M, g->K);
         MLRT_CHECK(packed->dtype == MLRT_UINT8 && mlrt_is_contiguous(packed) &&
-                       (mlrt_numel(packed) == base || mlrt_numel(packed) == base + 64),
+                       (mlrt_numel(packed) == base || mlrt_numel(packed) == base + 64 || mlrt_numel(packed) == with_amx),
                    "%s: the packed weights do not fit w", op);
         if (mlrt_numel(packed) > base) memcpy(mark, (const char *)packed->data + base, sizeof mark);
-        bool in_quads = mark[0] == QUADS_TAG;
-        MLRT_CHECK(!in_quads || (mark[1] == g->k_size && quads), "%s: the packed weights do not fit w", op);
+        bool in_quads = mark[0] == QUADS_TAG, in_amx = in_quads && mark[2] == 1;
+        MLRT_CHECK(!in_quads || (mark[1] == g->k_size && quads && (mark[2] == 0 || mark[2] == 1) &&
+                                 mlrt_numel(packed) == (in_amx ? with_amx : base + 64)),
+                   "%s: the packed weights do not fit w", op);
         quads = quads && (in_quads || g->k_size == 1); /* (one tap: the two orders are the same) */
+        amx = amx && in_amx;
     }
     if (mlrt_numel(Y) == 0) return MLRT_OK;
     int32_t *wz = malloc((size_t)(g->M + 1) * sizeof(int32_t));
@@ -420,7 +478,7 @@ static int qconv_compute(const mlrt_context *ctx, const char *op, const mlrt_con
     j.xz = (Xz ? qc_load8(Xz->data, 0, Xz->dtype) : 0) + (j.x_flip ? 128 : 0);
     j.bias = B ? B->data : NULL;
     j.out.c = Y->data, j.out.ldc = g->out_size;
-    status = g->depthwise ? mlrt_qconv_depthwise(ctx, &j) : qconv_gemm_run(ctx, op, &j, packed ? packed->data : NULL, quads);
+    status = g->depthwise ? mlrt_qconv_depthwise(ctx, &j) : qconv_gemm_run(ctx, op, &j, packed ? packed->data : NULL, quads, amx);
     free(wz);
     return status;
 }

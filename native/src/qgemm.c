@@ -18,7 +18,8 @@
  * Beside them, where the CPU has Intel AMX (Sapphire Rapids on) and Linux grants the
  * tiles, the matrix products (MatMulInteger and the ops on it, M of 16 rows or more) run
  * on amx: TDPBSUD on 16 x 64-byte tiles, L in whole rows (mlrt_qgemm_pack_l_rows), R's
- * panels read as they are packed (mlrt_qgemm_panel_amx). */
+ * panels read as they are packed (mlrt_qgemm_panel_amx); and the convolutions over
+ * channel-quad planes, R's groups read where they lie (mlrt_qgemm_panel_amx_at). */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -416,19 +417,24 @@ typedef struct qg_amx_config {
 #define QG_AMX_TARGET "amx-tile,amx-int8,avx512f,avx512bw"
 #define QG_AMX_DP(c, b, col)                                                                                          \
     {                                                                                                                 \
-        _tile_loadd(b, r + 4 * (col), NR * 4);                                                                        \
+        _tile_loadd(b, r + 4 * (col), rstride);                                                                       \
         _tile_dpbsud(c, 4, b);                                                                                        \
     }
 
-__attribute__((target(QG_AMX_TARGET))) static void qg_amx_block(const int8_t *L, int64_t K64, const uint8_t *R,
-                                                                int64_t nt, int32_t *acc) {
+/* One block of 16 rows of C: step s multiplies 64 bytes of each row of L (rows lrow bytes
+ * apart) by the 16 groups of four k at r + g * rstride (g = 0..15), r = R + soff[s] (soff
+ * NULL: the packed panel's groups, r = R + s * 16 * NR * 4 and rstride NR * 4), each
+ * group's quads of 16 columns a tile row, the column tiles 64 bytes apart. */
+__attribute__((target(QG_AMX_TARGET))) static void qg_amx_block(const int8_t *L, int64_t lrow, int64_t steps,
+                                                                const uint8_t *R, const int64_t *soff,
+                                                                int64_t rstride, int64_t nt, int32_t *acc) {
     _tile_zero(0);
     _tile_zero(1);
     _tile_zero(2);
     _tile_zero(3);
-    for (int64_t k = 0; k < K64; k += 64) {
-        const uint8_t *r = R + k / 4 * NR * 4;
-        _tile_loadd(4, L + k, K64);
+    for (int64_t s = 0; s < steps; ++s) {
+        const uint8_t *r = R + (soff ? soff[s] : s * 16 * NR * 4);
+        _tile_loadd(4, L + s * 64, lrow);
         QG_AMX_DP(0, 5, 0)
         if (nt > 1) QG_AMX_DP(1, 6, 16)
         if (nt > 2) QG_AMX_DP(2, 7, 32)
@@ -440,16 +446,17 @@ __attribute__((target(QG_AMX_TARGET))) static void qg_amx_block(const int8_t *L,
     if (nt > 3) _tile_stored(3, acc + 48, NR * 4);
 }
 
-__attribute__((target(QG_AMX_TARGET))) static void qg_amx_panel(const int8_t *L, int64_t M, int64_t K,
-                                                                const uint8_t *R, int64_t n, const mlrt_qgemm_out *o) {
+__attribute__((target(QG_AMX_TARGET))) static void qg_amx_panel(const int8_t *L, int64_t M, int64_t lrow,
+                                                                int64_t steps, const uint8_t *R, const int64_t *soff,
+                                                                int64_t rstride, int64_t n, const mlrt_qgemm_out *o) {
     static const qg_amx_config config = {.palette = 1,
                                          .colsb = {64, 64, 64, 64, 64, 64, 64, 64},
                                          .rows = {16, 16, 16, 16, 16, 16, 16, 16}};
     _Alignas(64) int32_t acc[16 * NR];
-    int64_t K64 = mlrt_qgemm_row_bytes(K), nt = (n + 15) / 16;
+    int64_t nt = (n + 15) / 16;
     _tile_loadconfig(&config);
     for (int64_t m0 = 0; m0 < M; m0 += 16) {
-        qg_amx_block(L + m0 * K64, K64, R, nt, acc);
+        qg_amx_block(L + m0 * lrow, lrow, steps, R, soff, rstride, nt, acc);
         mlrt_qgemm_out b;
         qg_block_out(o, m0, &b);
         qg_fin fin;
@@ -685,9 +692,20 @@ void mlrt_qgemm_panel_amx(const int8_t *L, int64_t M, int64_t K, const uint8_t *
                           const mlrt_qgemm_out *o) {
     pthread_once(&qg_once, qg_init);
 #ifdef QG_AMX
-    if (qg.amx && n > 0) qg_amx_panel(L, M, K, R, n, o);
+    int64_t K64 = mlrt_qgemm_row_bytes(K);
+    if (qg.amx && n > 0) qg_amx_panel(L, M, K64, K64 / 64, R, NULL, NR * 4, n, o);
 #else
     (void)L, (void)M, (void)K, (void)R, (void)n, (void)o;
+#endif
+}
+
+void mlrt_qgemm_panel_amx_at(const int8_t *L, int64_t M, int64_t lrow, int64_t steps, const uint8_t *R,
+                             const int64_t *soff, int64_t rstride, int64_t n, const mlrt_qgemm_out *o) {
+    pthread_once(&qg_once, qg_init);
+#ifdef QG_AMX
+    if (qg.amx && n > 0) qg_amx_panel(L, M, lrow, steps, R, soff, rstride, n, o);
+#else
+    (void)L, (void)M, (void)lrow, (void)steps, (void)R, (void)soff, (void)rstride, (void)n, (void)o;
 #endif
 }
 

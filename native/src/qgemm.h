@@ -144,6 +144,13 @@ void mlrt_qgemm_pack_l_rows(const uint8_t *src, int64_t M, int64_t K, int64_t ld
 void mlrt_qgemm_panel_amx(const int8_t *L, int64_t M, int64_t K, const uint8_t *R, int64_t n,
                           const mlrt_qgemm_out *o);
 
+/* The same with R's groups anywhere (the channel-quad planes of a convolution): L in rows
+ * lrow bytes apart (the rows up to M rounded to 16 present), each of `steps` steps 64
+ * bytes of them; step s multiplies the 16 groups of four k at R + soff[s] + g * rstride
+ * (g = 0..15), each group's quads of up to NR columns read whole whatever n. */
+void mlrt_qgemm_panel_amx_at(const int8_t *L, int64_t M, int64_t lrow, int64_t steps, const uint8_t *R,
+                             const int64_t *soff, int64_t rstride, int64_t n, const mlrt_qgemm_out *o);
+
 /* Which kernel runs: "avx512vnni", "avx512bw", "avxvnni", "avx2" or "portable"
  * (MLRT_QGEMM_KERNEL names the best one allowed, to test the others on a newer CPU). */
 const char *mlrt_qgemm_kernel_name(void);

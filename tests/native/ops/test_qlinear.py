@@ -429,6 +429,12 @@ ORT_CONV = [  # (x, w, attrs): sizes 1, 2, 13, 127; groups, depthwise, strides, 
     ((1, 4, 17, 17), (3, 4, 2, 2), {"strides": [3, 3], "pads": [1, 1, 1, 1]}),
     ((1, 8, 31), (6, 8, 3), {"strides": [2], "pads": [1, 1]}),
     ((1, 12, 9, 9), (10, 12, 1, 1), {"pads": [1, 1, 1, 1]}),
+    # channels per group a multiple of 64 and 16 filters or more (on AMX where it runs:
+    # 16 channel quads at one tap a step): a last block of 4 filters, two blocks of 64
+    # channels at stride 2 with dilation on two images, two groups of 17 filters
+    ((1, 64, 9, 9), (20, 64, 3, 3), {"pads": [1, 1, 1, 1]}),
+    ((2, 128, 9, 11), (32, 128, 3, 3), {"strides": [2, 2], "pads": [1, 1, 1, 1], "dilations": [1, 2]}),
+    ((1, 128, 7, 7), (34, 64, 3, 3), {"group": 2, "pads": [1, 1, 1, 1]}),
 ]
 
 
@@ -514,6 +520,10 @@ SPLIT_CONV = [
     ((1, 27, 7, 7), (33, 9, 1, 1), {"group": 3}),
     ((1, 8, 5, 6, 7), (9, 8, 2, 2, 2), {"pads": [1, 0, 1, 0, 1, 0]}),
     ((1, 8, 9, 10), (12, 8, 3, 1), {"pads": [1, 1, 1, 1], "strides": [1, 2]}),
+    # (AMX where it runs) one panel cut by rows in blocks of 16 (48 filters: 32 + 16 on two
+    # threads), a 14 x 14 plane's few panels cut in slices
+    ((1, 64, 7, 7), (48, 64, 3, 3), {"pads": [1, 1, 1, 1]}),
+    ((1, 64, 14, 14), (64, 64, 3, 3), {"pads": [1, 1, 1, 1]}),
 ]
 
 
