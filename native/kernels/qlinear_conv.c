@@ -112,40 +112,43 @@ static int qconv_pack(int64_t group, int64_t filters, int64_t kdim, int64_t taps
     return MLRT_OK;
 }
 
-/* The channel-quad order's mark, in the 64 bytes after the packed weights: the tag, then
- * the taps (the order depends on them), then 1 where the weights follow once more in
- * AMX's rows (qconv_amx_fit). */
+/* The mark, in the 64 bytes after the packed weights, where the weights are in the
+ * channel-quad order or follow once more in AMX's rows: the tag, the taps of the order
+ * (1: W's own, (channel, tap)), then 1 where the AMX rows follow (qconv_amx_fit). */
 #define QUADS_TAG 0x7364617571766e63LL
 
-/* Whether a group's filters run on AMX over the channel-quad planes: Intel AMX granted,
- * channels a multiple of 64 (a step is 16 channel quads at one tap), 16 filters or more
- * (fewer would leave most of a 16-row tile empty). */
-static bool qconv_amx_fit(int64_t Mg, int64_t kdim, int64_t taps) {
-    return taps > 1 && kdim % taps == 0 && kdim / taps % 64 == 0 && Mg >= 16 && mlrt_qgemm_amx();
+/* Whether a group's filters run on Intel AMX (granted to the process), 16 filters or more
+ * (fewer would leave most of a 16-row tile empty): a 1 x 1 window (the rows in W's order,
+ * x's columns packed in panels), or channels a multiple of 64 in the channel-quad order
+ * (a step is 16 channel quads at one tap, read from the planes). */
+static bool qconv_amx_fit(int64_t Mg, int64_t kdim, int64_t taps, bool quads) {
+    return Mg >= 16 && (taps == 1 || (quads && kdim / taps % 64 == 0)) && mlrt_qgemm_amx();
 }
 
-/* Bytes of the AMX rows: each group's filters rounded up to 16 rows of kdim bytes. */
+/* Bytes of the AMX rows: each group's filters rounded up to 16 rows of kdim rounded up to 64. */
 static int64_t qconv_amx_size(int64_t group, int64_t filters, int64_t kdim) {
-    return group * ((filters / group + 15) / 16 * 16) * kdim;
+    return group * ((filters / group + 15) / 16 * 16) * mlrt_qgemm_row_bytes(kdim);
 }
 
-/* Each group's filters as rows of kdim bytes in the AMX path's order: (64-channel block,
- * tap, channel in the block), rows past the filters zero. */
+/* Each group's filters as rows of mlrt_qgemm_row_bytes(kdim) bytes in the AMX path's order:
+ * (64-channel block, tap, channel in the block) (taps 1: W's), zeros past kdim and past
+ * the filters. */
 static void qconv_pack_amx(int64_t group, int64_t filters, int64_t kdim, int64_t taps, int32_t w_type, const void *w,
                            int8_t *dst) {
-    int64_t Mg = filters / group, rows = (Mg + 15) / 16 * 16, Cg = kdim / taps;
+    int64_t Mg = filters / group, rows = (Mg + 15) / 16 * 16, lrow = mlrt_qgemm_row_bytes(kdim);
     uint8_t f = w_type == MLRT_UINT8 ? 0x80 : 0;
+    memset(dst, 0, (size_t)(group * rows * lrow));
     for (int64_t grp = 0; grp < group; ++grp)
-        for (int64_t m = 0; m < rows; ++m) {
-            uint8_t *row = (uint8_t *)dst + (grp * rows + m) * kdim;
+        for (int64_t m = 0; m < Mg; ++m) {
+            uint8_t *row = (uint8_t *)dst + (grp * rows + m) * lrow;
             const uint8_t *src = (const uint8_t *)w + (grp * Mg + m) * kdim;
-            if (m >= Mg) {
-                memset(row, 0, (size_t)kdim);
-                continue;
-            }
-            for (int64_t cb = 0; cb < Cg / 64; ++cb)
-                for (int64_t t = 0; t < taps; ++t)
-                    for (int64_t i = 0; i < 64; ++i) row[(cb * taps + t) * 64 + i] = src[(cb * 64 + i) * taps + t] ^ f;
+            if (taps == 1)
+                for (int64_t k = 0; k < kdim; ++k) row[k] = src[k] ^ f;
+            else
+                for (int64_t cb = 0; cb < kdim / taps / 64; ++cb)
+                    for (int64_t t = 0; t < taps; ++t)
+                        for (int64_t i = 0; i < 64; ++i)
+                            row[(cb * taps + t) * 64 + i] = src[(cb * 64 + i) * taps + t] ^ f;
         }
 }
 
@@ -159,13 +162,13 @@ int mlrt_qconv_pack_weights_quads(int64_t group, int64_t filters, int64_t kdim, 
     MLRT_CHECK(size && group >= 1 && filters >= 0 && filters % group == 0 && kdim >= 0 && qc_is_8bit(w_type) &&
                    taps >= 1 && kdim % taps == 0,
                "mlrt_qconv_pack_weights: bad arguments");
-    bool quads = taps > 1 && kdim / taps % 4 == 0, amx = quads && qconv_amx_fit(filters / group, kdim, taps);
+    bool quads = taps > 1 && kdim / taps % 4 == 0, amx = qconv_amx_fit(filters / group, kdim, taps, quads);
     int64_t base = qconv_packed_size(group, filters, kdim);
-    *size = base + (quads ? 64 : 0) + (amx ? qconv_amx_size(group, filters, kdim) : 0);
+    *size = base + (quads || amx ? 64 : 0) + (amx ? qconv_amx_size(group, filters, kdim) : 0);
     if (!packed || capacity < *size) return MLRT_OK;
     MLRT_CHECK(w || filters * kdim == 0, "mlrt_qconv_pack_weights: no weights");
-    if (quads) {
-        int64_t mark[8] = {QUADS_TAG, taps, amx};
+    if (quads || amx) {
+        int64_t mark[8] = {QUADS_TAG, quads ? taps : 1, amx};
         memcpy((char *)packed + base, mark, sizeof mark);
     }
     if (amx) qconv_pack_amx(group, filters, kdim, taps, w_type, w, (int8_t *)packed + base + 64);
@@ -186,8 +189,9 @@ typedef struct qconv_gemm {
     int64_t unit, n_units;    /* columns cut in units of `unit` columns (NR or 16), n_units of them */
     int64_t n_slices, n_mc, mc_rows; /* slices of units per image-group; row chunks of mc_rows (of MR, AMX: of 16) */
     const int32_t *row_add, *row_mul;
-    const int8_t *La;         /* AMX (quads only): the filters in rows (qconv_pack_amx), or NULL */
-    int64_t la_each, steps, cstride; /* bytes per group; steps of 64 bytes a row; bytes between channel quads */
+    const int8_t *La;         /* AMX: the filters in rows (qconv_pack_amx), or NULL */
+    int64_t la_each, lrow, steps, cstride; /* bytes per group, per row; steps of 64 bytes a row; */
+                                           /* quads: bytes between channel quads */
     const int64_t *soff;      /* step (64-channel block, tap)'s first quad from the panel's first */
     atomic_int failed;
 } qconv_gemm;
@@ -227,7 +231,9 @@ static bool gemm_block(qconv_gemm *q, int64_t ng, int64_t mc, int64_t p0, int64_
     /* grid positions past the output's columns: the results go to T, then their runs inside
      * the output rows to y (with no such columns, as with 1-wide windows, the grid is y's) */
     bool via_t = q->planes && q->PWs != OW;
-    size_t esz = mlrt_qgemm_out_size(&j->out), rbytes = q->quads ? 0 : (size_t)(K4 * NR * 4);
+    /* (AMX reads up to 15 groups past the panel: MLRT_QGEMM_R_SLACK) */
+    size_t esz = mlrt_qgemm_out_size(&j->out);
+    size_t rbytes = q->quads ? 0 : (size_t)(K4 * NR * 4) + (q->La ? MLRT_QGEMM_R_SLACK : 0);
     uint8_t *R = mlrt_scratch(rbytes + 64 * sizeof(int32_t) + 4 * 64);
     uint8_t *T = via_t ? mlrt_scratch_slot(1, (size_t)(q->mc_rows * NR) * esz) : NULL;
     if (!R || (via_t && !T)) {
@@ -272,8 +278,9 @@ static bool gemm_block(qconv_gemm *q, int64_t ng, int64_t mc, int64_t p0, int64_
     if (via_t) o.c = T, o.ldc = NR;
     else o.c = y + (size_t)p0 * esz;
     const int8_t *L = q->L + grp * q->l_each + (m0 / MR) * K4 * MR * 4;
-    if (q->La) mlrt_qgemm_panel_amx_at(q->La + grp * q->la_each + m0 * K, mrows, K, q->steps, at, q->soff, q->cstride,
-                                       n, &o);
+    const int8_t *La = q->La ? q->La + grp * q->la_each + m0 * q->lrow : NULL;
+    if (La && at) mlrt_qgemm_panel_amx_at(La, mrows, q->lrow, q->steps, at, q->soff, q->cstride, n, &o);
+    else if (La) mlrt_qgemm_panel_amx(La, mrows, K, R, n, &o);
     else if (at) mlrt_qgemm_panel_at(L, mrows, K4, at, q->koff, n, &o);
     else mlrt_qgemm_panel(L, mrows, K4, R, n, &o);
     if (!via_t) return true;
@@ -391,7 +398,7 @@ static int qconv_gemm_run(const mlrt_context *ctx, const char *op, const qconv_j
                     koff[k] = (c * sh * sw + (kh * dh % sh) * sw + kw * dw % sw) * ph.phase + (kh * dh / sh) * ph.PWs +
                               kw * dw / sw;
     q.koff = koff;
-    if (amx) { /* step (64-channel block, tap): its 16 channel quads at one tap, cstride bytes apart */
+    if (amx && quads) { /* step (64-channel block, tap): its 16 channel quads at one tap, cstride bytes apart */
         int64_t *soff = koff + g->K;
         q.cstride = sh * sw * ph.phase * 4, q.steps = g->K / 64, q.soff = soff;
         for (int64_t cb = 0, s = 0; cb < g->Cg / 64; ++cb)
@@ -411,7 +418,10 @@ static int qconv_gemm_run(const mlrt_context *ctx, const char *op, const qconv_j
     }
     const int32_t *rowsum = packed;
     q.L = (const int8_t *)packed + 4 * g->M;
-    if (amx) q.La = (const int8_t *)packed + base + 64, q.la_each = (g->Mg + 15) / 16 * 16 * g->K;
+    if (amx) {
+        q.La = (const int8_t *)packed + base + 64, q.lrow = mlrt_qgemm_row_bytes(g->K);
+        q.la_each = (g->Mg + 15) / 16 * 16 * q.lrow;
+    }
     /* row m: bias - xz * (rowsum - K wz) (canonical zero points), and -wz when any is not 0 */
     bool any_wz = false;
     for (int64_t m = 0; m < g->M; ++m) {
@@ -454,20 +464,24 @@ static int qconv_compute(const mlrt_context *ctx, const char *op, const mlrt_con
                "%s: w's zero point must be of w's type, one value or one per output channel", op);
     MLRT_CHECK(!B || (B->dtype == MLRT_INT32 && mlrt_numel(B) == g->M && mlrt_is_contiguous(B)),
                "%s: B must be int32 with %lld elements", op, (long long)g->M);
-    bool quads = qconv_quads_fit(g), amx = quads && qconv_amx_fit(g->Mg, g->K, g->k_size);
+    /* AMX: 1 x 1 windows read in place, or the channel-quad planes (channels a multiple of 64) */
+    bool quads = qconv_quads_fit(g);
+    bool amx = (g->pointwise || (quads && g->Cg % 64 == 0)) && qconv_amx_fit(g->Mg, g->K, g->pointwise ? 1 : g->k_size, quads);
     if (packed) {
-        int64_t base = qconv_packed_size(g->G, g->M, g->K), mark[3] = {0, 0, 0};
+        int64_t base = qconv_packed_size(g->G, g->M, g->K), mark[3] = {0, 1, 0};
         int64_t with_amx = base + 64 + qconv_amx_size(g->G, g->M, g->K);
         MLRT_CHECK(packed->dtype == MLRT_UINT8 && mlrt_is_contiguous(packed) &&
                        (mlrt_numel(packed) == base || mlrt_numel(packed) == base + 64 || mlrt_numel(packed) == with_amx),
                    "%s: the packed weights do not fit w", op);
         if (mlrt_numel(packed) > base) memcpy(mark, (const char *)packed->data + base, sizeof mark);
-        bool in_quads = mark[0] == QUADS_TAG, in_amx = in_quads && mark[2] == 1;
-        MLRT_CHECK(!in_quads || (mark[1] == g->k_size && quads && (mark[2] == 0 || mark[2] == 1) &&
-                                 mlrt_numel(packed) == (in_amx ? with_amx : base + 64)),
+        bool tagged = mark[0] == QUADS_TAG, in_amx = tagged && mark[2] == 1;
+        /* (the order's taps: W's own order (1), or the quads' with this window's taps) */
+        MLRT_CHECK(mlrt_numel(packed) == base ||
+                       (tagged && (mark[1] == 1 || (mark[1] == g->k_size && quads)) && (mark[2] == 0 || mark[2] == 1) &&
+                        mlrt_numel(packed) == (in_amx ? with_amx : base + 64)),
                    "%s: the packed weights do not fit w", op);
-        quads = quads && (in_quads || g->k_size == 1); /* (one tap: the two orders are the same) */
-        amx = amx && in_amx;
+        quads = quads && mark[1] == g->k_size; /* (one tap: the two orders are the same) */
+        amx = amx && in_amx && mark[1] == g->k_size;
     }
     if (mlrt_numel(Y) == 0) return MLRT_OK;
     int32_t *wz = malloc((size_t)(g->M + 1) * sizeof(int32_t));

@@ -435,6 +435,12 @@ ORT_CONV = [  # (x, w, attrs): sizes 1, 2, 13, 127; groups, depthwise, strides, 
     ((1, 64, 9, 9), (20, 64, 3, 3), {"pads": [1, 1, 1, 1]}),
     ((2, 128, 9, 11), (32, 128, 3, 3), {"strides": [2, 2], "pads": [1, 1, 1, 1], "dilations": [1, 2]}),
     ((1, 128, 7, 7), (34, 64, 3, 3), {"group": 2, "pads": [1, 1, 1, 1]}),
+    # 1 x 1 windows with 16 filters or more (AMX where it runs: x's columns packed, k rounded
+    # up to 64): 24 channels, two groups of 40 channels on two images, and at stride 2 over
+    # the planes with 64 channels
+    ((1, 24, 12, 13), (20, 24, 1, 1), {}),
+    ((2, 80, 5, 5), (34, 40, 1, 1), {"group": 2}),
+    ((1, 64, 9, 9), (16, 64, 1, 1), {"strides": [2, 2]}),
 ]
 
 
