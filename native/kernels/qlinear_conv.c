@@ -11,11 +11,12 @@
  * the padded rows a, a + sh, ... and columns b, b + sw, ...), over the grid of output
  * rows by the phase rows' width (the columns past the output's are computed and
  * dropped), where every tap of 64 consecutive grid positions is one contiguous run of
- * its phase plane; beyond two spatial dimensions element by element.  Channels per group a
- * multiple of 64 run on Intel AMX where it is granted (qconv_amx_fit): each step multiplies
- * 16 channel quads at one tap, read in place from the planes as the rows of a tile (the
- * filters packed once more in that order), 16 filters by 64 positions a block.  One input
- * channel per group (depthwise) runs kernels/qlinear_depthwise.c. */
+ * its phase plane; beyond two spatial dimensions element by element.  Where Intel AMX is
+ * granted (qconv_amx_fit: 16 filters or more), the filters are packed once more in rows,
+ * and the products run 16 filters by 64 positions a block on its tiles: 1 x 1 windows on
+ * x's packed columns, and the channel-quad planes with channels per group a multiple of
+ * 64, each step 16 channel quads at one tap read in place as the rows of a tile.  One
+ * input channel per group (depthwise) runs kernels/qlinear_depthwise.c. */
 #include <stdatomic.h>
 #include <stdlib.h>
 
