@@ -923,6 +923,34 @@ static void seq_part_rows(rnn_seq *q, int64_t s, int32_t phase, int64_t part) {
     }
 }
 
+/* The whole sequence's input projections of part p of direction d (task d + nd p, as
+ * seq_tasks): the part's units of every gate, from W packed in strips whose columns the
+ * parts' units start on (rnn_batch_parts), on the thread that will run the part's steps,
+ * so that each core reads back the projections it wrote. */
+typedef struct rnn_part_proj {
+    const rnn_seq *seq;
+    float *xw;
+    int64_t nd, ld;
+    atomic_int status;
+} rnn_part_proj;
+
+static void part_proj_tasks(void *arg, int64_t begin, int64_t end) {
+    rnn_part_proj *pp = arg;
+    for (int64_t i = begin; i < end; ++i) {
+        const rnn_seq *q = &pp->seq[i % pp->nd];
+        const rnn_job *j = &q->j;
+        int64_t d = i % pp->nd, part = i / pp->nd, H = j->H, I = j->I, GH = j->G * H;
+        int64_t u0 = part * q->part_units, n = u0 + q->part_units < H ? q->part_units : H - u0;
+        const float *wp = j->WP + d * mlrt_gemm_packed_b_size(I, GH);
+        for (int64_t g = 0; g < j->G; ++g) {
+            int64_t c0 = g * H + u0; /* (a multiple of the strip width: its strip starts at wp + c0 * I) */
+            int status = mlrt_sgemm_strips_b(NULL, false, j->S * j->Bt, n, I, 1.0f, j->X, I, wp + c0 * I, 0.0f,
+                                             pp->xw + d * GH + c0, pp->ld);
+            if (status) atomic_store(&pp->status, status);
+        }
+    }
+}
+
 /* float32, several batch rows, a pool of several threads: all directions side by side,
  * each step's units in parts; j: the job with its work space unset, j->RP set */
 static int rnn_batch_parts(const mlrt_context *ctx, const rnn_job *j, const char *op) {
@@ -975,7 +1003,18 @@ static int rnn_batch_parts(const mlrt_context *ctx, const rnn_job *j, const char
         q->batched = true;
     }
 #undef RNN_ROUND
-    int status = whole ? rnn_project(ctx, j, S * Bt, j->X, 0, nd * GH, xw_all, nd * GH) : MLRT_OK;
+    /* the projections by part where W's strips start on the parts' units (else all at once) */
+    int64_t nr = mlrt_sgemm_strip_width();
+    bool by_part = whole && j->WP && parts > 1 && nr > 0 && H % nr == 0 && part_units % nr == 0;
+    int status = MLRT_OK;
+    if (by_part) {
+        rnn_part_proj pp = {.seq = seq, .xw = xw_all, .nd = nd, .ld = nd * GH};
+        atomic_init(&pp.status, MLRT_OK);
+        mlrt_parallel_for(ctx, nd * parts, 1, part_proj_tasks, &pp);
+        status = atomic_load(&pp.status);
+    } else if (whole) {
+        status = rnn_project(ctx, j, S * Bt, j->X, 0, nd * GH, xw_all, nd * GH);
+    }
     for (int64_t s0 = 0; s0 < steps && status == MLRT_OK; s0 += chunk) {
         int64_t n = steps - s0 < chunk ? steps - s0 : chunk;
         for (int64_t d = 0; d < nd && status == MLRT_OK; ++d) {

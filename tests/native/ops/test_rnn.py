@@ -374,6 +374,16 @@ def test_batched_exported_shapes(op):
             check_batched(op, ins, attrs, threads=(1, 2))
 
 
+@pytest.mark.parametrize("direction", ["forward", "reverse", "bidirectional"])
+def test_batched_projections_by_part(direction):
+    """128 units in two parts of 64 (4 threads: bidirectional too), which the packed W's
+    strips start on: each part's input projections made by the thread that runs its steps
+    (kernels/rnn.c, part_proj_tasks); with sequence_lens."""
+    lens = np.array([7, 3, 7, 1, 5, 7, 2, 6], np.int32)
+    ins = contractive(make_inputs("LSTM", 7, 8, 40, 128, direction, lens=lens, peepholes=False), 128)
+    check_batched("LSTM", ins, {"hidden_size": 128, "direction": direction}, threads=(1, 2, 4))
+
+
 def test_batch1_portable_kernels():
     """MLRT_SGEMM_KERNEL=avx2 (read once per process, so in a child): the matrix-vector
     product through the GEMM, the gate arithmetic of every activation, and the batched
