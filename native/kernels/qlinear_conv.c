@@ -467,12 +467,14 @@ static int qconv_compute(const mlrt_context *ctx, const char *op, const mlrt_con
                "%s: B must be int32 with %lld elements", op, (long long)g->M);
     /* AMX: 1 x 1 windows read in place, or the channel-quad planes (channels a multiple of 64) */
     bool quads = qconv_quads_fit(g);
-    bool amx = (g->pointwise || (quads && g->Cg % 64 == 0)) && qconv_amx_fit(g->Mg, g->K, g->pointwise ? 1 : g->k_size, quads);
+    bool amx = (g->pointwise || (quads && g->Cg % 64 == 0)) &&
+               qconv_amx_fit(g->Mg, g->K, g->pointwise ? 1 : g->k_size, quads);
     if (packed) {
         int64_t base = qconv_packed_size(g->G, g->M, g->K), mark[3] = {0, 1, 0};
         int64_t with_amx = base + 64 + qconv_amx_size(g->G, g->M, g->K);
         MLRT_CHECK(packed->dtype == MLRT_UINT8 && mlrt_is_contiguous(packed) &&
-                       (mlrt_numel(packed) == base || mlrt_numel(packed) == base + 64 || mlrt_numel(packed) == with_amx),
+                       (mlrt_numel(packed) == base || mlrt_numel(packed) == base + 64 ||
+                        mlrt_numel(packed) == with_amx),
                    "%s: the packed weights do not fit w", op);
         if (mlrt_numel(packed) > base) memcpy(mark, (const char *)packed->data + base, sizeof mark);
         bool tagged = mark[0] == QUADS_TAG, in_amx = tagged && mark[2] == 1;
@@ -493,7 +495,8 @@ static int qconv_compute(const mlrt_context *ctx, const char *op, const mlrt_con
     j.xz = (Xz ? qc_load8(Xz->data, 0, Xz->dtype) : 0) + (j.x_flip ? 128 : 0);
     j.bias = B ? B->data : NULL;
     j.out.c = Y->data, j.out.ldc = g->out_size;
-    status = g->depthwise ? mlrt_qconv_depthwise(ctx, &j) : qconv_gemm_run(ctx, op, &j, packed ? packed->data : NULL, quads, amx);
+    status = g->depthwise ? mlrt_qconv_depthwise(ctx, &j)
+                          : qconv_gemm_run(ctx, op, &j, packed ? packed->data : NULL, quads, amx);
     free(wz);
     return status;
 }
