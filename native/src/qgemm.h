@@ -113,7 +113,8 @@ int mlrt_qmatmul_float(const mlrt_context *ctx, const char *op, const mlrt_tenso
                        const mlrt_tensor *B, const mlrt_tensor *Bz, const mlrt_tensor *packed, float a_scale,
                        const mlrt_tensor *Bs, const float *bias, mlrt_tensor *Y);
 
-/* Intel AMX (src/qgemm.c): whether the matrix products run on it -- the CPU has AMX-INT8,
+/* Intel AMX (src/qgemm.c): whether the matrix products (and the convolutions,
+ * kernels/qlinear_conv.c) run on it -- the CPU has AMX-INT8,
  * Linux granted this process the tiles, and neither MLRT_QGEMM_KERNEL nor MLRT_ISA rules it
  * out.  Its L is packed in whole rows, R in the same panels as for the other kernels. */
 bool mlrt_qgemm_amx(void);
